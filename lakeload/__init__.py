@@ -1,0 +1,48 @@
+"""lakeload: dlt's filesystem destination, with Apache Spark doing the heavy lifting.
+
+>>> import lakeload
+>>> pipeline = lakeload.pipeline("quick_start", destination="filesystem", dataset_name="mydata")
+
+Names are imported lazily, so that executor-side modules (`lakeload.*.executor_*`) can be imported on
+Spark workers without loading the driver-side pipeline.
+"""
+
+from __future__ import annotations
+
+import importlib
+from typing import TYPE_CHECKING, Any
+
+__version__ = "0.1.0"
+
+_EXPORTS = {
+    "LakeloadError": "lakeload.errors",
+    "PipelineStepFailed": "lakeload.errors",
+    "Resource": "lakeload.extract.resource",
+    "Source": "lakeload.extract.resource",
+    "resource": "lakeload.extract.resource",
+    "source": "lakeload.extract.resource",
+    "LoadInfo": "lakeload.runtime.info",
+    "Pipeline": "lakeload.runtime.pipeline",
+    "pipeline": "lakeload.runtime.pipeline",
+    "destination": "lakeload.destinations",
+}
+__all__ = [*_EXPORTS, "destinations"]
+
+if TYPE_CHECKING:
+    from lakeload import destinations
+    from lakeload.destinations import destination
+    from lakeload.errors import LakeloadError, PipelineStepFailed
+    from lakeload.extract.resource import Resource, Source, resource, source
+    from lakeload.runtime.info import LoadInfo
+    from lakeload.runtime.pipeline import Pipeline, pipeline
+
+
+def __getattr__(name: str) -> Any:
+    if name == "destinations":
+        return importlib.import_module("lakeload.destinations")
+    module = _EXPORTS.get(name)
+    if module is None:
+        raise AttributeError(f"module 'lakeload' has no attribute {name!r}")
+    value = getattr(importlib.import_module(module), name)
+    globals()[name] = value
+    return value

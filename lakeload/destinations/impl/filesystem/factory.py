@@ -1,0 +1,87 @@
+"""`lakeload.destinations.filesystem(...)`: the filesystem & buckets destination factory."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, fields, replace
+from typing import Any
+
+from lakeload.destinations.impl.filesystem.configuration import FilesystemConfiguration, resolve_configuration
+
+
+@dataclass(frozen=True)
+class DestinationCapabilities:
+    """What the destination can do; printable, and overridable through factory arguments."""
+
+    preferred_loader_file_format: str = "jsonl"
+    supported_loader_file_formats: tuple[str, ...] = ("jsonl", "parquet", "csv")
+    supported_table_formats: tuple[str, ...] = ("delta",)
+    naming_convention: str = "snake_case"
+    max_identifier_length: int = 65536
+    max_column_identifier_length: int = 65536
+    recommended_file_size: int | None = None
+    supported_merge_strategies: tuple[str, ...] = ("upsert",)
+    supported_replace_strategies: tuple[str, ...] = ("truncate-and-insert", "insert-from-staging")
+    has_case_sensitive_identifiers: bool = True
+    supports_nested_types: bool = True
+    timestamp_precision: int = 6
+    sqlglot_dialect: str = "duckdb"
+
+    def __iter__(self) -> Any:
+        return iter((f.name, getattr(self, f.name)) for f in fields(self))
+
+
+_CAPABILITY_NAMES = {f.name for f in fields(DestinationCapabilities)}
+
+
+class filesystem:  # noqa: N801 - dlt's factory name
+    """The filesystem destination: a local folder or a bucket (s3, gs, az, sftp, memory).
+
+    >>> dest = filesystem(bucket_url="/tmp/bucket", layout="{table_name}/{load_id}.{file_id}.{ext}")
+    >>> dest.name
+    'filesystem'
+    """
+
+    destination_type = "filesystem"
+
+    def __init__(self, bucket_url: str | None = None, credentials: Any = None, layout: str | None = None,
+                 extra_placeholders: dict[str, Any] | None = None, current_datetime: Any = None,
+                 destination_name: str | None = None, kwargs: dict[str, Any] | None = None,
+                 client_kwargs: dict[str, Any] | None = None, always_refresh_views: bool | None = None,
+                 max_state_files: int | None = None, **capabilities: Any) -> None:
+        unknown = set(capabilities) - _CAPABILITY_NAMES
+        if unknown:
+            from lakeload.errors import ConfigurationError
+
+            raise ConfigurationError(
+                f"Unknown filesystem destination arguments {sorted(unknown)}; known capabilities: {sorted(_CAPABILITY_NAMES)}."
+            )
+        self.bucket_url, self.credentials, self.layout = bucket_url, credentials, layout
+        self.extra_placeholders, self.current_datetime = extra_placeholders, current_datetime
+        self.destination_name, self.kwargs, self.client_kwargs = destination_name, kwargs, client_kwargs
+        self.always_refresh_views, self.max_state_files = always_refresh_views, max_state_files
+        self.capability_overrides = capabilities
+
+    @property
+    def name(self) -> str:
+        return self.destination_name or self.destination_type
+
+    def capabilities(self) -> DestinationCapabilities:
+        return replace(DestinationCapabilities(), **self.capability_overrides)
+
+    def configuration(self, pipeline_name: str | None = None) -> FilesystemConfiguration:
+        """Resolve this destination's settings from arguments, env vars and TOML files."""
+        explicit = {
+            "bucket_url": self.bucket_url,
+            "credentials": self.credentials,
+            "layout": self.layout,
+            "extra_placeholders": self.extra_placeholders,
+            "current_datetime": self.current_datetime,
+            "kwargs": self.kwargs,
+            "client_kwargs": self.client_kwargs,
+            "always_refresh_views": self.always_refresh_views,
+            "max_state_files": self.max_state_files,
+        }
+        return resolve_configuration(explicit, self.name, pipeline_name)
+
+    def __repr__(self) -> str:
+        return f"filesystem(destination_name={self.name!r}, bucket_url={self.bucket_url!r})"

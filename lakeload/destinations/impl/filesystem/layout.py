@@ -1,0 +1,415 @@
+"""Executor-safe: file path layouts of the filesystem destination, rendered the way dlt 1.31 renders them.
+
+Spark executors call :meth:`Layout.render` to name each data file, so this module imports only the
+standard library, ``pendulum`` and :mod:`lakeload.errors`.
+
+Example:
+    >>> import pendulum
+    >>> layout = Layout.parse("{table_name}/{YYYY}/{MM}/{load_id}.{file_id}.{ext}")
+    >>> layout.render(schema_name="s", table_name="users", load_id="1.5", file_id="abc", ext="jsonl.gz",
+    ...               load_package_timestamp=pendulum.datetime(2026, 11, 21))
+    'users/2026/11/1.5.abc.jsonl.gz'
+    >>> layout.table_prefix("s", "users")
+    'users/'
+"""
+
+from __future__ import annotations
+
+import datetime as _dt
+import inspect
+import logging
+import pickle
+import posixpath
+import re
+import secrets
+import warnings
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass
+from typing import Any
+
+import pendulum
+
+from lakeload.errors import LayoutError
+
+__all__ = [
+    "DEFAULT_LAYOUT",
+    "DATE_TOKENS",
+    "STANDARD_PLACEHOLDERS",
+    "CantExtractTablePrefix",
+    "InvalidFilesystemLayout",
+    "InvalidPlaceholderCallback",
+    "Layout",
+    "UnpicklableLayoutCallback",
+    "UnsafeLayoutSeparatorWarning",
+    "new_file_id",
+]
+
+logger = logging.getLogger(__name__)
+
+DEFAULT_LAYOUT = "{table_name}/{load_id}.{file_id}.{ext}"
+
+DATE_TOKENS: tuple[str, ...] = (
+    "YYYY", "YY", "Y", "MMMM", "MMM", "MM", "M", "DD", "D", "HH", "H", "mm", "m",
+    "dddd", "ddd", "dd", "d", "ss", "s", "SSSS", "SSS", "SS", "S", "Q",
+)
+"""pendulum format tokens usable as placeholders; each renders lower-cased (``{MMMM}`` -> ``november``)."""
+
+_TIME_PLACEHOLDERS = ("curr_date", "timestamp", "timestamp_ms", "load_package_timestamp", "load_package_timestamp_ms")
+_IDENTITY_PLACEHOLDERS = ("schema_name", "table_name", "load_id", "file_id", "ext")
+STANDARD_PLACEHOLDERS: frozenset[str] = frozenset(_IDENTITY_PLACEHOLDERS + _TIME_PLACEHOLDERS + DATE_TOKENS)
+
+_PLACEHOLDER_RE = re.compile(r"\{(.*?)\}")
+_TABLE = "{table_name}"
+_SCHEMA = "{schema_name}"
+_DLT_TABLES_PREFIX = "_dlt"
+_INIT_FILE_NAME = "init"
+_EPOCH = _dt.datetime(1970, 1, 1)
+_EXAMPLE = f"An example of a valid layout: '{DEFAULT_LAYOUT}'."
+
+CurrentDatetime = pendulum.DateTime | Callable[[], pendulum.DateTime]
+"""A fixed datetime, or a function called for every rendered path."""
+
+
+class InvalidFilesystemLayout(LayoutError):
+    """The layout uses a placeholder that is neither standard nor an extra placeholder, or has stray braces."""
+
+
+class CantExtractTablePrefix(LayoutError):
+    """The layout does not let lakeload find all files of one table (needed by replace and drop)."""
+
+    def __init__(self, layout: str, problem: str) -> None:
+        self.layout = layout
+        super().__init__(f"Layout '{layout}' cannot be used to find the files of a table: {problem} {_EXAMPLE}")
+
+
+class InvalidPlaceholderCallback(LayoutError):
+    """An extra placeholder callable cannot be called with the five positional path arguments."""
+
+    def __init__(self, name: str, reason: str = "") -> None:
+        self.callback_name = name
+        why = f" ({reason})" if reason else ""
+        super().__init__(
+            f"Extra placeholder '{name}' is a callable that cannot be called as "
+            f"{name}(schema_name, table_name, load_id, file_id, ext){why}. Give it exactly these five "
+            "positional parameters and return a string, e.g. "
+            f"'def {name}(schema_name, table_name, load_id, file_id, ext): return table_name[:2]' "
+            f"used in layout '{{table_name}}/{{{name}}}/{{load_id}}.{{file_id}}.{{ext}}'."
+        )
+
+
+class UnpicklableLayoutCallback(LayoutError):
+    """A layout callable cannot be pickled, so it cannot be shipped to Spark executors."""
+
+
+class UnsafeLayoutSeparatorWarning(UserWarning):
+    """The separator after ``{table_name}`` can occur inside snake_case table names."""
+
+
+def new_file_id() -> str:
+    """Return a random file id of 10 lowercase hex characters, as dlt uses in data file names.
+
+    Example:
+        >>> len(new_file_id())
+        10
+    """
+    return secrets.token_hex(5)
+
+
+def _placeholders(text: str) -> list[str]:
+    return _PLACEHOLDER_RE.findall(text)
+
+
+def _split(template: str) -> tuple[tuple[str, bool], ...]:
+    """Split a template into (text, is_placeholder) parts; stray braces outside placeholders are rejected."""
+    parts: list[tuple[str, bool]] = []
+    pos = 0
+    for match in _PLACEHOLDER_RE.finditer(template):
+        parts.append((template[pos : match.start()], False))
+        parts.append((match.group(1), True))
+        pos = match.end()
+    parts.append((template[pos:], False))
+    for text, is_placeholder in parts:
+        if not is_placeholder and ("{" in text or "}" in text):
+            raise InvalidFilesystemLayout(
+                f"Layout '{template}' has an unmatched '{{' or '}}' in '{text}'. Braces may only wrap a "
+                f"placeholder name. {_EXAMPLE}"
+            )
+    return tuple(p for p in parts if p[1] or p[0])
+
+
+def _snake_case_allows(separator: str) -> bool:
+    """Tell whether ``separator`` can occur inside a table name normalized to snake_case."""
+    if separator in "__":  # the nested-table separator, or part of it
+        return True
+    probe = f"a{separator}b"
+    return re.fullmatch(r"[a-z\d_]*", separator) is not None and "__" not in probe
+
+
+def _epoch_units(moment: _dt.datetime, unit: _dt.timedelta) -> int:
+    """Whole ``unit``s since the Unix epoch, flooring; a naive ``moment`` is taken as UTC."""
+    offset = moment.utcoffset() or _dt.timedelta(0)
+    wall = _dt.datetime(moment.year, moment.month, moment.day, moment.hour, moment.minute, moment.second,
+                        moment.microsecond)
+    return (wall - offset - _EPOCH) // unit
+
+
+def _as_pendulum(value: object, what: str) -> pendulum.DateTime:
+    if isinstance(value, pendulum.DateTime):
+        return value
+    if isinstance(value, _dt.datetime):
+        return pendulum.instance(value) if value.tzinfo else pendulum.naive(
+            value.year, value.month, value.day, value.hour, value.minute, value.second, value.microsecond)
+    raise LayoutError(f"{what} must be a pendulum.DateTime, got {type(value).__name__}: {value!r}. "
+                      "Pass e.g. current_datetime=pendulum.datetime(2026, 1, 1) or a function returning one.")
+
+
+def _check_callback(name: str, value: object) -> None:
+    if not callable(value):
+        return
+    try:
+        inspect.signature(value).bind("schema", "table", "load_id", "file_id", "ext")
+    except TypeError as exc:
+        raise InvalidPlaceholderCallback(name, str(exc)) from exc
+    except ValueError:  # no signature available (some builtins): checked when called
+        pass
+
+
+@dataclass(frozen=True)
+class Layout:
+    """A validated file layout: renders data file paths and table prefixes relative to the dataset folder.
+
+    Build it with :meth:`parse`. Instances are immutable and picklable (see :meth:`ensure_picklable`).
+
+    Example:
+        >>> Layout.parse("{schema_name}/{table_name}/{load_id}.{file_id}").template
+        '{schema_name}/{table_name}/{load_id}.{file_id}.{ext}'
+    """
+
+    layout: str
+    """The layout as given."""
+    template: str
+    """The layout with ``.{ext}`` appended when it had no ``{ext}``."""
+    prefix_template: str
+    """The start of the template up to and including the first character after ``{table_name}``."""
+    extra_placeholders: tuple[tuple[str, Any], ...] = ()
+    current_datetime: CurrentDatetime | None = None
+
+    @classmethod
+    def parse(
+        cls,
+        layout: str = DEFAULT_LAYOUT,
+        extra_placeholders: Mapping[str, object] | None = None,
+        current_datetime: CurrentDatetime | None = None,
+        *,
+        warn_unsafe_separators: bool = True,
+    ) -> Layout:
+        """Validate ``layout`` with dlt's rules and return a :class:`Layout`.
+
+        Raises :class:`InvalidFilesystemLayout` for unknown placeholders, :class:`CantExtractTablePrefix` when
+        the table files cannot be told apart and :class:`InvalidPlaceholderCallback` for a callable extra
+        placeholder with the wrong signature. Warns with :class:`UnsafeLayoutSeparatorWarning` when the
+        separator after ``{table_name}`` (or between ``{schema_name}`` and it) can occur in a table name.
+
+        Example:
+            >>> Layout.parse("{table_name}/{env}/{load_id}.{file_id}.{ext}", {"env": "prod"}).prefix_template
+            '{table_name}/'
+        """
+        if not isinstance(layout, str):
+            raise LayoutError(f"The layout must be a string, got {type(layout).__name__}. {_EXAMPLE}")
+        extras = dict(extra_placeholders or {})
+        for name, value in extras.items():
+            _check_callback(name, value)
+        if current_datetime is not None and not callable(current_datetime):
+            current_datetime = _as_pendulum(current_datetime, "current_datetime")
+
+        found = _placeholders(layout)
+        unknown = [p for p in found if p not in STANDARD_PLACEHOLDERS and p not in extras]
+        if unknown:
+            defined = f" Extra placeholders defined: {sorted(extras)}." if extras else ""
+            raise InvalidFilesystemLayout(
+                f"Layout '{layout}' uses unknown placeholder(s) {unknown}. Standard placeholders are "
+                f"{sorted(STANDARD_PLACEHOLDERS)}.{defined} Fix the spelling or define the missing ones in "
+                f"extra_placeholders, e.g. layout='{{table_name}}/{{env}}/{{load_id}}.{{file_id}}.{{ext}}' "
+                "with extra_placeholders={'env': 'prod'}."
+            )
+        unused = [name for name in extras if name not in found]
+        if unused:
+            logger.info("Extra placeholders %s are not used in layout '%s'", unused, layout)
+        shadowing = [name for name in extras if name in STANDARD_PLACEHOLDERS]
+        if shadowing:
+            warnings.warn(f"Extra placeholders {shadowing} have the names of standard placeholders; like dlt, "
+                          "lakeload lets them replace schema, table, load and file values but not date and "
+                          "time values.", UserWarning, stacklevel=2)
+
+        if "table_name" not in found:
+            raise CantExtractTablePrefix(layout, "it has no {table_name} placeholder.")
+        before = found[: found.index("table_name")]
+        if [p for p in before if p != "schema_name"]:
+            raise CantExtractTablePrefix(
+                layout, f"only {{schema_name}} may come before {{table_name}}, but the layout has {before} there."
+            )
+        template = layout if "ext" in found else layout + ".{ext}"
+        end = template.index(_TABLE) + len(_TABLE)
+        prefix_template = template[: end + 1]
+        if prefix_template[-1] == "{":
+            raise CantExtractTablePrefix(
+                layout, "{table_name} must be followed by a literal separator such as '/' or '.', not directly "
+                "by another placeholder."
+            )
+        _split(template)  # rejects stray braces
+        if warn_unsafe_separators:
+            _warn_unsafe_separators(layout, prefix_template)
+        return cls(layout, template, prefix_template, tuple(extras.items()), current_datetime)
+
+    @property
+    def placeholders(self) -> list[str]:
+        """Placeholder names of the template, in order (``ext`` included).
+
+        Example:
+            >>> Layout.parse().placeholders
+            ['table_name', 'load_id', 'file_id', 'ext']
+        """
+        return _placeholders(self.template)
+
+    def _identity(self, names: set[str], schema_name: str, table_name: str, load_id: str | None,
+                  file_id: str | None, ext: str | None) -> dict[str, Any]:
+        values: dict[str, Any] = {"schema_name": schema_name, "table_name": table_name, "load_id": load_id,
+                                  "file_id": file_id, "ext": ext}
+        for name, value in self.extra_placeholders:
+            if name not in names:
+                continue
+            if callable(value):
+                try:
+                    inspect.signature(value).bind(schema_name, table_name, load_id, file_id, ext)
+                except TypeError as exc:
+                    raise InvalidPlaceholderCallback(name, str(exc)) from exc
+                except ValueError:
+                    pass
+                value = value(schema_name, table_name, load_id, file_id, ext)
+            values[name] = value
+        return values
+
+    def _now(self, load_package_timestamp: pendulum.DateTime) -> pendulum.DateTime:
+        current = self.current_datetime
+        if current is None:
+            return load_package_timestamp
+        if callable(current):
+            return _as_pendulum(current(), "The value returned by current_datetime()")
+        return current
+
+    def render(self, *, schema_name: str, table_name: str, load_id: str, file_id: str, ext: str,
+               load_package_timestamp: pendulum.DateTime) -> str:
+        """Return the path of one data file relative to the dataset folder, as dlt names it.
+
+        ``ext`` is the full extension (``jsonl.gz``, ``parquet``). ``load_package_timestamp`` is the package
+        creation time, used in UTC; it also drives ``{timestamp}``, ``{curr_date}`` and the date tokens
+        unless ``current_datetime`` was given.
+
+        Example:
+            >>> Layout.parse("{table_name}.{load_id}.{file_id}").render(schema_name="s", table_name="t",
+            ...     load_id="1.2", file_id="ab", ext="parquet", load_package_timestamp=pendulum.now())
+            't.1.2.ab.parquet'
+        """
+        names = set(self.placeholders)
+        values = self._identity(names, schema_name, table_name, load_id, file_id, ext)
+        package = _as_pendulum(load_package_timestamp, "load_package_timestamp")
+        package = package.in_timezone("UTC") if package.tzinfo else package.replace(tzinfo=pendulum.UTC)
+        now = self._now(package)
+        values["load_package_timestamp"] = _epoch_units(package, _dt.timedelta(seconds=1))
+        values["load_package_timestamp_ms"] = _epoch_units(package, _dt.timedelta(milliseconds=1))
+        values["timestamp"] = _epoch_units(now, _dt.timedelta(seconds=1))
+        values["timestamp_ms"] = _epoch_units(now, _dt.timedelta(milliseconds=1))
+        values["curr_date"] = now.date().isoformat()
+        for token in DATE_TOKENS:
+            if token in names:
+                values[token] = now.format(token).lower()
+        rendered = "".join(format(values[text], "") if is_ph else text for text, is_ph in _split(self.template))
+        return rendered.replace("\\", "/")
+
+    def table_prefix(self, schema_name: str, table_name: str) -> str:
+        """Return the path prefix (relative to the dataset folder) shared by all files of a table, and no other.
+
+        dlt's own ``_dlt_*`` tables ignore the layout and always live in ``<table>/``.
+
+        Example:
+            >>> Layout.parse("{schema_name}.{table_name}.{load_id}.{file_id}.{ext}").table_prefix("s", "users")
+            's.users.'
+        """
+        if table_name.startswith(_DLT_TABLES_PREFIX):
+            return table_name + "/"
+        names = set(_placeholders(self.prefix_template))
+        values = self._identity(names, schema_name, table_name, None, None, None)
+        prefix = "".join(format(values[text], "") if is_ph else text for text, is_ph in _split(self.prefix_template))
+        return prefix.replace("\\", "/")
+
+    def table_dir(self, schema_name: str, table_name: str) -> str:
+        """Return the folder (relative, ending with '/', or '' for the dataset folder) holding a table's files.
+
+        Example:
+            >>> Layout.parse("{table_name}.{load_id}.{file_id}.{ext}").table_dir("s", "users")
+            ''
+        """
+        folder = posixpath.dirname(self.table_prefix(schema_name, table_name))
+        return folder + "/" if folder else ""
+
+    def is_table_file(self, relative_path: str, schema_name: str, table_name: str) -> bool:
+        """Tell whether ``relative_path`` (relative to the dataset folder) is a file of the table.
+
+        Files named ``init`` are never table files, as in dlt.
+
+        Example:
+            >>> Layout.parse().is_table_file("users/1.2.ab.jsonl.gz", "s", "users")
+            True
+        """
+        path = relative_path.replace("\\", "/")
+        if posixpath.basename(path) == _INIT_FILE_NAME:
+            return False
+        return path.startswith(self.table_prefix(schema_name, table_name))
+
+    def ensure_picklable(self) -> None:
+        """Raise :class:`UnpicklableLayoutCallback` when a callback cannot be pickled for Spark executors.
+
+        Example:
+            >>> try:
+            ...     Layout.parse("{table_name}/{x}/{file_id}", {"x": lambda *a: "v"}).ensure_picklable()
+            ... except UnpicklableLayoutCallback as exc:
+            ...     print("module-level function" in str(exc))
+            True
+        """
+        callbacks = [(f"extra placeholder '{n}'", v) for n, v in self.extra_placeholders if callable(v)]
+        if callable(self.current_datetime):
+            callbacks.append(("current_datetime", self.current_datetime))
+        for what, func in callbacks:
+            try:
+                pickle.loads(pickle.dumps(func))
+            except Exception as exc:
+                label = getattr(func, "__qualname__", repr(func))
+                raise UnpicklableLayoutCallback(
+                    f"The {what} callback {label} cannot be pickled ({exc}), so it cannot run on Spark "
+                    "executors. Make it a module-level function in an importable module (not a lambda, a "
+                    "closure or a nested function), e.g. 'def env(schema_name, table_name, load_id, file_id, "
+                    "ext): return \"prod\"' with layout '{table_name}/{env}/{load_id}.{file_id}.{ext}'."
+                ) from exc
+        pickle.dumps(self)
+
+
+def _warn_unsafe_separators(layout: str, prefix_template: str) -> None:
+    table_at = prefix_template.index(_TABLE)
+    unsafe: list[str] = []
+    head = prefix_template[:table_at]
+    if _SCHEMA in head:
+        segment = head[head.index(_SCHEMA) + len(_SCHEMA):]
+        if _snake_case_allows(segment):
+            unsafe.append(segment)
+    separator = prefix_template[table_at + len(_TABLE):]
+    if separator and _snake_case_allows(separator) and separator not in unsafe:
+        unsafe.append(separator)
+    if unsafe:
+        warnings.warn(
+            f"Layout '{layout}' separates {{table_name}} with {', '.join(repr(s) for s in unsafe)}, which can also "
+            "occur inside snake_case table names: the prefix 'event_' of table 'event' also matches the files "
+            "of its nested table 'event__child', so replace and drop would delete them too. Use '/' or '.', "
+            f"e.g. '{DEFAULT_LAYOUT}', or pass warn_unsafe_separators=False to keep this layout.",
+            UnsafeLayoutSeparatorWarning,
+            stacklevel=3,
+        )

@@ -1,0 +1,417 @@
+"""The ``_dlt_*`` state files and the ``init`` file that dlt 1.31 keeps beside the tables of a dataset.
+
+Pure functions: they build file names and byte contents identical to dlt's, and parse dlt's files back.
+Every path is relative to the dataset folder and uses '/'.
+
+Example:
+    >>> import pendulum
+    >>> path, content = loads_record(load_id="1795290972.5539668", schema_name="users_pets",
+    ...     schema_version_hash="iIYPHJQfI/Uchm2/GIG9griD3Twf20wlDtiNGEK7+TU=",
+    ...     inserted_at=pendulum.datetime(2026, 11, 21, 19, 56, 12, 778992))
+    >>> path
+    '_dlt_loads/users_pets__1795290972.5539668.jsonl'
+    >>> content[:44]
+    b'{"load_id":"1795290972.5539668","schema_name'
+"""
+
+from __future__ import annotations
+
+import base64
+import binascii
+import datetime as _dt
+import posixpath
+import uuid
+import zlib
+from collections.abc import Iterable
+from decimal import Decimal
+from typing import Any, NamedTuple
+
+import orjson
+
+from lakeload.errors import DestinationError
+
+INIT_FILE_NAME = "init"
+LOADS_TABLE = "_dlt_loads"
+VERSION_TABLE = "_dlt_version"
+STATE_TABLE = "_dlt_pipeline_state"
+STORAGE_VERSION = 2
+SUPPORTED_STORAGE_VERSIONS = frozenset({1, 2})
+SCHEMA_ENGINE_VERSION = 11
+STATE_ENGINE_VERSION = 4
+NAME_SEPARATOR = "__"
+
+# typed JSON inside the compressed state: a private-use character before the text marks its type
+_PUA = 0xF026
+_DECIMAL, _DATETIME, _DATE, _UUID, _HEXBYTES, _B64BYTES, _WEI, _TIME = (chr(_PUA + i) for i in range(8))
+
+
+class StateFileError(DestinationError):
+    """A dlt state file (init, _dlt_loads, _dlt_version, _dlt_pipeline_state) is malformed or unsupported."""
+
+
+class LoadsFileName(NamedTuple):
+    schema_name: str
+    load_id: str
+
+
+class VersionFileName(NamedTuple):
+    schema_name: str
+    version_id: str
+    """``time.precise_time()`` when the schema was stored, as text (not a load id)."""
+    hash_hex: str
+
+
+class StateFileName(NamedTuple):
+    pipeline_name: str
+    load_id: str
+    hash_hex: str
+    """Hex of the schema's stored version hash."""
+
+
+def init_content() -> bytes:
+    """Return the content dlt writes to ``<dataset>/init`` for a new dataset.
+
+    Example:
+        >>> init_content()
+        b'{"initial_version":2,"current_version":2}'
+    """
+    return orjson.dumps({"initial_version": STORAGE_VERSION, "current_version": STORAGE_VERSION})
+
+
+def parse_init_versions(content: bytes) -> tuple[int, int]:
+    """Return ``(initial_version, current_version)`` of an ``init`` file; an empty file is ``(1, 1)``.
+
+    Example:
+        >>> parse_init_versions(b'{"initial_version":1,"current_version":2}')
+        (1, 2)
+    """
+    if not content.strip():
+        return 1, 1
+    try:
+        doc = orjson.loads(content)
+        versions = int(doc["initial_version"]), int(doc["current_version"])
+    except (orjson.JSONDecodeError, KeyError, TypeError, ValueError) as exc:
+        raise StateFileError(
+            f"The dataset 'init' file is not valid: {content[:200]!r}. Expected an empty file or "
+            f"{init_content().decode()}."
+        ) from exc
+    unsupported = [v for v in versions if v not in SUPPORTED_STORAGE_VERSIONS]
+    if unsupported:
+        raise StateFileError(
+            f"The dataset 'init' file declares storage version(s) {unsupported}; this lakeload supports "
+            f"{sorted(SUPPORTED_STORAGE_VERSIONS)}. The dataset was written by a newer dlt or lakeload."
+        )
+    return versions
+
+
+def parse_init(content: bytes) -> int:
+    """Return the storage version that decides file naming: the ``initial_version`` (1 = no ``.gz`` suffix).
+
+    Example:
+        >>> parse_init(b""), parse_init(init_content())
+        (1, 2)
+    """
+    return parse_init_versions(content)[0]
+
+
+def hash_to_hex(version_hash: str) -> str:
+    """Return the hex form of a base64 hash used in state file names (``'None'`` for an empty hash, as dlt).
+
+    Example:
+        >>> hash_to_hex("3q2+7w==")
+        'deadbeef'
+    """
+    return base64.b64decode(version_hash).hex() if version_hash else "None"
+
+
+def _iso(moment: _dt.datetime, field: str) -> str:
+    if not isinstance(moment, _dt.datetime) or moment.utcoffset() is None:
+        raise StateFileError(f"'{field}' must be a timezone-aware datetime, e.g. pendulum.now('UTC'); got {moment!r}.")
+    return moment.isoformat()
+
+
+def loads_record(*, load_id: str, schema_name: str, schema_version_hash: str,
+                 inserted_at: _dt.datetime) -> tuple[str, bytes]:
+    """Return the path and content of the ``_dlt_loads`` file marking ``load_id`` as completed.
+
+    Example:
+        >>> loads_record(load_id="1.5", schema_name="s", schema_version_hash="h",
+        ...              inserted_at=_dt.datetime(2026, 1, 1, tzinfo=_dt.timezone.utc))[0]
+        '_dlt_loads/s__1.5.jsonl'
+    """
+    doc = {"load_id": load_id, "schema_name": schema_name, "status": 0,
+           "inserted_at": _iso(inserted_at, "inserted_at"), "schema_version_hash": schema_version_hash}
+    return f"{LOADS_TABLE}/{schema_name}{NAME_SEPARATOR}{load_id}.jsonl", orjson.dumps(doc)
+
+
+def version_record(*, schema_name: str, version: int, version_hash: str, schema_json: str,
+                   inserted_at: _dt.datetime, precise_time: float,
+                   engine_version: int = SCHEMA_ENGINE_VERSION) -> tuple[str, bytes]:
+    """Return the path and content of the ``_dlt_version`` file storing a schema version.
+
+    ``schema_json`` is the whole schema as compact JSON text; ``precise_time`` is ``time.time()`` at write time.
+
+    Example:
+        >>> version_record(schema_name="s", version=2, version_hash="3q2+7w==", schema_json="{}",
+        ...     inserted_at=_dt.datetime(2026, 1, 1, tzinfo=_dt.timezone.utc), precise_time=1.25)[0]
+        '_dlt_version/s__1.25__deadbeef.jsonl'
+    """
+    doc = {"version_hash": version_hash, "schema_name": schema_name, "version": version,
+           "engine_version": engine_version, "inserted_at": _iso(inserted_at, "inserted_at"),
+           "schema": schema_json}
+    name = NAME_SEPARATOR.join((schema_name, str(float(precise_time)), hash_to_hex(version_hash)))
+    return f"{VERSION_TABLE}/{name}.jsonl", orjson.dumps(doc)
+
+
+def pipeline_state_record(*, pipeline_name: str, load_id: str, state: dict[str, Any], state_version: int,
+                          state_version_hash: str, schema_version_hash: str, created_at: _dt.datetime,
+                          engine_version: int = STATE_ENGINE_VERSION) -> tuple[str, bytes]:
+    """Return the path and content of the ``_dlt_pipeline_state`` file for ``load_id``.
+
+    ``state`` is the pipeline state without its ``_local`` part; ``schema_version_hash`` names the file.
+
+    Example:
+        >>> pipeline_state_record(pipeline_name="p", load_id="1.5", state={}, state_version=1,
+        ...     state_version_hash="x", schema_version_hash="3q2+7w==",
+        ...     created_at=_dt.datetime(2026, 1, 1, tzinfo=_dt.timezone.utc))[0]
+        '_dlt_pipeline_state/p__1.5__deadbeef.jsonl'
+    """
+    doc = {"version": state_version, "engine_version": engine_version, "pipeline_name": pipeline_name,
+           "state": encode_state(state), "created_at": _iso(created_at, "created_at"),
+           "version_hash": state_version_hash, "_dlt_load_id": load_id}
+    name = NAME_SEPARATOR.join((pipeline_name, load_id, hash_to_hex(schema_version_hash)))
+    return f"{STATE_TABLE}/{name}.jsonl", orjson.dumps(doc)
+
+
+def _typed_default(value: Any) -> str:
+    if isinstance(value, Decimal):
+        return _DECIMAL + str(value)
+    if isinstance(value, _dt.datetime):
+        return _DATETIME + value.isoformat()
+    if isinstance(value, _dt.date):
+        return _DATE + value.isoformat()
+    if isinstance(value, _dt.time):
+        return _TIME + value.isoformat()
+    if isinstance(value, bytes):
+        return _B64BYTES + base64.b64encode(value).decode("ascii")
+    raise TypeError(f"Pipeline state value of type {type(value).__name__} cannot be stored: {value!r}")
+
+
+def encode_state(state: dict[str, Any]) -> str:
+    """Encode pipeline state as dlt does: typed compact JSON, zlib level 9, base64.
+
+    Example:
+        >>> decode_state(encode_state({"a": 1}))
+        {'a': 1}
+    """
+    raw = orjson.dumps(state, default=_typed_default,
+                       option=orjson.OPT_NON_STR_KEYS | orjson.OPT_PASSTHROUGH_DATETIME)
+    return base64.b64encode(zlib.compress(raw, level=9)).decode("ascii")
+
+
+def _from_hex(text: str) -> bytes:
+    return bytes.fromhex(text[2:] if text.startswith("0x") else text)
+
+
+def _from_iso_datetime(text: str) -> _dt.datetime:
+    return _dt.datetime.fromisoformat(text[:-1] + "+00:00" if text.endswith("Z") else text)
+
+
+_DECODERS: tuple[Any, ...] = (Decimal, _from_iso_datetime, _dt.date.fromisoformat, uuid.UUID, _from_hex,
+                              lambda t: base64.b64decode(t, validate=True), Decimal, _dt.time.fromisoformat)
+
+
+def _untype(value: Any) -> Any:
+    if isinstance(value, str):
+        kind = ord(value[0]) - _PUA if len(value) > 1 else -1
+        if 0 <= kind < len(_DECODERS):
+            try:
+                return _DECODERS[kind](value[1:])
+            except Exception:  # not a typed value after all: keep the text
+                return value
+        return value
+    if isinstance(value, dict):
+        return {k: _untype(v) for k, v in value.items()}
+    if isinstance(value, list):
+        return [_untype(v) for v in value]
+    return value
+
+
+def decode_state(encoded: str) -> dict[str, Any]:
+    """Decode a ``state`` value of a ``_dlt_pipeline_state`` file (legacy plain JSON is accepted too).
+
+    Typed values come back as ``Decimal``, ``datetime``, ``date``, ``time``, ``UUID`` or ``bytes``.
+
+    Example:
+        >>> decode_state('{"a": 1}')
+        {'a': 1}
+    """
+    try:
+        raw = zlib.decompress(base64.b64decode(encoded, validate=True))
+    except binascii.Error:
+        raw = encoded.encode("utf-8")
+    except zlib.error as exc:
+        raise StateFileError(f"The pipeline state is not zlib-compressed JSON: {encoded[:80]!r}...") from exc
+    try:
+        result = _untype(orjson.loads(raw))
+    except orjson.JSONDecodeError as exc:
+        raise StateFileError(f"The pipeline state does not hold JSON: {encoded[:80]!r}...") from exc
+    if not isinstance(result, dict):
+        raise StateFileError(f"The pipeline state must be a JSON object, got {type(result).__name__}.")
+    return result
+
+
+_RECORD_FIELDS = {
+    LOADS_TABLE: ("load_id", "schema_name", "status", "inserted_at", "schema_version_hash"),
+    VERSION_TABLE: ("version_hash", "schema_name", "version", "engine_version", "inserted_at", "schema"),
+    STATE_TABLE: ("version", "engine_version", "pipeline_name", "state", "created_at"),
+}
+
+
+def _parse_record(content: bytes, table: str) -> dict[str, Any]:
+    try:
+        doc = orjson.loads(content)
+    except orjson.JSONDecodeError as exc:
+        raise StateFileError(f"A {table} file does not hold JSON: {content[:120]!r}") from exc
+    if not isinstance(doc, dict):
+        raise StateFileError(f"A {table} file must hold one JSON object, got {type(doc).__name__}.")
+    missing = [f for f in _RECORD_FIELDS[table] if f not in doc]
+    if missing:
+        raise StateFileError(f"A {table} file lacks field(s) {missing}; expected {list(_RECORD_FIELDS[table])}.")
+    return doc
+
+
+def parse_loads_record(content: bytes) -> dict[str, Any]:
+    """Parse a ``_dlt_loads`` file into a dict (fields in file order).
+
+    Example:
+        >>> parse_loads_record(loads_record(load_id="1.5", schema_name="s", schema_version_hash="h",
+        ...     inserted_at=_dt.datetime(2026, 1, 1, tzinfo=_dt.timezone.utc))[1])["status"]
+        0
+    """
+    return _parse_record(content, LOADS_TABLE)
+
+
+def parse_version_record(content: bytes) -> dict[str, Any]:
+    """Parse a ``_dlt_version`` file into a dict; ``schema`` stays JSON text.
+
+    Example:
+        >>> parse_version_record(b'{"version_hash":"h","schema_name":"s","version":1,"engine_version":11,'
+        ...     b'"inserted_at":"2026-01-01T00:00:00+00:00","schema":"{}"}')["version"]
+        1
+    """
+    return _parse_record(content, VERSION_TABLE)
+
+
+def parse_state_record(content: bytes) -> dict[str, Any]:
+    """Parse a ``_dlt_pipeline_state`` file into a dict; ``state`` stays encoded (see :func:`decode_state`).
+
+    A ``dlt_load_id`` key written by dlt before 0.5 is renamed to ``_dlt_load_id``, as dlt does.
+
+    Example:
+        >>> parse_state_record(b'{"version":1,"engine_version":4,"pipeline_name":"p","state":"{}",'
+        ...     b'"created_at":"2026-01-01T00:00:00+00:00","dlt_load_id":"1.5"}')["_dlt_load_id"]
+        '1.5'
+    """
+    doc = _parse_record(content, STATE_TABLE)
+    if "dlt_load_id" in doc:
+        doc["_dlt_load_id"] = doc.pop("dlt_load_id")
+    return doc
+
+
+def _stem_parts(name: str, parts: int) -> list[str] | None:
+    stem = posixpath.splitext(posixpath.basename(name.replace("\\", "/")))[0]
+    split = stem.rsplit(NAME_SEPARATOR, parts - 1)
+    return split if len(split) == parts else None
+
+
+def parse_loads_name(name: str) -> LoadsFileName | None:
+    """Split a ``_dlt_loads`` file name or path into its parts; ``None`` if it is not one.
+
+    Example:
+        >>> parse_loads_name("_dlt_loads/users_pets__1795290972.5539668.jsonl")
+        LoadsFileName(schema_name='users_pets', load_id='1795290972.5539668')
+    """
+    split = _stem_parts(name, 2)
+    return LoadsFileName(*split) if split else None
+
+
+def parse_version_name(name: str) -> VersionFileName | None:
+    """Split a ``_dlt_version`` file name or path into its parts; ``None`` if it is not one.
+
+    Example:
+        >>> parse_version_name("s__1795290972.7484267__88860f.jsonl")
+        VersionFileName(schema_name='s', version_id='1795290972.7484267', hash_hex='88860f')
+    """
+    split = _stem_parts(name, 3)
+    return VersionFileName(*split) if split else None
+
+
+def parse_state_name(name: str) -> StateFileName | None:
+    """Split a ``_dlt_pipeline_state`` file name or path into its parts; ``None`` if it is not one.
+
+    Example:
+        >>> parse_state_name("p__1795290972.5539668__88860f.jsonl")
+        StateFileName(pipeline_name='p', load_id='1795290972.5539668', hash_hex='88860f')
+    """
+    split = _stem_parts(name, 3)
+    return StateFileName(*split) if split else None
+
+
+def newest_state_file(names: Iterable[str], pipeline_name: str) -> str | None:
+    """Return the state file dlt restores for ``pipeline_name``: the greatest load id, compared as text.
+
+    Example:
+        >>> newest_state_file(["p__1.5__aa.jsonl", "p__1.7__bb.jsonl", "q__9.0__cc.jsonl"], "p")
+        'p__1.7__bb.jsonl'
+    """
+    best, newest = None, "0"
+    for name in names:
+        parts = parse_state_name(name)
+        if parts and parts.pipeline_name == pipeline_name and parts.load_id > newest:
+            best, newest = name, parts.load_id
+    return best
+
+
+def newest_version_file(names: Iterable[str], schema_name: str | None) -> str | None:
+    """Return the newest schema file of ``schema_name`` (any schema if ``None``), by its time part as text.
+
+    Example:
+        >>> newest_version_file(["s__1.5__aa.jsonl", "s__1.25__bb.jsonl"], "s")
+        's__1.5__aa.jsonl'
+    """
+    best, newest = None, "0"
+    for name in names:
+        parts = parse_version_name(name)
+        if parts and (not schema_name or parts.schema_name == schema_name) and parts.version_id > newest:
+            best, newest = name, parts.version_id
+    return best
+
+
+def version_file_by_hash(names: Iterable[str], version_hash: str) -> str | None:
+    """Return the first schema file whose name carries ``version_hash`` (base64), or ``None``.
+
+    Example:
+        >>> version_file_by_hash(["s__1.5__deadbeef.jsonl"], "3q2+7w==")
+        's__1.5__deadbeef.jsonl'
+    """
+    wanted = hash_to_hex(version_hash)
+    return next((n for n in names if (p := parse_version_name(n)) and p.hash_hex == wanted), None)
+
+
+def state_files_to_delete(names: Iterable[str], pipeline_name: str, max_state_files: int = 100) -> list[str]:
+    """Return the state files of ``pipeline_name`` that dlt deletes, keeping the ``max_state_files`` newest.
+
+    Load ids are compared as numbers here (unlike :func:`newest_state_file`); ``max_state_files < 1`` keeps all.
+
+    Example:
+        >>> state_files_to_delete(["p__1.5__a.jsonl", "p__10.0__b.jsonl", "p__2.0__c.jsonl"], "p", 2)
+        ['p__1.5__a.jsonl']
+    """
+    if max_state_files < 1:
+        return []
+    own = [(float(p.load_id), n) for n in names if (p := parse_state_name(n)) and p.pipeline_name == pipeline_name]
+    if len(own) <= max_state_files:
+        return []
+    own.sort(key=lambda item: item[0], reverse=True)
+    return [name for _, name in own[max_state_files:]]

@@ -1,0 +1,203 @@
+"""Extract: iterate resources on the driver and stream their items into a new load package.
+
+Items go to typed-JSONL files (one root table per file, rotated by size so Spark can split the work)
+in constant memory; Arrow tables and pandas frames go to Parquet files; a Spark DataFrame is written
+by Spark itself (executors), never collected.
+"""
+
+from __future__ import annotations
+
+import os
+import time
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from typing import IO, Any
+
+import pendulum
+
+from lakeload.errors import ExtractError
+from lakeload.extract.resource import Resource, TableHints
+from lakeload.runtime.packages import EXTRACTED, EXTRACTING, PipelineStorage, new_load_id, write_json_atomic
+from lakeload.schema import typed_json
+from lakeload.schema.naming import NamingConvention
+
+FILE_MAX_BYTES = 64 * 1024 * 1024
+BUFFER_BYTES = 4 * 1024 * 1024
+
+
+@dataclass
+class _JsonlFile:
+    path: str
+    handle: IO[bytes]
+    items: int = 0
+    bytes: int = 0
+    may_have_tags: bool = False
+
+
+@dataclass
+class ExtractResult:
+    """What one extract produced: the package id and counts per root table."""
+
+    load_id: str
+    schema_name: str
+    items: dict[str, int] = field(default_factory=dict)
+    files: int = 0
+    elapsed: float = 0.0
+
+
+class PackageWriter:
+    """Writes the items of one package, rotating files per root table."""
+
+    def __init__(self, data_dir: str, file_max_bytes: int = FILE_MAX_BYTES) -> None:
+        self.data_dir = data_dir
+        self.file_max_bytes = file_max_bytes
+        self.splits: list[dict[str, Any]] = []
+        self._open: dict[str, _JsonlFile] = {}
+        os.makedirs(data_dir, exist_ok=True)
+
+    def _new_path(self, table: str, ext: str) -> str:
+        return os.path.join(self.data_dir, f"{len(self.splits):06d}.{table}.{ext}")
+
+    def write_item(self, table: str, item: Any) -> None:
+        current = self._open.get(table)
+        if current is None:
+            path = self._new_path(table, "jsonl")
+            current = self._open[table] = _JsonlFile(path, open(path, "wb", buffering=BUFFER_BYTES))  # noqa: SIM115
+            self.splits.append({"path": path, "root_table": table, "file_format": "jsonl"})
+        try:
+            line, tagged = typed_json.dumps_tracked(item)
+        except ExtractError:
+            raise
+        except Exception as exc:
+            raise ExtractError(f"Item for table '{table}' cannot be serialized: {exc}") from exc
+        current.handle.write(line)
+        current.handle.write(b"\n")
+        current.items += 1
+        current.bytes += len(line) + 1
+        current.may_have_tags |= tagged
+        if current.bytes >= self.file_max_bytes:
+            self._close(table)
+
+    def write_arrow(self, table: str, data: Any) -> int:
+        """Arrow tables/batches and pandas frames are stored as Parquet as they are."""
+        import pyarrow as pa
+        import pyarrow.parquet as pq
+
+        if not isinstance(data, (pa.Table, pa.RecordBatch)):
+            data = pa.Table.from_pandas(data, preserve_index=False)
+        path = self._new_path(table, "parquet")
+        pq.write_table(pa.table(data) if isinstance(data, pa.RecordBatch) else data, path)
+        self.splits.append({"path": path, "root_table": table, "file_format": "parquet"})
+        return data.num_rows
+
+    def write_spark(self, table: str, frame: Any) -> None:
+        """A Spark DataFrame is written by its executors as Parquet, one split per part file."""
+        folder = self._new_path(table, "spark")
+        frame.write.mode("overwrite").parquet(folder)
+        for name in sorted(os.listdir(folder)):
+            if name.endswith(".parquet"):
+                self.splits.append({"path": os.path.join(folder, name), "root_table": table, "file_format": "parquet"})
+
+    def _close(self, table: str) -> None:
+        current = self._open.pop(table)
+        current.handle.close()
+        for split in self.splits:
+            if split["path"] == current.path:
+                split.update(items=current.items, may_have_tags=current.may_have_tags)
+
+    def close(self) -> None:
+        for table in list(self._open):
+            self._close(table)
+
+
+def table_schema_from_hints(name: str, resource_name: str, hints: TableHints, naming: NamingConvention) -> dict[str, Any]:
+    """The dlt table definition a resource's hints make (columns normalized, primary key as hints)."""
+    table: dict[str, Any] = {"name": name, "columns": {}, "write_disposition": hints.write_disposition, "resource": resource_name}
+    for col_name, column in (hints.columns or {}).items():
+        norm = naming.normalize_path(col_name)
+        table["columns"][norm] = {**column, "name": norm}
+    for key_hint, keys in (("primary_key", hints.primary_key), ("merge_key", hints.merge_key)):
+        for key in keys or ():
+            norm = naming.normalize_path(key)
+            column = table["columns"].setdefault(norm, {"name": norm})
+            column[key_hint] = True
+            if key_hint == "primary_key":
+                column["nullable"] = False
+    if hints.table_format:
+        table["table_format"] = hints.table_format
+    if hints.file_format:
+        table["file_format"] = hints.file_format
+    if hints.max_table_nesting is not None:
+        table["x-normalizer"] = {"max_nesting": hints.max_table_nesting}
+    return table
+
+
+def extract_resources(
+    storage: PipelineStorage,
+    resources: list[Resource],
+    schema_name: str,
+    naming: NamingConvention,
+    progress: Callable[[int], None] | None = None,
+    extra_manifest: dict[str, Any] | None = None,
+) -> ExtractResult:
+    """Stream every selected resource into a new package and move it to `extracted`."""
+    started = time.perf_counter()
+    load_id = new_load_id()
+    package = storage.package_dir(EXTRACTING, load_id)
+    writer = PackageWriter(os.path.join(package, "data"))
+    result = ExtractResult(load_id=load_id, schema_name=schema_name)
+    tables: dict[str, dict[str, Any]] = {}
+    pending = 0
+    try:
+        for res in resources:
+            static = res.hints.table_name if not callable(res.hints.table_name) else None
+            if static is not None or res.hints.table_name is None:
+                name = naming.normalize_tables_path(static or res.name)
+                tables.setdefault(name, table_schema_from_hints(name, res.name, res.hints, naming))
+            for item in res:
+                items = item if isinstance(item, (list, tuple)) else (item,)
+                for one in items:
+                    name = naming.normalize_tables_path(res.table_name_for(one))
+                    if name not in tables:
+                        tables[name] = table_schema_from_hints(name, res.name, res.hints, naming)
+                    count = _write_one(writer, name, one)
+                    result.items[name] = result.items.get(name, 0) + count
+                    pending += count
+                    if progress is not None and pending >= 10_000:
+                        progress(pending)
+                        pending = 0
+    except ExtractError:
+        writer.close()
+        storage.discard(EXTRACTING, load_id)
+        raise
+    except Exception as exc:
+        writer.close()
+        storage.discard(EXTRACTING, load_id)
+        raise ExtractError(f"Resource failed during extract: {type(exc).__name__}: {exc}") from exc
+    writer.close()
+    if progress is not None and pending:
+        progress(pending)
+    manifest = {
+        "load_id": load_id,
+        "schema_name": schema_name,
+        "created_at": pendulum.now("UTC").isoformat(),
+        "tables": tables,
+        "splits": [{**s, "path": os.path.relpath(s["path"], package)} for s in writer.splits],
+        **(extra_manifest or {}),
+    }
+    write_json_atomic(os.path.join(package, "manifest.json"), manifest)
+    storage.move(load_id, EXTRACTING, EXTRACTED)
+    result.files = len(writer.splits)
+    result.elapsed = time.perf_counter() - started
+    return result
+
+
+def _write_one(writer: PackageWriter, table: str, item: Any) -> int:
+    module = type(item).__module__
+    if module.startswith("pyspark"):
+        writer.write_spark(table, item)
+        return 0
+    if module.startswith(("pyarrow", "pandas")):
+        return writer.write_arrow(table, item)
+    writer.write_item(table, item)
+    return 1

@@ -1,0 +1,196 @@
+"""Resources and sources: what users declare, with dlt's decorators and hints.
+
+>>> @resource(write_disposition="append", primary_key="id")
+... def users():
+...     yield [{"id": 1, "name": "Alice"}]
+>>> users().name
+'users'
+"""
+
+from __future__ import annotations
+
+import functools
+import inspect
+from collections.abc import Callable, Iterable, Iterator, Sequence
+from dataclasses import dataclass, field, replace
+from typing import Any
+
+from lakeload.errors import ExtractError
+
+WRITE_DISPOSITIONS = ("append", "replace", "merge", "skip")
+TableNameHint = str | Callable[[Any], str] | None
+
+
+@dataclass
+class TableHints:
+    """Hints a resource gives the table it fills (dlt's names)."""
+
+    table_name: TableNameHint = None
+    write_disposition: str = "append"
+    primary_key: Sequence[str] | None = None
+    merge_key: Sequence[str] | None = None
+    columns: dict[str, dict[str, Any]] | None = None
+    table_format: str | None = None
+    file_format: str | None = None
+    max_table_nesting: int | None = None
+
+    def __post_init__(self) -> None:
+        disposition = self.write_disposition
+        if isinstance(disposition, dict):
+            disposition = disposition.get("disposition", "append")
+        if disposition not in WRITE_DISPOSITIONS:
+            raise ExtractError(
+                f"Unknown write_disposition {self.write_disposition!r}; use one of {', '.join(WRITE_DISPOSITIONS)}."
+            )
+        self.write_disposition = disposition
+        if isinstance(self.primary_key, str):
+            self.primary_key = [self.primary_key]
+        if isinstance(self.merge_key, str):
+            self.merge_key = [self.merge_key]
+        if isinstance(self.columns, Sequence) and not isinstance(self.columns, (str, dict)):
+            self.columns = {c["name"]: c for c in self.columns}
+
+
+@dataclass
+class Resource:
+    """A named stream of items (dicts, lists of dicts, Arrow tables, pandas or Spark DataFrames)."""
+
+    name: str
+    data: Any
+    hints: TableHints = field(default_factory=TableHints)
+    selected: bool = True
+
+    def apply_hints(self, **hints: Any) -> Resource:
+        """Change table hints in place (`table_name`, `write_disposition`, `primary_key`, `columns`, ...)."""
+        merged = {k: v for k, v in vars(self.hints).items()}
+        merged.update({k: v for k, v in hints.items() if v is not None})
+        self.hints = TableHints(**merged)
+        return self
+
+    def with_hints(self, **hints: Any) -> Resource:
+        return replace(self, hints=self.hints).apply_hints(**hints)
+
+    def table_name_for(self, item: Any) -> str:
+        hint = self.hints.table_name
+        if hint is None:
+            return self.name
+        return hint(item) if callable(hint) else hint
+
+    def __iter__(self) -> Iterator[Any]:
+        data = self.data
+        if callable(data) and not inspect.isgenerator(data):
+            data = data()
+        if _is_single_item(data):
+            yield data
+            return
+        if not isinstance(data, Iterable):
+            raise ExtractError(f"Resource '{self.name}' produced {type(data).__name__}, which is not iterable.")
+        yield from data
+
+
+def _is_single_item(data: Any) -> bool:
+    if isinstance(data, (dict, str, bytes)):
+        return True
+    module = type(data).__module__
+    return module.startswith(("pyspark", "pyarrow", "pandas"))
+
+
+def resource(
+    data: Any = None,
+    /,
+    name: str | None = None,
+    table_name: TableNameHint = None,
+    write_disposition: str = "append",
+    primary_key: str | Sequence[str] | None = None,
+    merge_key: str | Sequence[str] | None = None,
+    columns: dict[str, dict[str, Any]] | None = None,
+    table_format: str | None = None,
+    file_format: str | None = None,
+    max_table_nesting: int | None = None,
+    selected: bool = True,
+) -> Any:
+    """Declare a resource, as a decorator on a generator function or directly on data.
+
+    >>> r = resource([{"id": 1}], name="users")
+    >>> @resource(table_name="events", write_disposition="replace")
+    ... def events(n=3):
+    ...     yield from ({"id": i} for i in range(n))
+    """
+    hints = dict(
+        table_name=table_name,
+        write_disposition=write_disposition,
+        primary_key=primary_key,
+        merge_key=merge_key,
+        columns=columns,
+        table_format=table_format,
+        file_format=file_format,
+        max_table_nesting=max_table_nesting,
+    )
+
+    def decorate(fn: Callable[..., Any]) -> Callable[..., Resource]:
+        resource_name = name or fn.__name__
+
+        @functools.wraps(fn)
+        def make(*args: Any, **kwargs: Any) -> Resource:
+            return Resource(resource_name, lambda: fn(*args, **kwargs), TableHints(**hints), selected)  # type: ignore[arg-type]
+
+        make.__lakeload_resource__ = True  # type: ignore[attr-defined]
+        return make
+
+    if data is None:
+        return decorate
+    if inspect.isfunction(data) and (inspect.isgeneratorfunction(data) or not inspect.signature(data).parameters):
+        return decorate(data)
+    resource_name = name or getattr(data, "__name__", None) or "content"
+    return Resource(resource_name, data, TableHints(**hints), selected)  # type: ignore[arg-type]
+
+
+@dataclass
+class Source:
+    """A named group of resources; its name is the schema name."""
+
+    name: str
+    resources: dict[str, Resource]
+    max_table_nesting: int | None = None
+
+    def with_resources(self, *names: str) -> Source:
+        """A copy with only the named resources selected."""
+        unknown = [n for n in names if n not in self.resources]
+        if unknown:
+            raise ExtractError(f"Source '{self.name}' has no resources {unknown}; it has {list(self.resources)}.")
+        picked = {n: replace(r, selected=n in names) for n, r in self.resources.items()}
+        return Source(self.name, picked, self.max_table_nesting)
+
+    @property
+    def selected_resources(self) -> list[Resource]:
+        return [r for r in self.resources.values() if r.selected]
+
+
+def source(
+    fn: Callable[..., Any] | None = None, /, name: str | None = None, max_table_nesting: int | None = None
+) -> Any:
+    """Declare a source: a function returning one or more resources.
+
+    >>> @source
+    ... def crm():
+    ...     return [resource([{"id": 1}], name="users"), resource([{"id": 2}], name="deals")]
+    """
+
+    def decorate(f: Callable[..., Any]) -> Callable[..., Source]:
+        source_name = name or f.__name__
+
+        @functools.wraps(f)
+        def make(*args: Any, **kwargs: Any) -> Source:
+            returned = f(*args, **kwargs)
+            items = [returned] if isinstance(returned, Resource) else list(returned)
+            resources: dict[str, Resource] = {}
+            for item in items:
+                res = item() if callable(item) and getattr(item, "__lakeload_resource__", False) else item
+                if not isinstance(res, Resource):
+                    res = resource(res, name=f"{source_name}_{len(resources)}")
+                resources[res.name] = res
+            return Source(source_name, resources, max_table_nesting)
+
+        return make
+
+    return decorate(fn) if fn is not None else decorate

@@ -1,0 +1,156 @@
+"""Load (driver side): put a normalized package into the bucket and mark it complete.
+
+Order of work, chosen so that a process killed at any point loses nothing and duplicates nothing:
+1. `init` of the dataset (first load only);
+2. data files, copied by Spark executors under names fixed at normalize time (a rerun overwrites);
+3. for `replace` tables, the table's older files (root and nested) are deleted, only now that the
+   new ones are all in place;
+4. `_dlt_version` (when this schema version is not stored yet) and `_dlt_pipeline_state` (when the
+   package carries a changed state);
+5. `_dlt_loads/<schema>__<load_id>.jsonl`, last: the completion marker.
+"""
+
+from __future__ import annotations
+
+import logging
+import os
+import shutil
+import time
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING, Any
+
+import pendulum
+
+from lakeload.destinations.impl.filesystem import state_files
+from lakeload.destinations.impl.filesystem.client import FilesystemClient, fsspec_kwargs
+from lakeload.destinations.impl.filesystem.layout import Layout
+from lakeload.load.executor_copy import CopyPayload, copy_files
+from lakeload.runtime.packages import LOADED, NORMALIZED, PipelineStorage, read_json
+from lakeload.schema.schema import Schema
+from lakeload.spark.session import run_tasks
+
+if TYPE_CHECKING:
+    from pyspark.sql import SparkSession
+
+logger = logging.getLogger("lakeload.load")
+FILES_PER_TASK = 8
+
+
+@dataclass
+class LoadResult:
+    """What one package load did."""
+
+    load_id: str
+    schema_name: str
+    files: list[dict[str, Any]] = field(default_factory=list)
+    row_counts: dict[str, int] = field(default_factory=dict)
+    replaced_tables: list[str] = field(default_factory=list)
+    deleted_files: int = 0
+    elapsed: float = 0.0
+
+
+def _chunks(items: list[Any], size: int) -> list[list[Any]]:
+    return [items[i : i + size] for i in range(0, len(items), size)]
+
+
+class Loader:
+    """Loads normalized packages of one pipeline into one dataset of a filesystem destination."""
+
+    def __init__(
+        self, spark: SparkSession, storage: PipelineStorage, client: FilesystemClient, layout: Layout, pipeline_name: str
+    ) -> None:
+        self.spark = spark
+        self.storage = storage
+        self.client = client
+        self.layout = layout
+        self.pipeline_name = pipeline_name
+
+    def load(self, load_id: str) -> LoadResult:
+        started = time.perf_counter()
+        package_dir = self.storage.package_dir(NORMALIZED, load_id)
+        package = read_json(os.path.join(package_dir, "package.json"))
+        schema = Schema.from_dict(package["schema"])
+        result = LoadResult(load_id, schema.name, row_counts=package["row_counts"])
+        self._ensure_init()
+        result.files = self._copy(package_dir, package, schema.name)
+        self._replace(schema, package, result)
+        self._store_schema(schema)
+        if package.get("state"):
+            self._store_state(package["state"], load_id, schema.version_hash)
+        path, content = state_files.loads_record(
+            load_id=load_id, schema_name=schema.name, schema_version_hash=schema.version_hash, inserted_at=pendulum.now("UTC")
+        )
+        self.client.write_bytes(path, content)
+        self._complete(load_id, package_dir)
+        result.elapsed = time.perf_counter() - started
+        return result
+
+    def _ensure_init(self) -> None:
+        if not self.client.exists(state_files.INIT_FILE_NAME):
+            self.client.write_bytes(state_files.INIT_FILE_NAME, state_files.init_content())
+
+    def _copy(self, package_dir: str, package: dict[str, Any], schema_name: str) -> list[dict[str, Any]]:
+        config = self.client.config
+        payload = CopyPayload(
+            bucket_url=config.bucket_url,
+            fs_kwargs=fsspec_kwargs(config),
+            dataset_path=self.client.dataset_path,
+            package_dir=package_dir,
+            layout=self.layout,
+            schema_name=schema_name,
+            load_id=package["load_id"],
+            package_timestamp=package["created_at"],
+            is_local=config.is_local,
+        )
+        chunks = _chunks(package["files"], FILES_PER_TASK)
+        copied = run_tasks(self.spark, copy_files, payload, chunks, f"lakeload load {package['load_id']}: copy files")
+        return [f for chunk in copied for f in chunk]
+
+    def _replace(self, schema: Schema, package: dict[str, Any], result: LoadResult) -> None:
+        new_files = {f["path"] for f in result.files}
+        for root_name in package["root_tables"]:
+            root = schema.tables.get(root_name, {})
+            if root.get("write_disposition") != "replace":
+                continue
+            for table in schema.nested_tables_of(root_name):
+                prefix = self.layout.table_prefix(schema.name, table["name"])
+                folder = prefix.rsplit("/", 1)[0] if "/" in prefix else ""
+                stale = [p for p in self.client.find(folder) if p.startswith(prefix) and p not in new_files]
+                stale = [p for p in stale if not p.endswith(".lakeload-tmp")]
+                self.client.delete(stale)
+                result.deleted_files += len(stale)
+                result.replaced_tables.append(table["name"])
+
+    def _store_schema(self, schema: Schema) -> None:
+        names = self.client.list_dir("_dlt_version")
+        if state_files.version_file_by_hash(names, schema.version_hash):
+            return
+        path, content = state_files.version_record(
+            schema_name=schema.name,
+            version=schema.version,
+            version_hash=schema.version_hash,
+            schema_json=schema.to_json(),
+            inserted_at=pendulum.now("UTC"),
+            precise_time=time.time(),
+        )
+        self.client.write_bytes(path, content)
+
+    def _store_state(self, state: dict[str, Any], load_id: str, schema_hash: str) -> None:
+        stored = {k: v for k, v in state.items() if k != "_local"}
+        path, content = state_files.pipeline_state_record(
+            pipeline_name=self.pipeline_name,
+            load_id=load_id,
+            state=stored,
+            state_version=int(stored.get("_state_version", 1)),
+            state_version_hash=str(stored.get("_version_hash", "")),
+            schema_version_hash=schema_hash,
+            created_at=pendulum.now("UTC"),
+        )
+        self.client.write_bytes(path, content)
+        names = self.client.list_dir("_dlt_pipeline_state")
+        old = state_files.state_files_to_delete(names, self.pipeline_name, self.client.config.max_state_files)
+        self.client.delete([f"_dlt_pipeline_state/{n}" for n in old])
+
+    def _complete(self, load_id: str, package_dir: str) -> None:
+        shutil.rmtree(os.path.join(package_dir, "data"), ignore_errors=True)
+        self.storage.move(load_id, NORMALIZED, LOADED)

@@ -1,0 +1,192 @@
+"""Executor-safe: fits normalized rows into a table schema, inferring new columns as dlt does.
+
+Runs inside Spark executor Python workers. For every value of a row:
+- `None` creates nothing (the column is remembered as null-only);
+- a value whose type matches its column is kept (timestamps normalized to UTC);
+- a value of another type is coerced to the column type when dlt would coerce it;
+- otherwise it goes to the variant column `<name>__v_<type>`, created on first need;
+- a value for an unknown (or hints-only) column creates it with the type inferred from the value,
+  ISO timestamp detection included.
+
+The same class serves the infer pass (schema grows, additions are recorded in order) and the write
+pass (`frozen=True`: the schema is final and must not grow).
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Iterable
+from functools import lru_cache
+from typing import Any
+
+from lakeload.errors import SchemaError
+from lakeload.schema import datatypes
+from lakeload.schema.naming import NamingConvention
+
+TTable = dict[str, Any]
+TColumn = dict[str, Any]
+VARIANT_FORMAT = "v_%s"
+
+
+class SchemaFrozenError(SchemaError):
+    """The write pass met a column the infer pass did not see: the input changed between passes."""
+
+
+@lru_cache(maxsize=256)
+def _py_type(t: type) -> str | None:
+    try:
+        return datatypes.py_type_to_data_type(t)
+    except Exception:
+        return None
+
+
+def _compile_hints(default_hints: dict[str, list[str]]) -> list[tuple[str, list[re.Pattern[str] | str]]]:
+    compiled: list[tuple[str, list[re.Pattern[str] | str]]] = []
+    for hint, patterns in default_hints.items():
+        compiled.append((hint, [re.compile(p[3:]) if p.startswith("re:") else p for p in patterns]))
+    return compiled
+
+
+def _matches(patterns: Iterable[re.Pattern[str] | str], name: str) -> bool:
+    return any((p.search(name) is not None) if isinstance(p, re.Pattern) else p == name for p in patterns)
+
+
+class RowCoercer:
+    """Coerces rows into `tables` (a dlt-format `{table_name: table}` dict it owns and may grow)."""
+
+    def __init__(
+        self,
+        tables: dict[str, TTable],
+        naming: NamingConvention,
+        detections: Iterable[str] = ("iso_timestamp",),
+        default_hints: dict[str, list[str]] | None = None,
+        frozen: bool = False,
+    ) -> None:
+        self.tables = tables
+        self.naming = naming
+        self.detections = tuple(detections)
+        self.hints = _compile_hints(default_hints or {})
+        self.frozen = frozen
+        self.added: dict[str, list[str]] = {}  # table -> columns added or completed, in order
+        self.new_tables: list[str] = []
+        self.null_only: dict[str, set[str]] = {}
+        self.row_counts: dict[str, int] = {}
+
+    # -- public ------------------------------------------------------------------------------------
+    def coerce_row(self, table_name: str, parent_table: str | None, row: dict[str, Any]) -> dict[str, Any]:
+        """The row with coerced values and without nulls; unknown columns are added to the table."""
+        table = self.tables.get(table_name)
+        if table is None:
+            table = self._new_table(table_name, parent_table)
+        columns = table["columns"]
+        out: dict[str, Any] = {}
+        for name, value in row.items():
+            if value is None:
+                self._null_value(table_name, columns, name)
+                continue
+            column = columns.get(name)
+            if column is not None and (col_type := column.get("data_type")):
+                py_type = _py_type(type(value))
+                if py_type == col_type:
+                    out[name] = datatypes.normalize_timezone(value, True) if col_type == "timestamp" else value
+                    continue
+                if py_type and datatypes.can_coerce(col_type, py_type):
+                    try:
+                        new_value = datatypes.coerce_value(col_type, py_type, value)
+                    except (ValueError, SyntaxError):
+                        pass
+                    else:
+                        if col_type == "timestamp":
+                            new_value = datatypes.normalize_timezone(new_value, True)
+                        out[name] = new_value
+                        continue
+            new_name, new_value = self._non_null_value(table_name, columns, name, value, False)
+            out[new_name] = new_value
+        if out:
+            self.row_counts[table_name] = self.row_counts.get(table_name, 0) + 1
+            normalizer = table.setdefault("x-normalizer", {})
+            if not normalizer.get("seen-data"):
+                normalizer["seen-data"] = True
+        return out
+
+    # -- internals ---------------------------------------------------------------------------------
+    def _new_table(self, table_name: str, parent_table: str | None) -> TTable:
+        if self.frozen:
+            raise SchemaFrozenError(f"Table '{table_name}' appeared in the write pass but not in the infer pass.")
+        table: TTable = {"name": table_name, "columns": {}}
+        if parent_table:
+            table["parent"] = parent_table
+        self.tables[table_name] = table
+        self.new_tables.append(table_name)
+        return table
+
+    def _null_value(self, table_name: str, columns: dict[str, TColumn], name: str) -> None:
+        column = columns.get(name)
+        if column is not None and column.get("data_type"):
+            if column.get("nullable") is False:
+                raise SchemaError(
+                    f"Column '{name}' of table '{table_name}' is not nullable but a record has null there. "
+                    "Fix the data, or declare the column nullable in the `columns` hints."
+                )
+            return
+        if column is None and self._hint("not_null", name):
+            raise SchemaError(f"Column '{name}' of table '{table_name}' is not nullable but received null.")
+        self.null_only.setdefault(table_name, set()).add(name)
+
+    def _hint(self, hint: str, name: str) -> bool:
+        for hint_name, patterns in self.hints:
+            if hint_name == hint:
+                return _matches(patterns, name)
+        return False
+
+    def _non_null_value(
+        self, table_name: str, columns: dict[str, TColumn], name: str, value: Any, is_variant: bool
+    ) -> tuple[str, Any]:
+        existing = columns.get(name)
+        incomplete = existing if existing is not None and not existing.get("data_type") else None
+        if incomplete is not None:
+            existing = None
+        col_type = existing["data_type"] if existing else datatypes.infer_data_type(value, self.detections)
+        py_type = _py_type(type(value)) or col_type
+        try:
+            coerced = datatypes.coerce_value(col_type, py_type, value)
+        except (ValueError, SyntaxError) as exc:
+            if is_variant:
+                raise SchemaError(
+                    f"Cannot coerce a value of type '{py_type}' into column '{name}' of table '{table_name}' "
+                    f"(type '{columns[name]['data_type']}'): {value!r}"
+                ) from exc
+            variant = self.naming.shorten_fragments(name, VARIANT_FORMAT % py_type)
+            return self._non_null_value(table_name, columns, variant, value, True)
+        if existing is None:
+            self._add_column(table_name, columns, name, col_type, incomplete, is_variant)
+        if col_type == "timestamp":
+            coerced = datatypes.normalize_timezone(coerced, True)
+        return name, coerced
+
+    def _add_column(
+        self,
+        table_name: str,
+        columns: dict[str, TColumn],
+        name: str,
+        data_type: str,
+        incomplete: TColumn | None,
+        is_variant: bool,
+    ) -> None:
+        if self.frozen:
+            raise SchemaFrozenError(
+                f"Column '{name}' of table '{table_name}' appeared in the write pass but not in the infer pass."
+            )
+        column: TColumn = {"name": name, "data_type": data_type, "nullable": not self._hint("not_null", name)}
+        for hint, patterns in self.hints:
+            if hint != "not_null" and _matches(patterns, name):
+                column[hint] = True
+        if is_variant:
+            column["variant"] = True
+            column["description"] = f"Variant of column {name} generated by lakeload"
+        if incomplete is not None:
+            merged = dict(incomplete)
+            merged.update({k: v for k, v in column.items() if k not in incomplete or k == "data_type"})
+            column = merged
+        columns[name] = column
+        self.added.setdefault(table_name, []).append(name)

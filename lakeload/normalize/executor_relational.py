@@ -1,0 +1,205 @@
+"""Executor-safe: turns nested records into relational rows, the way dlt's relational normalizer does.
+
+Runs inside Spark executor Python workers. Imports only the standard library and executor-safe
+lakeload modules (`lakeload.schema.naming`).
+
+Rules reproduced (dlt 1.31):
+- nested dicts are flattened into `parent__child` columns; the flattening walks a stack, so the plain
+  fields of a dict come first and nested dicts follow, the last nested dict first;
+- lists become child tables `<parent>__<field>`; lists of scalars get a `value` column and lists of
+  lists a `<field>__list` table; every child row has `_dlt_parent_id`, `_dlt_list_idx` and `_dlt_id`;
+- root rows get `_dlt_load_id` and a random `_dlt_id` (or a hash of the primary key for upsert tables);
+- child `_dlt_id`s hash (parent id, table, list index), so re-normalizing gives the same ids;
+- `_dlt_root_id` is propagated to every child row when the root table asks for a root key;
+- a dict or list in a column typed `json`, or deeper than the nesting limit, stays a JSON value.
+"""
+
+from __future__ import annotations
+
+import base64
+import hashlib
+import os
+from collections.abc import Iterator
+from dataclasses import dataclass, field
+from typing import Any
+
+import orjson
+
+from lakeload.schema.naming import NamingConvention
+
+EMPTY_KEY = "_empty"
+C_DLT_ID = "_dlt_id"
+C_DLT_LOAD_ID = "_dlt_load_id"
+C_DLT_PARENT_ID = "_dlt_parent_id"
+C_DLT_LIST_IDX = "_dlt_list_idx"
+C_DLT_ROOT_ID = "_dlt_root_id"
+C_VALUE = "value"
+ID_LENGTH_BYTES = 10
+
+# (table name, parent table name, row) in the order dlt emits them: a row, then its child rows depth first
+NormalizedRow = tuple[str, "str | None", dict[str, Any]]
+
+
+@dataclass(frozen=True)
+class RootTableSettings:
+    """What the normalizer needs to know about one root table (shipped to executors)."""
+
+    row_id: str = "random"  # "random" or "key_hash"
+    primary_key: tuple[str, ...] = ()
+    propagate_root_key: bool = False
+    max_nesting: int = 1000
+
+
+@dataclass
+class NormalizerSettings:
+    """Everything the relational normalizer needs, picklable."""
+
+    load_id: str
+    naming: NamingConvention
+    roots: dict[str, RootTableSettings] = field(default_factory=dict)
+    json_columns: dict[str, frozenset[str]] = field(default_factory=dict)
+    nested_tables: frozenset[str] = frozenset()
+
+
+def random_row_id() -> str:
+    """A random `_dlt_id`: 10 random bytes, base64 without padding (14 characters)."""
+    return base64.b64encode(os.urandom(ID_LENGTH_BYTES)).decode("ascii").rstrip("=")
+
+
+def digest_id(value: bytes) -> str:
+    """A deterministic `_dlt_id` from bytes: shake-128, 10 bytes, base64 without padding."""
+    return base64.b64encode(hashlib.shake_128(value).digest(ID_LENGTH_BYTES)).decode("ascii").rstrip("=")
+
+
+def nested_row_id(parent_row_id: str, table: str, list_idx: int) -> str:
+    """`_dlt_id` of a child row: stable for the same parent, table and position."""
+    return digest_id(f"{parent_row_id}_{table}_{list_idx}".encode())
+
+
+def key_row_id(row: dict[str, Any], primary_key: tuple[str, ...]) -> str:
+    """`_dlt_id` of a root row keyed by its primary key (upsert tables)."""
+    return digest_id(orjson.dumps({k: row[k] for k in primary_key}, option=orjson.OPT_SORT_KEYS, default=str))
+
+
+class RelationalNormalizer:
+    """Yields `(table_name, row)` for each row a record produces.
+
+    >>> n = RelationalNormalizer(NormalizerSettings(load_id="1.2", naming=SnakeCaseNaming()))
+    >>> [t for t, _, _ in n.normalize({"id": 1, "pets": [{"n": "a"}]}, "users")]
+    ['users', 'users__pets']
+    """
+
+    def __init__(self, settings: NormalizerSettings) -> None:
+        self.settings = settings
+        naming = settings.naming
+        self._norm = naming.normalize_path
+        self._norm_table = naming.normalize_tables_path
+        self._shorten = naming.shorten_fragments
+        self._load_id = settings.load_id
+        self._default_root = RootTableSettings()
+
+    def normalize(self, item: Any, root_table: str) -> Iterator[NormalizedRow]:
+        """All rows of one extracted item for the (already normalized) root table name."""
+        if type(item) is not dict:
+            item = {C_VALUE: item}
+        root = self.settings.roots.get(root_table, self._default_root)
+        yield from self._row(item, root_table, None, root, None, None, None, root.max_nesting, is_root=True)
+
+    def _is_json(self, table: str, column: str, level: int) -> bool:
+        if level <= 0:
+            return True
+        cols = self.settings.json_columns.get(table)
+        return cols is not None and column in cols
+
+    def _flatten(
+        self, table: str, record: dict[str, Any], level: int
+    ) -> tuple[dict[str, Any], list[tuple[tuple[str, ...], list[Any]]]]:
+        row: dict[str, Any] = {}
+        lists: dict[tuple[str, ...], list[Any]] = {}
+        norm, shorten = self._norm, self._shorten
+        stack: list[tuple[dict[str, Any], int, tuple[str, ...]]] = [(record, level, ())]
+        while stack:
+            current, lvl, path = stack.pop()
+            for key, value in current.items():
+                norm_key = norm(key) if key and not key.isspace() else EMPTY_KEY
+                name = shorten(*path, norm_key) if path else norm_key
+                value_type = type(value)
+                if value_type is dict:
+                    if not self._is_json(table, name, lvl):
+                        stack.append((value, lvl - 1, (*path, norm_key)))
+                        continue
+                elif value_type is list and not self._is_json(table, name, lvl):
+                    lists[(*path, self._norm_table(key))] = value
+                    continue
+                row[name] = value
+        return row, list(lists.items())
+
+    def _row(
+        self,
+        record: dict[str, Any],
+        table: str,
+        parent_table: str | None,
+        root: RootTableSettings,
+        extend: dict[str, Any] | None,
+        parent_id: str | None,
+        pos: int | None,
+        level: int,
+        is_root: bool = False,
+    ) -> Iterator[NormalizedRow]:
+        row, lists = self._flatten(table, record, level)
+        if extend:
+            row.update(extend)
+        if is_root:
+            row[C_DLT_LOAD_ID] = self._load_id
+        row_id = row.get(C_DLT_ID)
+        if not row_id:
+            row_id = self._add_row_id(table, row, root, parent_id, pos, is_root)
+        if is_root and root.propagate_root_key:
+            extend = {C_DLT_ROOT_ID: row_id}
+        yield table, parent_table, row
+        for path, items in lists:
+            yield from self._list(items, self._shorten(table, *path), table, root, extend, row_id, level - 1)
+
+    def _add_row_id(
+        self,
+        table: str,
+        row: dict[str, Any],
+        root: RootTableSettings,
+        parent_id: str | None,
+        pos: int | None,
+        is_root: bool,
+    ) -> str:
+        if not is_root:
+            assert parent_id is not None and pos is not None
+            row_id = nested_row_id(parent_id, table, pos)
+            row[C_DLT_PARENT_ID] = parent_id
+            row[C_DLT_LIST_IDX] = pos
+        elif root.row_id == "key_hash" and root.primary_key:
+            row_id = key_row_id(row, root.primary_key)
+        else:
+            row_id = random_row_id()
+        row[C_DLT_ID] = row_id
+        return row_id
+
+    def _list(
+        self,
+        items: list[Any],
+        table: str,
+        parent_table: str,
+        root: RootTableSettings,
+        extend: dict[str, Any] | None,
+        parent_id: str,
+        level: int,
+    ) -> Iterator[NormalizedRow]:
+        for idx, value in enumerate(items):
+            value_type = type(value)
+            if value_type is dict:
+                yield from self._row(value, table, parent_table, root, extend, parent_id, idx, level)
+            elif value_type is list:
+                yield from self._row({"list": value}, table, parent_table, root, extend, parent_id, idx, level - 1)
+            else:
+                row: dict[str, Any] = {C_VALUE: value}
+                if extend:
+                    row.update(extend)
+                self._add_row_id(table, row, root, parent_id, idx, False)
+                yield table, parent_table, row

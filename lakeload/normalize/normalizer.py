@@ -1,0 +1,229 @@
+"""Normalize (driver side): plan the Spark jobs for one package and keep the schema.
+
+The package's extracted files are the splits. Two Spark jobs run over them:
+
+1. **infer**: every split runs dlt's sequential inference from the stored schema and returns only
+   its schema additions, in order. The driver folds them in split order, which is the order a
+   single sequential normalizer would have seen the records, so column order and first-seen types
+   are exactly dlt's. A split whose local guess disagrees with a type fixed by an earlier split
+   (rare: its first value of a column had another type) is inferred again, seeded with the folded
+   schema, so variant columns come out as a sequential run makes them.
+2. **write**: every split is normalized against the final schema and written as files of the
+   destination format into the package, by the executors.
+
+No table row reaches the driver.
+"""
+
+from __future__ import annotations
+
+import copy
+import logging
+import os
+import time
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING, Any
+
+from lakeload.errors import NormalizeError
+from lakeload.normalize.executor_relational import NormalizerSettings, RootTableSettings
+from lakeload.normalize.executor_tasks import NormalizePlan, Split, infer_split, write_split
+from lakeload.runtime.packages import (
+    EXTRACTED,
+    NORMALIZED,
+    NORMALIZING,
+    PipelineStorage,
+    read_json,
+    write_json_atomic,
+)
+from lakeload.schema.naming import NamingConvention
+from lakeload.schema.schema import Schema
+from lakeload.spark.session import run_tasks
+
+if TYPE_CHECKING:
+    from pyspark.sql import SparkSession
+
+logger = logging.getLogger("lakeload.normalize")
+
+
+@dataclass
+class NormalizeResult:
+    """What normalize made of one package."""
+
+    load_id: str
+    schema_name: str
+    row_counts: dict[str, int] = field(default_factory=dict)
+    files: int = 0
+    schema_version: int = 0
+    elapsed: float = 0.0
+
+
+def _apply_table_hints(schema: Schema, tables: dict[str, dict[str, Any]]) -> None:
+    for table in tables.values():
+        existing = schema.tables.get(table["name"])
+        if existing is None:
+            schema.update_table(copy.deepcopy(table))
+            continue
+        partial = {k: v for k, v in table.items() if k != "columns"}
+        partial["columns"] = {
+            name: col for name, col in table.get("columns", {}).items() if not existing["columns"].get(name, {}).get("data_type")
+        }
+        schema.update_table(copy.deepcopy(partial))
+
+
+def _root_settings(schema: Schema, tables: dict[str, dict[str, Any]], max_nesting: int) -> dict[str, RootTableSettings]:
+    roots = {}
+    for name in tables:
+        table = schema.tables[name]
+        pk = tuple(n for n, c in table["columns"].items() if c.get("primary_key"))
+        is_merge = table.get("write_disposition") == "merge"
+        upsert = is_merge and table.get("table_format") == "delta" and bool(pk)
+        nesting = table.get("x-normalizer", {}).get("max_nesting", max_nesting)
+        roots[name] = RootTableSettings(
+            row_id="key_hash" if upsert else "random", primary_key=pk, propagate_root_key=is_merge, max_nesting=nesting
+        )
+    return roots
+
+
+def _json_columns(schema: Schema) -> dict[str, frozenset[str]]:
+    found = {}
+    for name, table in schema.tables.items():
+        cols = frozenset(c for c, col in table["columns"].items() if col.get("data_type") == "json")
+        if cols:
+            found[name] = cols
+    return found
+
+
+def _conflicts(tables: dict[str, dict[str, Any]], result: dict[str, Any]) -> list[str]:
+    found = []
+    for table_name, added in result["added"].items():
+        known = tables.get(table_name, {}).get("columns", {})
+        for col_name in added:
+            mine = result["tables"][table_name]["columns"][col_name]
+            theirs = known.get(col_name)
+            if theirs and theirs.get("data_type") and theirs["data_type"] != mine["data_type"]:
+                found.append(f"{table_name}.{col_name}: {theirs['data_type']} vs {mine['data_type']}")
+    return found
+
+
+def _fold(tables: dict[str, dict[str, Any]], result: dict[str, Any]) -> None:
+    for table_name in result["new_tables"]:
+        if table_name not in tables:
+            local = result["tables"][table_name]
+            tables[table_name] = {k: copy.deepcopy(v) for k, v in local.items() if k != "columns"}
+            tables[table_name]["columns"] = {}
+    for table_name, added in result["added"].items():
+        columns = tables[table_name]["columns"]
+        for col_name in added:
+            current = columns.get(col_name)
+            if current is None or not current.get("data_type"):
+                columns[col_name] = copy.deepcopy(result["tables"][table_name]["columns"][col_name])
+    for table_name, count in result["row_counts"].items():
+        if count:
+            tables[table_name].setdefault("x-normalizer", {})["seen-data"] = True
+
+
+class Normalizer:
+    """Runs the normalize step of packages on Spark."""
+
+    def __init__(
+        self,
+        spark: SparkSession,
+        storage: PipelineStorage,
+        naming: NamingConvention,
+        file_format: str = "jsonl",
+        compressed: bool = True,
+        max_nesting: int = 1000,
+    ) -> None:
+        self.spark = spark
+        self.storage = storage
+        self.naming = naming
+        self.file_format = file_format
+        self.compressed = compressed
+        self.max_nesting = max_nesting
+
+    def normalize(self, load_id: str, schema: Schema) -> NormalizeResult:
+        """Normalize the extracted package `load_id`; `schema` is updated in place."""
+        started = time.perf_counter()
+        package = self.storage.package_dir(EXTRACTED, load_id)
+        manifest = read_json(os.path.join(package, "manifest.json"))
+        _apply_table_hints(schema, manifest["tables"])
+        plan = self._plan(load_id, schema, manifest, package)
+        self._infer(plan)
+        schema.tables = plan.tables
+        self._warn_null_only(plan)
+        out_dir = self.storage.package_dir(NORMALIZING, load_id)
+        plan.output_dir = os.path.join(out_dir, "data")
+        os.makedirs(plan.output_dir, exist_ok=True)
+        written = run_tasks(self.spark, write_split, plan, plan.splits, f"lakeload normalize {load_id}: write")
+        files = [dict(f, path=os.path.relpath(f["path"], out_dir)) for per_split in written for f in per_split]
+        version, version_hash = schema.bump_version()
+        row_counts: dict[str, int] = {}
+        for f in files:
+            row_counts[f["table"]] = row_counts.get(f["table"], 0) + f["rows"]
+        write_json_atomic(
+            os.path.join(out_dir, "package.json"),
+            {
+                "load_id": load_id,
+                "schema_name": schema.name,
+                "created_at": manifest["created_at"],
+                "file_format": self.file_format,
+                "root_tables": list(manifest["tables"]),
+                "files": files,
+                "row_counts": row_counts,
+                "schema": schema.to_dict(),
+                "state": manifest.get("state"),
+            },
+        )
+        self.storage.move(load_id, NORMALIZING, NORMALIZED)
+        self.storage.discard(EXTRACTED, load_id)
+        return NormalizeResult(load_id, schema.name, row_counts, len(files), version, time.perf_counter() - started)
+
+    def _plan(self, load_id: str, schema: Schema, manifest: dict[str, Any], package: str) -> NormalizePlan:
+        splits = [
+            Split(i, os.path.join(package, s["path"]), s["root_table"], s["file_format"], s.get("may_have_tags", False))
+            for i, s in enumerate(manifest["splits"])
+        ]
+        settings = NormalizerSettings(
+            load_id=load_id,
+            naming=self.naming,
+            roots=_root_settings(schema, manifest["tables"], self.max_nesting),
+            json_columns=_json_columns(schema),
+        )
+        return NormalizePlan(
+            load_id=load_id,
+            naming=self.naming,
+            tables=copy.deepcopy(schema.tables),
+            detections=tuple(schema.settings.get("detections", ())),
+            default_hints=schema.settings.get("default_hints", {}),
+            normalizer=settings,
+            splits=splits,
+            file_format=self.file_format,
+            compressed=self.compressed,
+        )
+
+    def _infer(self, plan: NormalizePlan) -> None:
+        results = run_tasks(self.spark, infer_split, plan, plan.splits, f"lakeload normalize {plan.load_id}: infer")
+        tables = plan.tables
+        self.null_only: dict[str, set[str]] = {}
+        for split, result in zip(plan.splits, results, strict=True):
+            if _conflicts(tables, result):
+                seeded = copy.copy(plan)
+                seeded.tables = copy.deepcopy(tables)
+                logger.info("split %s starts with another type than earlier splits; inferring it again", split.index)
+                result = run_tasks(self.spark, infer_split, seeded, [split], f"lakeload normalize {plan.load_id}: re-infer")[0]
+                if clash := _conflicts(tables, result):
+                    raise NormalizeError(f"Schema inference did not converge for {clash}")
+            _fold(tables, result)
+            for table_name, cols in result["null_only"].items():
+                self.null_only.setdefault(table_name, set()).update(cols)
+
+    def _warn_null_only(self, plan: NormalizePlan) -> None:
+        for table_name, cols in self.null_only.items():
+            known = plan.tables.get(table_name, {}).get("columns", {})
+            missing = sorted(c for c in cols if not known.get(c, {}).get("data_type"))
+            if missing:
+                logger.warning(
+                    "Columns %s of table '%s' only had null values and were not created; "
+                    "give them a data_type in `columns` hints to create them anyway.",
+                    missing,
+                    table_name,
+                )

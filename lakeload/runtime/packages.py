@@ -1,0 +1,131 @@
+"""The pipeline working folder: state, schemas and load packages on disk.
+
+```
+<pipelines_dir>/<pipeline_name>/
+  state.json                     pipeline state
+  schemas/<schema>.schema.json   the current schema of each source
+  load/extracting/<load_id>/     being extracted (incomplete; dropped on restart)
+  load/extracted/<load_id>/      manifest.json + data/ (items as typed JSONL or Parquet)
+  load/normalizing/<load_id>/    being normalized (incomplete; redone from extracted/)
+  load/normalized/<load_id>/     package.json + data/ (files in the destination format)
+  load/loaded/<load_id>/         package.json of completed loads (data removed)
+```
+
+Every state change is a directory rename, so a process killed at any point leaves each package in
+exactly one complete state (or an incomplete one that is redone).
+"""
+
+from __future__ import annotations
+
+import os
+import shutil
+import time
+from dataclasses import dataclass
+from typing import Any
+
+import orjson
+
+from lakeload.schema.schema import Schema
+
+EXTRACTING, EXTRACTED, NORMALIZING, NORMALIZED, LOADED = (
+    "extracting",
+    "extracted",
+    "normalizing",
+    "normalized",
+    "loaded",
+)
+
+
+def new_load_id() -> str:
+    """A load id as dlt makes them: the current unix time as a float, as a string ("1795290972.5539668")."""
+    return str(time.time())
+
+
+def write_json_atomic(path: str, value: Any) -> None:
+    """Write JSON to `path` through a temporary file and a rename."""
+    os.makedirs(os.path.dirname(path), exist_ok=True)
+    tmp = f"{path}.tmp"
+    with open(tmp, "wb") as f:
+        f.write(orjson.dumps(value, option=orjson.OPT_INDENT_2, default=str))
+        f.flush()
+        os.fsync(f.fileno())
+    os.replace(tmp, path)
+
+
+def read_json(path: str) -> Any:
+    with open(path, "rb") as f:
+        return orjson.loads(f.read())
+
+
+@dataclass
+class PipelineStorage:
+    """Access to one pipeline's working folder."""
+
+    root: str
+
+    def __post_init__(self) -> None:
+        self.root = os.path.abspath(os.path.expanduser(self.root))
+
+    # -- state and schemas -------------------------------------------------------------------------
+    @property
+    def state_path(self) -> str:
+        return os.path.join(self.root, "state.json")
+
+    def load_state(self) -> dict[str, Any] | None:
+        return read_json(self.state_path) if os.path.exists(self.state_path) else None
+
+    def save_state(self, state: dict[str, Any]) -> None:
+        write_json_atomic(self.state_path, state)
+
+    def schema_path(self, name: str) -> str:
+        return os.path.join(self.root, "schemas", f"{name}.schema.json")
+
+    def load_schema(self, name: str) -> Schema | None:
+        path = self.schema_path(name)
+        return Schema.from_dict(read_json(path)) if os.path.exists(path) else None
+
+    def save_schema(self, schema: Schema) -> None:
+        write_json_atomic(self.schema_path(schema.name), schema.to_dict())
+
+    def wipe(self) -> None:
+        """Remove the whole working folder (what `pipeline.drop()` does)."""
+        shutil.rmtree(self.root, ignore_errors=True)
+
+    # -- packages ----------------------------------------------------------------------------------
+    def package_dir(self, stage: str, load_id: str) -> str:
+        return os.path.join(self.root, "load", stage, load_id)
+
+    def list_packages(self, stage: str) -> list[str]:
+        """Load ids in `stage`, oldest first."""
+        folder = os.path.join(self.root, "load", stage)
+        if not os.path.isdir(folder):
+            return []
+        return sorted((d for d in os.listdir(folder) if not d.startswith(".")), key=float)
+
+    def move(self, load_id: str, from_stage: str, to_stage: str) -> str:
+        """Atomically move a package to another stage and return its new folder."""
+        target = self.package_dir(to_stage, load_id)
+        os.makedirs(os.path.dirname(target), exist_ok=True)
+        if os.path.exists(target):
+            shutil.rmtree(target)
+        os.replace(self.package_dir(from_stage, load_id), target)
+        return target
+
+    def discard(self, stage: str, load_id: str) -> None:
+        shutil.rmtree(self.package_dir(stage, load_id), ignore_errors=True)
+
+    def recover(self) -> None:
+        """Bring packages left by a killed process back to a complete state.
+
+        - an `extracting` package never completed: its data is dropped (the source runs again);
+        - a `normalizing` package is redone from its `extracted` copy;
+        - an `extracted` package that also exists as `normalized` was normalized completely.
+        """
+        for load_id in self.list_packages(EXTRACTING):
+            self.discard(EXTRACTING, load_id)
+        for load_id in self.list_packages(NORMALIZING):
+            self.discard(NORMALIZING, load_id)
+        normalized = set(self.list_packages(NORMALIZED)) | set(self.list_packages(LOADED))
+        for load_id in self.list_packages(EXTRACTED):
+            if load_id in normalized:
+                self.discard(EXTRACTED, load_id)

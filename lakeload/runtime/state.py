@@ -1,0 +1,71 @@
+"""Pipeline state in dlt's shape, its content hash, and restoring state and schema from the bucket."""
+
+from __future__ import annotations
+
+import base64
+import copy
+import hashlib
+import logging
+from typing import Any
+
+import orjson
+
+from lakeload.destinations.impl.filesystem import state_files
+from lakeload.destinations.impl.filesystem.client import FilesystemClient
+from lakeload.schema.schema import Schema
+
+logger = logging.getLogger("lakeload.pipeline")
+STATE_ENGINE_VERSION = 4
+
+
+def new_state(pipeline_name: str, dataset_name: str, destination_type: str, destination_name: str | None) -> dict[str, Any]:
+    return {
+        "_state_version": 0,
+        "_state_engine_version": STATE_ENGINE_VERSION,
+        "pipeline_name": pipeline_name,
+        "dataset_name": dataset_name,
+        "default_schema_name": None,
+        "schema_names": [],
+        "destination_type": f"lakeload.destinations.{destination_type}",
+        "destination_name": destination_name,
+        "_local": {},
+    }
+
+
+def state_hash(state: dict[str, Any]) -> str:
+    """Base64 sha3-256 of the state's content (without local and version fields)."""
+    content = {k: v for k, v in state.items() if k not in ("_local", "_version_hash", "_state_version")}
+    return base64.b64encode(hashlib.sha3_256(orjson.dumps(content, option=orjson.OPT_SORT_KEYS, default=str)).digest()).decode()
+
+
+def bump_state(state: dict[str, Any]) -> bool:
+    """Recompute the state hash; when it changed, increment `_state_version` and return True."""
+    new_hash = state_hash(state)
+    if new_hash == state.get("_version_hash"):
+        return False
+    state["_state_version"] = int(state.get("_state_version", 0)) + 1
+    state["_version_hash"] = new_hash
+    return True
+
+
+def stored_state(state: dict[str, Any]) -> dict[str, Any]:
+    return copy.deepcopy({k: v for k, v in state.items() if k != "_local"})
+
+
+def restore_from_bucket(client: FilesystemClient, pipeline_name: str) -> tuple[dict[str, Any] | None, list[Schema]]:
+    """The newest stored state of `pipeline_name` and the newest version of each of its schemas."""
+    names = client.list_dir("_dlt_pipeline_state")
+    newest = state_files.newest_state_file(names, pipeline_name)
+    if newest is None:
+        return None, []
+    record = state_files.parse_state_record(client.read_bytes(f"_dlt_pipeline_state/{newest}"))
+    state = state_files.decode_state(record["state"])
+    schemas = []
+    version_names = client.list_dir("_dlt_version")
+    for schema_name in state.get("schema_names") or []:
+        file = state_files.newest_version_file(version_names, schema_name)
+        if file:
+            version = state_files.parse_version_record(client.read_bytes(f"_dlt_version/{file}"))
+            schemas.append(Schema.from_json(version["schema"]))
+    logger.info("restored state v%s and schemas %s of pipeline %s from the bucket", state.get("_state_version"), [s.name for s in schemas], pipeline_name)
+    return state, schemas

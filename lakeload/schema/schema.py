@@ -1,0 +1,228 @@
+"""The lakeload schema: tables and columns in dlt's schema format (engine version 11).
+
+The schema is plain JSON-able dicts so it can be shipped to Spark executors, stored in the pipeline
+folder and written to `_dlt_version` exactly in the shape dlt users know.
+"""
+
+from __future__ import annotations
+
+import base64
+import copy
+import hashlib
+from collections.abc import Iterator
+from typing import Any
+
+import orjson
+
+ENGINE_VERSION = 11
+DLT_TABLE_PREFIX = "_dlt"
+
+TColumn = dict[str, Any]
+TTable = dict[str, Any]
+
+DEFAULT_HINTS: dict[str, list[str]] = {
+    "not_null": ["_dlt_id", "_dlt_root_id", "_dlt_parent_id", "_dlt_list_idx", "_dlt_load_id"],
+    "parent_key": ["_dlt_parent_id"],
+    "root_key": ["_dlt_root_id"],
+    "unique": ["_dlt_id"],
+    "row_key": ["_dlt_id"],
+}
+
+
+def _col(name: str, data_type: str, nullable: bool, description: str | None = None, **hints: Any) -> TColumn:
+    column: TColumn = {"name": name, "data_type": data_type, "nullable": nullable, **hints}
+    if description:
+        column["description"] = description
+    return column
+
+
+def _system_tables() -> dict[str, TTable]:
+    """The three tables dlt keeps beside the data, as they appear in every stored schema."""
+    version = {
+        "name": "_dlt_version",
+        "columns": {
+            c["name"]: c
+            for c in (
+                _col("version", "bigint", False, "Numeric version of the schema, incremented on each schema change"),
+                _col("engine_version", "bigint", False, "Version of the dlt schema engine that created this schema"),
+                _col("inserted_at", "timestamp", False, "Timestamp when this schema version was stored"),
+                _col("schema_name", "text", False, "Name of the schema"),
+                _col("version_hash", "text", False, "Unique hash of the schema content, used to detect changes"),
+                _col("schema", "text", False, "JSON representation of the complete schema definition"),
+            )
+        },
+        "write_disposition": "skip",
+        "resource": "_dlt_version",
+        "description": "Created by DLT. Tracks schema updates",
+    }
+    loads = {
+        "name": "_dlt_loads",
+        "columns": {
+            c["name"]: c
+            for c in (
+                _col("load_id", "text", False, "Unique identifier of the load operation", precision=64),
+                _col("schema_name", "text", True, "Name of the schema associated with this load"),
+                _col("status", "bigint", False, "Status of the load operation (0 = success)"),
+                _col("inserted_at", "timestamp", False, "Timestamp when the load was completed"),
+                _col("schema_version_hash", "text", True, "Hash of the schema version used during this load"),
+            )
+        },
+        "write_disposition": "skip",
+        "resource": "_dlt_loads",
+        "description": "Created by DLT. Tracks completed loads",
+    }
+    state = {
+        "name": "_dlt_pipeline_state",
+        "columns": {
+            c["name"]: c
+            for c in (
+                _col("version", "bigint", False, "Numeric version of the pipeline state"),
+                _col("engine_version", "bigint", False, "Version of the dlt state engine"),
+                _col("pipeline_name", "text", False, "Name of the pipeline this state belongs to"),
+                _col("state", "text", False, "Compressed JSON representation of the pipeline state"),
+                _col("created_at", "timestamp", False, "Timestamp when this state was created"),
+                _col("version_hash", "text", True, "Hash of the state content, used to detect changes"),
+                _col("_dlt_load_id", "text", False, "Load identifier linking this row to its load operation", precision=64),
+                _col("_dlt_id", "text", False, unique=True, row_key=True),
+            )
+        },
+        "write_disposition": "append",
+        "file_format": "preferred",
+        "resource": "_dlt_pipeline_state",
+        "x-normalizer": {"seen-data": True},
+    }
+    return {"_dlt_version": version, "_dlt_loads": loads, "_dlt_pipeline_state": state}
+
+
+def is_complete_column(column: TColumn) -> bool:
+    """A column is complete once it has a data type; hints-only columns wait for data."""
+    return bool(column.get("data_type"))
+
+
+class Schema:
+    """A dlt-format schema with content hashing and version bumps.
+
+    >>> s = Schema("quick_start")
+    >>> s.update_table({"name": "users", "columns": {"id": {"name": "id", "data_type": "bigint", "nullable": True}}})
+    >>> s.bump_version()[0]
+    2
+    """
+
+    def __init__(self, name: str, naming: str = "snake_case") -> None:
+        self.name = name
+        self.version = 1
+        self.version_hash = ""
+        self.previous_hashes: list[str] = []
+        self.tables: dict[str, TTable] = _system_tables()
+        self.settings: dict[str, Any] = {"detections": ["iso_timestamp"], "default_hints": copy.deepcopy(DEFAULT_HINTS)}
+        self.normalizers: dict[str, Any] = {"names": naming, "json": {"module": "lakeload.normalize.relational"}}
+        self.version_hash = self.content_hash()
+
+    # -- persistence -------------------------------------------------------------------------------
+    def to_dict(self) -> dict[str, Any]:
+        """The schema as dlt stores it (key order as dlt's)."""
+        return {
+            "version": self.version,
+            "version_hash": self.version_hash,
+            "engine_version": ENGINE_VERSION,
+            "name": self.name,
+            "tables": self.tables,
+            "settings": self.settings,
+            "normalizers": self.normalizers,
+            "previous_hashes": self.previous_hashes,
+        }
+
+    def to_json(self, pretty: bool = False) -> str:
+        return orjson.dumps(self.to_dict(), option=orjson.OPT_INDENT_2 if pretty else 0).decode()
+
+    @classmethod
+    def from_dict(cls, data: dict[str, Any]) -> Schema:
+        schema = cls.__new__(cls)
+        schema.name = data["name"]
+        schema.version = int(data.get("version", 1))
+        schema.version_hash = data.get("version_hash", "")
+        schema.previous_hashes = list(data.get("previous_hashes", []))
+        schema.tables = copy.deepcopy(data.get("tables", {}))
+        for name, table in _system_tables().items():
+            schema.tables.setdefault(name, table)
+        schema.settings = copy.deepcopy(data.get("settings") or {"detections": ["iso_timestamp"]})
+        schema.settings.setdefault("default_hints", copy.deepcopy(DEFAULT_HINTS))
+        schema.normalizers = copy.deepcopy(data.get("normalizers") or {"names": "snake_case"})
+        if not schema.version_hash:
+            schema.version_hash = schema.content_hash()
+        return schema
+
+    @classmethod
+    def from_json(cls, text: str | bytes) -> Schema:
+        return cls.from_dict(orjson.loads(text))
+
+    def clone(self) -> Schema:
+        return Schema.from_dict(copy.deepcopy(self.to_dict()))
+
+    # -- hashing and versions ----------------------------------------------------------------------
+    def content_hash(self) -> str:
+        """Base64 sha3-256 of the schema content (tables, settings, normalizers, name), order-insensitive for keys."""
+        content = {"name": self.name, "tables": self.tables, "settings": self.settings, "normalizers": self.normalizers}
+        digest = hashlib.sha3_256(orjson.dumps(content, option=orjson.OPT_SORT_KEYS)).digest()
+        return base64.b64encode(digest).decode("ascii")
+
+    def bump_version(self) -> tuple[int, str]:
+        """Recompute the content hash; a changed hash increments `version` and records the old hash."""
+        new_hash = self.content_hash()
+        if new_hash != self.version_hash:
+            if self.version_hash:
+                self.previous_hashes.insert(0, self.version_hash)
+                del self.previous_hashes[10:]
+            self.version += 1
+            self.version_hash = new_hash
+        return self.version, self.version_hash
+
+    @property
+    def is_modified(self) -> bool:
+        return self.content_hash() != self.version_hash
+
+    # -- tables ------------------------------------------------------------------------------------
+    def update_table(self, partial: TTable) -> None:
+        """Merge a partial table: new columns are appended in order, known columns take new properties."""
+        name = partial["name"]
+        table = self.tables.get(name)
+        if table is None:
+            table = {"name": name, "columns": {}}
+            self.tables[name] = table
+        for key, value in partial.items():
+            if key == "columns":
+                continue
+            if key == "x-normalizer":
+                table.setdefault(key, {}).update(value)
+            else:
+                table[key] = value
+        columns = table["columns"]
+        for col_name, column in partial.get("columns", {}).items():
+            if col_name in columns:
+                columns[col_name].update(column)
+            else:
+                columns[col_name] = dict(column)
+
+    def data_tables(self, seen_data_only: bool = False) -> list[TTable]:
+        """Tables that hold user data (not `_dlt_*`), in schema order."""
+        return [
+            t
+            for name, t in self.tables.items()
+            if not name.startswith(DLT_TABLE_PREFIX)
+            and (not seen_data_only or t.get("x-normalizer", {}).get("seen-data"))
+        ]
+
+    def root_table_of(self, table_name: str) -> TTable:
+        table = self.tables[table_name]
+        while table.get("parent"):
+            table = self.tables[table["parent"]]
+        return table
+
+    def nested_tables_of(self, root_name: str) -> Iterator[TTable]:
+        """The root table and all tables that descend from it."""
+        for table in self.tables.values():
+            if self.root_table_of(table["name"])["name"] == root_name:
+                yield table
+
+    def complete_columns(self, table_name: str) -> dict[str, TColumn]:
+        return {n: c for n, c in self.tables[table_name]["columns"].items() if is_complete_column(c)}

@@ -1,0 +1,146 @@
+"""Getting a Spark session: the user's active one, or a local one set up for lakeload.
+
+lakeload never stops a session it did not start, and starts at most one per process.
+"""
+
+from __future__ import annotations
+
+import logging
+import os
+import re
+import shutil
+import subprocess
+import sys
+import threading
+import warnings
+from collections.abc import Callable, Mapping
+from typing import TYPE_CHECKING, Any, TypeVar
+
+import orjson
+
+from lakeload.errors import NormalizeError, SparkSetupError
+
+if TYPE_CHECKING:
+    from pyspark.sql import SparkSession
+
+logger = logging.getLogger("lakeload.spark")
+_lock = threading.Lock()
+DEFAULT_MASTER = "local[*]"
+JAVA_HELP = (
+    "lakeload runs Apache Spark, which needs Java 17 or newer. Install it with "
+    "`sudo apt-get install -y openjdk-17-jre-headless` (Debian/Ubuntu), `brew install openjdk@17` (macOS), "
+    "or any JDK 17+, then set JAVA_HOME or put `java` on PATH."
+)
+DEFAULT_CONF: dict[str, str] = {
+    "spark.ui.showConsoleProgress": "false",
+    "spark.ui.enabled": "false",
+    "spark.sql.execution.arrow.pyspark.enabled": "true",
+    "spark.sql.parquet.outputTimestampType": "TIMESTAMP_MICROS",
+    "spark.sql.session.timeZone": "UTC",
+    "spark.python.worker.reuse": "true",
+}
+LOG4J_CONFIG = os.path.join(os.path.dirname(__file__), "log4j2.properties")
+PANDAS_WARNING = "PySpark does not yet fully support pandas"
+
+
+def java_version(java: str) -> int | None:
+    """Major version of a `java` binary, or None when it does not run."""
+    try:
+        out = subprocess.run([java, "-version"], capture_output=True, text=True, timeout=30).stderr
+    except (OSError, subprocess.SubprocessError):
+        return None
+    match = re.search(r'version "(\d+)(?:\.(\d+))?', out)
+    if not match:
+        return None
+    major = int(match.group(1))
+    return int(match.group(2) or 0) if major == 1 else major
+
+
+def check_java() -> str:
+    """Path of a usable Java 17+, or a `SparkSetupError` that says how to install one."""
+    java_home = os.environ.get("JAVA_HOME")
+    java = os.path.join(java_home, "bin", "java") if java_home else shutil.which("java")
+    if not java or not os.path.exists(java):
+        raise SparkSetupError(f"No Java found (JAVA_HOME={java_home!r}, no `java` on PATH). {JAVA_HELP}")
+    version = java_version(java)
+    if version is None or version < 17:
+        raise SparkSetupError(f"{java} is Java {version or 'of unknown version'}; {JAVA_HELP}")
+    return java
+
+
+def _prepare_environment() -> None:
+    warnings.filterwarnings("ignore", message=PANDAS_WARNING, category=FutureWarning)
+    os.environ.setdefault("PYTHONWARNINGS", f"ignore:{PANDAS_WARNING}:FutureWarning")
+    os.environ.setdefault("PYSPARK_PYTHON", sys.executable)
+    os.environ.setdefault("PYSPARK_DRIVER_PYTHON", sys.executable)
+    os.environ.setdefault("SPARK_LOCAL_IP", "127.0.0.1")
+
+
+def get_spark(master: str | None = None, conf: Mapping[str, str] | None = None) -> SparkSession:
+    """The active Spark session, or a new one on `master` (default `local[*]`) with quiet logs.
+
+    >>> spark = get_spark()                       # local[*] unless a session is already active
+    >>> spark = get_spark("local-cluster[2,1,1024]")
+    """
+    from pyspark.sql import SparkSession
+
+    with _lock:
+        active = SparkSession.getActiveSession()
+        if active is not None:
+            return active
+        check_java()
+        _prepare_environment()
+        builder = SparkSession.builder.appName("lakeload").master(
+            master or os.environ.get("SPARK__MASTER") or os.environ.get("LAKELOAD__SPARK__MASTER") or DEFAULT_MASTER
+        )
+        java_options = f"-Dlog4j2.configurationFile=file:{LOG4J_CONFIG}"
+        settings = {
+            **DEFAULT_CONF,
+            "spark.driver.extraJavaOptions": java_options,
+            "spark.executor.extraJavaOptions": java_options,
+            **(conf or {}),
+        }
+        for key, value in settings.items():
+            builder = builder.config(key, value)
+        try:
+            session = builder.getOrCreate()
+        except Exception as exc:
+            raise SparkSetupError(f"Spark could not start: {exc}. {JAVA_HELP}") from exc
+        session.sparkContext.setLogLevel("ERROR")
+        return session
+
+
+T = TypeVar("T")
+
+
+def run_tasks(
+    spark: SparkSession,
+    task: Callable[[Any, Any], T],
+    payload: Any,
+    items: list[Any],
+    description: str,
+) -> list[T]:
+    """Run `task(payload, item)` for every item, one Spark task each, and return the results in order.
+
+    Only the tasks' small JSON results come back to the driver. A task that raised makes this raise
+    `NormalizeError` with the task's own message.
+    """
+    from lakeload.spark.executor_runner import RESULT_SCHEMA, task_mapper
+
+    if not items:
+        return []
+    n = len(items)
+    spark.sparkContext.setJobDescription(description)
+    try:
+        frame = spark.range(0, n, 1, numPartitions=n).mapInArrow(task_mapper(task, payload, items), RESULT_SCHEMA)
+        rows = frame.collect()
+    finally:
+        spark.sparkContext.setJobDescription(None)  # type: ignore[arg-type]
+    results: list[Any] = [None] * n
+    for row in rows:
+        decoded = orjson.loads(row[0])
+        if "error" in decoded:
+            logger.debug("task %s failed:\n%s", decoded["index"], decoded.get("trace"))
+            raise NormalizeError(f"{description}: {decoded['error']}")
+        results[decoded["index"]] = decoded["ok"]
+    return results

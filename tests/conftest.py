@@ -1,0 +1,46 @@
+"""Shared fixtures: one real local Spark session per test process, isolated config and folders."""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+
+SPARK_MASTER = os.environ.get("LAKELOAD_TEST_SPARK_MASTER", "local[2]")
+
+
+@pytest.fixture(scope="session")
+def spark() -> Iterator[object]:
+    """The one Spark session of this test process (lakeload's pipelines pick it up as the active one)."""
+    from lakeload.spark.session import get_spark
+
+    session = get_spark(SPARK_MASTER, {"spark.sql.shuffle.partitions": "2", "spark.default.parallelism": "2"})
+    yield session
+    session.stop()
+
+
+@pytest.fixture(autouse=True)
+def isolated_config(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:
+    """No lakeload/dlt env vars or TOML files from the outside leak into a test."""
+    for name in list(os.environ):
+        upper = name.upper()
+        if upper.startswith(("DESTINATION__", "NORMALIZE__", "DATA_WRITER__", "RUNTIME__", "SPARK__")) or "__DESTINATION__" in upper:
+            monkeypatch.delenv(name, raising=False)
+    workdir = tmp_path / "cwd"
+    workdir.mkdir()
+    monkeypatch.chdir(workdir)
+    monkeypatch.setenv("HOME", str(tmp_path / "home"))
+
+
+@pytest.fixture
+def bucket(tmp_path: Path) -> Path:
+    path = tmp_path / "bucket"
+    path.mkdir()
+    return path
+
+
+@pytest.fixture
+def pipelines_dir(tmp_path: Path) -> Path:
+    return tmp_path / "pipelines"
