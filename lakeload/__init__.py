@@ -26,7 +26,19 @@ _EXPORTS = {
     "pipeline": "lakeload.runtime.pipeline",
     "destination": "lakeload.destinations",
 }
-__all__ = [*_EXPORTS, "destinations"]
+__all__ = [
+    "LakeloadError",
+    "LoadInfo",
+    "Pipeline",
+    "PipelineStepFailed",
+    "Resource",
+    "Source",
+    "destination",
+    "destinations",
+    "pipeline",
+    "resource",
+    "source",
+]
 
 if TYPE_CHECKING:
     from lakeload import destinations

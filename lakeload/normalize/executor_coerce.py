@@ -16,7 +16,6 @@ from __future__ import annotations
 
 import re
 from collections.abc import Iterable
-from functools import lru_cache
 from typing import Any
 
 from lakeload.errors import SchemaError
@@ -32,12 +31,19 @@ class SchemaFrozenError(SchemaError):
     """The write pass met a column the infer pass did not see: the input changed between passes."""
 
 
-@lru_cache(maxsize=256)
-def _py_type(t: type) -> str | None:
-    try:
-        return datatypes.py_type_to_data_type(t)
-    except Exception:
-        return None
+_PY_TYPES: dict[Any, str | None] = {}
+
+
+def _py_type(t: Any) -> str | None:
+    """dlt type of a Python type, memoized in a plain dict (hot path)."""
+    found = _PY_TYPES.get(t, 0)
+    if found == 0:
+        try:
+            found = datatypes.py_type_to_data_type(t)
+        except Exception:
+            found = None
+        _PY_TYPES[t] = found
+    return found  # type: ignore[return-value]
 
 
 def _compile_hints(default_hints: dict[str, list[str]]) -> list[tuple[str, list[re.Pattern[str] | str]]]:
@@ -71,6 +77,12 @@ class RowCoercer:
         self.new_tables: list[str] = []
         self.null_only: dict[str, set[str]] = {}
         self.row_counts: dict[str, int] = {}
+        self._types: dict[str, dict[str, str]] = {}  # table -> {column: data_type} of complete columns
+
+    def _column_types(self, table_name: str, columns: dict[str, TColumn]) -> dict[str, str]:
+        types = {n: c["data_type"] for n, c in columns.items() if c.get("data_type")}
+        self._types[table_name] = types
+        return types
 
     # -- public ------------------------------------------------------------------------------------
     def coerce_row(self, table_name: str, parent_table: str | None, row: dict[str, Any]) -> dict[str, Any]:
@@ -79,14 +91,18 @@ class RowCoercer:
         if table is None:
             table = self._new_table(table_name, parent_table)
         columns = table["columns"]
+        types = self._types.get(table_name)
+        if types is None:
+            types = self._column_types(table_name, columns)
         out: dict[str, Any] = {}
+        py_types = _PY_TYPES
         for name, value in row.items():
             if value is None:
                 self._null_value(table_name, columns, name)
                 continue
-            column = columns.get(name)
-            if column is not None and (col_type := column.get("data_type")):
-                py_type = _py_type(type(value))
+            col_type = types.get(name)
+            if col_type is not None:
+                py_type = py_types.get(type(value)) or _py_type(type(value))
                 if py_type == col_type:
                     out[name] = datatypes.normalize_timezone(value, True) if col_type == "timestamp" else value
                     continue
@@ -102,6 +118,7 @@ class RowCoercer:
                         continue
             new_name, new_value = self._non_null_value(table_name, columns, name, value, False)
             out[new_name] = new_value
+            types = self._types[table_name]
         if out:
             self.row_counts[table_name] = self.row_counts.get(table_name, 0) + 1
             normalizer = table.setdefault("x-normalizer", {})
@@ -189,4 +206,5 @@ class RowCoercer:
             merged.update({k: v for k, v in column.items() if k not in incomplete or k == "data_type"})
             column = merged
         columns[name] = column
+        self._column_types(table_name, columns)
         self.added.setdefault(table_name, []).append(name)

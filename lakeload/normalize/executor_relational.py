@@ -97,6 +97,8 @@ class RelationalNormalizer:
         self._shorten = naming.shorten_fragments
         self._load_id = settings.load_id
         self._default_root = RootTableSettings()
+        self._name_cache: dict[str, dict[str, list[Any]]] = {}
+        self._table_names: dict[tuple[str, tuple[str, ...]], str] = {}
 
     def normalize(self, item: Any, root_table: str) -> Iterator[NormalizedRow]:
         """All rows of one extracted item for the (already normalized) root table name."""
@@ -111,27 +113,41 @@ class RelationalNormalizer:
         cols = self.settings.json_columns.get(table)
         return cols is not None and column in cols
 
+    def _names(self, node: dict[str, list[Any]], path: tuple[str, ...], key: str) -> list[Any]:
+        """Cache entry of `key` under `path`: [column name, child path, child node, list path or None]."""
+        norm_key = self._norm(key) if key and not key.isspace() else EMPTY_KEY
+        name = self._shorten(*path, norm_key) if path else norm_key
+        entry = [name, (*path, norm_key), {}, None]
+        node[key] = entry
+        return entry
+
     def _flatten(
         self, table: str, record: dict[str, Any], level: int
     ) -> tuple[dict[str, Any], list[tuple[tuple[str, ...], list[Any]]]]:
         row: dict[str, Any] = {}
         lists: dict[tuple[str, ...], list[Any]] = {}
-        norm, shorten = self._norm, self._shorten
-        stack: list[tuple[dict[str, Any], int, tuple[str, ...]]] = [(record, level, ())]
+        root_node = self._name_cache.get(table)
+        if root_node is None:
+            root_node = self._name_cache[table] = {}
+        stack: list[tuple[dict[str, Any], int, tuple[str, ...], dict[str, list[Any]]]] = [(record, level, (), root_node)]
         while stack:
-            current, lvl, path = stack.pop()
+            current, lvl, path, node = stack.pop()
             for key, value in current.items():
-                norm_key = norm(key) if key and not key.isspace() else EMPTY_KEY
-                name = shorten(*path, norm_key) if path else norm_key
+                entry = node.get(key)
+                if entry is None:
+                    entry = self._names(node, path, key)
                 value_type = type(value)
                 if value_type is dict:
-                    if not self._is_json(table, name, lvl):
-                        stack.append((value, lvl - 1, (*path, norm_key)))
+                    if not self._is_json(table, entry[0], lvl):
+                        stack.append((value, lvl - 1, entry[1], entry[2]))
                         continue
-                elif value_type is list and not self._is_json(table, name, lvl):
-                    lists[(*path, self._norm_table(key))] = value
+                elif value_type is list and not self._is_json(table, entry[0], lvl):
+                    list_path = entry[3]
+                    if list_path is None:
+                        list_path = entry[3] = (*path, self._norm_table(key))
+                    lists[list_path] = value
                     continue
-                row[name] = value
+                row[entry[0]] = value
         return row, list(lists.items())
 
     def _row(
@@ -158,7 +174,10 @@ class RelationalNormalizer:
             extend = {C_DLT_ROOT_ID: row_id}
         yield table, parent_table, row
         for path, items in lists:
-            yield from self._list(items, self._shorten(table, *path), table, root, extend, row_id, level - 1)
+            child = self._table_names.get((table, path))
+            if child is None:
+                child = self._table_names[(table, path)] = self._shorten(table, *path)
+            yield from self._list(items, child, table, root, extend, row_id, level - 1)
 
     def _add_row_id(
         self,

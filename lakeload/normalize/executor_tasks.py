@@ -1,12 +1,15 @@
-"""Executor-safe: the two normalize passes over one split (one extracted file) of a load package.
+"""Executor-safe: the normalize tasks over one split (one extracted file) of a load package.
 
-- `infer_split` runs dlt's sequential schema inference over the split, starting from the stored
-  schema, and returns only what it added (tables and columns, in order) plus counts: metadata, no rows.
-- `write_split` normalizes the split again against the final schema and writes one file per table into
-  the package's normalized folder, returning the files' metadata.
+- `normalize_split` (pass 1) parses the split once: it runs dlt's sequential schema inference from the
+  stored schema and writes the coerced rows: jsonl straight into final files, parquet/csv as Arrow
+  IPC chunks in the split's own column set. It returns its schema additions, in order, and its files.
+- `finalize_split` (pass 2) turns a split's Arrow chunks into final parquet/csv files with the final
+  table schema (columns in final order, nulls for columns the split never saw): Arrow work only.
+- `infer_split` and `write_split` redo a split from its source when its first guesses disagreed
+  with the folded schema (rare), so the result is exactly that of one sequential normalizer.
 
-Both run inside Spark executors (see `spark_job`), import no driver-side lakeload module and never
-send table rows back to the driver.
+All run inside Spark executors (see `lakeload.spark.executor_runner`), import no driver-side
+lakeload module and never send table rows back to the driver.
 """
 
 from __future__ import annotations
@@ -19,12 +22,19 @@ from collections.abc import Iterator
 from dataclasses import dataclass, field
 from typing import Any
 
+import pyarrow as pa
 import pyarrow.parquet as pq
 
 from lakeload.errors import NormalizeError
 from lakeload.normalize.executor_coerce import RowCoercer
 from lakeload.normalize.executor_relational import NormalizerSettings, RelationalNormalizer
-from lakeload.normalize.executor_writers import TableFileWriter, file_extension
+from lakeload.normalize.executor_writers import (
+    ArrowChunkWriter,
+    TableFileWriter,
+    arrow_schema,
+    complete_columns,
+    file_extension,
+)
 from lakeload.schema import typed_json
 from lakeload.schema.naming import NamingConvention
 
@@ -33,7 +43,7 @@ TTable = dict[str, Any]
 
 @dataclass(frozen=True)
 class Split:
-    """One extracted file of a package: JSONL of typed-JSON items, or Parquet written by Spark."""
+    """One extracted file of a package: JSONL of typed-JSON items, or Parquet."""
 
     index: int
     path: str
@@ -77,7 +87,7 @@ def read_records(split: Split) -> Iterator[Any]:
             except ValueError as exc:
                 raise NormalizeError(
                     f"Malformed record at line {line_no} of extracted file {split.path}: {exc}. "
-                    "The package is kept; remove or fix the record and run `pipeline.normalize()` again."
+                    "The package is kept; fix or remove the record and run `pipeline.normalize()` again."
                 ) from exc
 
 
@@ -87,12 +97,7 @@ def _rows(plan: NormalizePlan, split: Split) -> Iterator[tuple[str, str | None, 
         yield from normalizer.normalize(item, split.root_table)
 
 
-def infer_split(plan: NormalizePlan, split: Split) -> dict[str, Any]:
-    """Sequential dlt inference over one split; returns the schema additions in order."""
-    tables = copy.deepcopy(plan.tables)
-    coercer = RowCoercer(tables, plan.naming, plan.detections, plan.default_hints)
-    for table_name, parent_table, row in _rows(plan, split):
-        coercer.coerce_row(table_name, parent_table, row)
+def _report(split: Split, coercer: RowCoercer, tables: dict[str, TTable]) -> dict[str, Any]:
     touched = set(coercer.added) | set(coercer.new_tables) | set(coercer.row_counts)
     return {
         "split": split.index,
@@ -104,13 +109,45 @@ def infer_split(plan: NormalizePlan, split: Split) -> dict[str, Any]:
     }
 
 
+def infer_split(plan: NormalizePlan, split: Split) -> dict[str, Any]:
+    """Sequential dlt inference over one split, without writing; returns the schema additions in order."""
+    tables = copy.deepcopy(plan.tables)
+    coercer = RowCoercer(tables, plan.naming, plan.detections, plan.default_hints)
+    for table_name, parent_table, row in _rows(plan, split):
+        coercer.coerce_row(table_name, parent_table, row)
+    return _report(split, coercer, tables)
 
-def write_split(plan: NormalizePlan, split: Split) -> list[dict[str, Any]]:
-    """Normalize one split against the final schema and write one file per table."""
-    tables = plan.tables
-    coercer = RowCoercer(tables, plan.naming, plan.detections, plan.default_hints, frozen=True)
-    writers: dict[str, TableFileWriter] = {}
+
+def _new_file_path(plan: NormalizePlan, table_name: str, ext: str) -> tuple[str, str]:
+    file_id = uuid.uuid4().hex[:10]
+    return file_id, os.path.join(plan.output_dir, f"{table_name}.{file_id}.{ext}")
+
+
+def _final_writer(plan: NormalizePlan, table_name: str, tables: dict[str, TTable]) -> TableFileWriter:
     ext = file_extension(plan.file_format, plan.compressed)
+    file_id, path = _new_file_path(plan, table_name, ext)
+    columns = complete_columns(tables[table_name])
+    return TableFileWriter(path, plan.file_format, columns, plan.compressed, table_name, file_id, ext)
+
+
+def _close_all(writers: dict[str, Any], split: Split) -> list[dict[str, Any]]:
+    files = []
+    for writer in writers.values():
+        files.extend(dict(meta, split=split.index) for meta in writer.close())
+    return files
+
+
+def _abort_all(writers: dict[str, Any]) -> None:
+    for writer in writers.values():
+        writer.abort()
+
+
+def normalize_split(plan: NormalizePlan, split: Split) -> dict[str, Any]:
+    """Pass 1: infer and write in one parse. Files are final (jsonl) or Arrow chunks (parquet, csv)."""
+    tables = copy.deepcopy(plan.tables)
+    coercer = RowCoercer(tables, plan.naming, plan.detections, plan.default_hints)
+    writers: dict[str, Any] = {}
+    staged = plan.file_format != "jsonl"
     try:
         for table_name, parent_table, row in _rows(plan, split):
             out = coercer.coerce_row(table_name, parent_table, row)
@@ -118,20 +155,74 @@ def write_split(plan: NormalizePlan, split: Split) -> list[dict[str, Any]]:
                 continue
             writer = writers.get(table_name)
             if writer is None:
-                file_id = uuid.uuid4().hex[:10]
-                path = os.path.join(plan.output_dir, f"{table_name}.{file_id}.{ext}")
-                columns = {n: c for n, c in tables[table_name]["columns"].items() if c.get("data_type")}
-                writer = writers[table_name] = TableFileWriter(path, plan.file_format, columns, plan.compressed)
-                writer.file_id = file_id  # type: ignore[attr-defined]
+                if staged:
+                    stem = os.path.join(plan.output_dir, f"_chunks.{split.index:06d}.{table_name}")
+                    writer = ArrowChunkWriter(stem, table_name, tables)
+                else:
+                    writer = _final_writer(plan, table_name, tables)
+                writers[table_name] = writer
             writer.write(out)
+        files = _close_all(writers, split)
     except BaseException:
-        for writer in writers.values():
-            if os.path.exists(writer.tmp_path):
-                os.remove(writer.tmp_path)
+        _abort_all(writers)
         raise
-    files = []
-    for table_name, writer in writers.items():
-        meta = writer.close()
-        meta.update(table=table_name, file_id=writer.file_id, ext=ext, split=split.index)  # type: ignore[attr-defined]
-        files.append(meta)
+    report = _report(split, coercer, tables)
+    report["files"] = files
+    return report
+
+
+def write_split(plan: NormalizePlan, split: Split) -> list[dict[str, Any]]:
+    """Normalize one split again against the final schema and write final files (the slow, exact path)."""
+    tables = plan.tables
+    coercer = RowCoercer(tables, plan.naming, plan.detections, plan.default_hints, frozen=True)
+    writers: dict[str, Any] = {}
+    try:
+        for table_name, parent_table, row in _rows(plan, split):
+            out = coercer.coerce_row(table_name, parent_table, row)
+            if out:
+                writer = writers.get(table_name)
+                if writer is None:
+                    writer = writers[table_name] = _final_writer(plan, table_name, tables)
+                writer.write(out)
+        return _close_all(writers, split)
+    except BaseException:
+        _abort_all(writers)
+        raise
+
+
+def conform(table: pa.Table, schema: pa.Schema) -> pa.Table:
+    """`table` with exactly the columns of `schema`, in its order; missing columns are all null."""
+    arrays = []
+    for target in schema:
+        index = table.schema.get_field_index(target.name)
+        if index < 0:
+            arrays.append(pa.nulls(table.num_rows, target.type))
+        else:
+            column = table.column(index)
+            arrays.append(column if column.type == target.type else column.cast(target.type))
+    return pa.Table.from_arrays(arrays, schema=schema)
+
+
+def finalize_split(plan: NormalizePlan, job: dict[str, Any]) -> list[dict[str, Any]]:
+    """Pass 2 for one split: Arrow chunks to final files, or a full rewrite when the split was redone."""
+    split: Split = job["split"]
+    if job.get("rewrite"):
+        return write_split(plan, split)
+    files: list[dict[str, Any]] = []
+    by_table: dict[str, list[str]] = {}
+    for chunk in job["chunks"]:
+        by_table.setdefault(chunk["table"], []).append(chunk["path"])
+    for table_name, paths in by_table.items():
+        writer = _final_writer(plan, table_name, plan.tables)
+        schema = arrow_schema(writer.columns)
+        try:
+            for path in paths:
+                with pa.memory_map(path) as source:
+                    writer.write_arrow(conform(pa.ipc.open_file(source).read_all(), schema))
+            files.extend(dict(meta, split=split.index) for meta in writer.close())
+        except BaseException:
+            writer.abort()
+            raise
+        for path in paths:
+            os.remove(path)
     return files

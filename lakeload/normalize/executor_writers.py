@@ -1,14 +1,17 @@
-"""Executor-safe: writers that turn coerced rows of one table into a jsonl, parquet or csv file.
+"""Executor-safe: writers for normalized rows of one table.
 
-A writer buffers rows and flushes them in chunks, so memory stays bounded by the chunk size. Files
-are written under a temporary name and renamed when closed, so a reader (or a resumed load) never
-takes a half-written file for a complete one.
+- `TableFileWriter` writes one final file (jsonl, parquet or csv) from rows or Arrow tables,
+  buffering rows so memory stays bounded by the chunk size.
+- `ArrowChunkWriter` stages rows as Arrow IPC chunks in the split's current column set (pass 1
+  of normalize), to be conformed to the final schema later without touching Python rows again.
+
+Files are written under a temporary name and renamed when complete, so nobody (a reader, or a
+resumed load) takes a half-written file for a complete one.
 """
 
 from __future__ import annotations
 
 import gzip
-import io
 import os
 from typing import IO, Any
 
@@ -26,13 +29,20 @@ FILE_FORMATS = ("jsonl", "parquet", "csv")
 
 def file_extension(file_format: str, compressed: bool) -> str:
     """`jsonl.gz`, `csv.gz` or `parquet` (parquet is never gzipped)."""
+    if file_format not in FILE_FORMATS:
+        raise ValueError(f"Unknown loader_file_format '{file_format}'; use one of {', '.join(FILE_FORMATS)}.")
     if file_format == "parquet":
         return "parquet"
     return f"{file_format}.gz" if compressed else file_format
 
 
+def complete_columns(table: dict[str, Any]) -> dict[str, TColumn]:
+    """The columns of a table that have a data type, in schema order."""
+    return {n: c for n, c in table["columns"].items() if c.get("data_type")}
+
+
 def arrow_schema(columns: dict[str, TColumn]) -> pa.Schema:
-    """The Arrow schema of a table's complete columns, in schema order."""
+    """The Arrow schema of complete columns, in order, as dlt's parquet writer types them."""
     fields = []
     for name, column in columns.items():
         arrow_type = datatypes.to_arrow_type(
@@ -43,27 +53,31 @@ def arrow_schema(columns: dict[str, TColumn]) -> pa.Schema:
 
 
 def rows_to_arrow(rows: list[dict[str, Any]], columns: dict[str, TColumn], schema: pa.Schema) -> pa.Table:
-    """Column-wise conversion; `json` columns become JSON strings as dlt stores them."""
-    arrays = []
-    for field in schema:
-        values = [row.get(field.name) for row in rows]
-        if columns[field.name]["data_type"] == "json":
-            values = [None if v is None else orjson.dumps(v, default=datatypes.jsonl_default).decode() for v in values]
-        arrays.append(pa.array(values, type=field.type))
-    return pa.Table.from_arrays(arrays, schema=schema)
+    """Rows to an Arrow table of `schema`; `json` columns become JSON strings as dlt stores them."""
+    json_columns = [n for n, c in columns.items() if c["data_type"] == "json"]
+    if json_columns:
+        dumps, default = orjson.dumps, datatypes.jsonl_default
+        for row in rows:
+            for name in json_columns:
+                value = row.get(name)
+                if value is not None and not isinstance(value, str):
+                    row[name] = dumps(value, default=default).decode()
+    return pa.Table.from_pylist(rows, schema=schema)
 
 
 class TableFileWriter:
-    """Writes the rows of one table into one file; `close()` returns the file's metadata."""
+    """Writes the rows of one table into one final file; `close()` returns the file's metadata."""
 
-    def __init__(self, path: str, file_format: str, columns: dict[str, TColumn], compressed: bool) -> None:
-        if file_format not in FILE_FORMATS:
-            raise ValueError(f"Unknown file format '{file_format}', expected one of {FILE_FORMATS}")
+    def __init__(
+        self, path: str, file_format: str, columns: dict[str, TColumn], compressed: bool,
+        table: str = "", file_id: str = "", ext: str = "",
+    ) -> None:
         self.path = path
         self.tmp_path = path + ".tmp"
         self.file_format = file_format
         self.columns = columns
         self.compressed = compressed and file_format != "parquet"
+        self.meta = {"table": table, "file_id": file_id, "ext": ext or file_extension(file_format, compressed)}
         self.rows = 0
         self._buffer: list[dict[str, Any]] = []
         self._schema = arrow_schema(columns) if file_format != "jsonl" else None
@@ -81,60 +95,94 @@ class TableFileWriter:
         if self._stream is None:
             os.makedirs(os.path.dirname(self.tmp_path), exist_ok=True)
             self._raw = open(self.tmp_path, "wb")  # noqa: SIM115 - closed in close()
-            self._stream = gzip.GzipFile(fileobj=self._raw, mode="wb", compresslevel=5, mtime=0) if self.compressed else self._raw
+            if self.compressed:
+                self._stream = gzip.GzipFile(fileobj=self._raw, mode="wb", compresslevel=5, mtime=0)  # type: ignore[assignment]
+            else:
+                self._stream = self._raw
+        assert self._stream is not None
         return self._stream
 
     def _flush(self) -> None:
         rows, self._buffer = self._buffer, []
         if not rows:
             return
-        self.rows += len(rows)
         if self.file_format == "jsonl":
+            self.rows += len(rows)
             dumps, default, option = orjson.dumps, datatypes.jsonl_default, datatypes.JSONL_OPTIONS
             self._open_stream().write(b"".join(dumps(r, default=default, option=option) + b"\n" for r in rows))
             return
         assert self._schema is not None
-        table = rows_to_arrow(rows, self.columns, self._schema)
+        self.write_arrow(rows_to_arrow(rows, self.columns, self._schema))
+
+    def write_arrow(self, table: pa.Table) -> None:
+        """Append an Arrow table that already has this file's schema (parquet and csv only)."""
+        self.rows += table.num_rows
         if self.file_format == "parquet":
             if self._parquet is None:
                 os.makedirs(os.path.dirname(self.tmp_path), exist_ok=True)
                 self._parquet = pq.ParquetWriter(
-                    self.tmp_path, self._schema, version="2.4", compression="snappy", use_compliant_nested_type=True
+                    self.tmp_path, table.schema, version="2.4", compression="snappy", use_compliant_nested_type=True
                 )
             self._parquet.write_table(table)
         else:
             if self._csv is None:
-                self._csv = pacsv.CSVWriter(self._open_stream(), self._schema, write_options=pacsv.WriteOptions(include_header=True, quoting_style="needed"))
+                options = pacsv.WriteOptions(include_header=True, quoting_style="needed")
+                self._csv = pacsv.CSVWriter(self._open_stream(), table.schema, write_options=options)
             self._csv.write_table(table)
 
-    def close(self) -> dict[str, Any]:
+    def close(self) -> list[dict[str, Any]]:
         """Flush, close and publish the file under its final name."""
         self._flush()
-        if self._parquet is not None:
-            self._parquet.close()
-        if self._csv is not None:
-            self._csv.close()
-        if self._stream is not None:
-            self._stream.close()
-        if self._raw is not None and not self._raw.closed:
-            self._raw.close()
-        if not os.path.exists(self.tmp_path):
-            self._write_empty()
+        for closable in (self._parquet, self._csv, self._stream, self._raw):
+            if closable is not None:
+                closable.close()
         os.replace(self.tmp_path, self.path)
-        return {"path": self.path, "rows": self.rows, "bytes": os.path.getsize(self.path)}
+        return [{**self.meta, "path": self.path, "rows": self.rows, "bytes": os.path.getsize(self.path)}]
 
-    def _write_empty(self) -> None:
-        os.makedirs(os.path.dirname(self.tmp_path), exist_ok=True)
-        if self.file_format == "parquet":
-            assert self._schema is not None
-            pq.write_table(self._schema.empty_table(), self.tmp_path, version="2.4")
+    def abort(self) -> None:
+        """Close and remove the temporary file of a failed task."""
+        for closable in (self._parquet, self._csv, self._stream, self._raw):
+            try:
+                if closable is not None:
+                    closable.close()
+            except Exception:  # the task already failed; the original error matters
+                pass
+        if os.path.exists(self.tmp_path):
+            os.remove(self.tmp_path)
+
+
+class ArrowChunkWriter:
+    """Stages rows of one table as Arrow IPC files, each in the table's columns at flush time."""
+
+    def __init__(self, stem: str, table: str, tables: dict[str, dict[str, Any]]) -> None:
+        self.stem = stem
+        self.table = table
+        self.tables = tables  # the split's live local schema: grows while rows are coerced
+        self._buffer: list[dict[str, Any]] = []
+        self._chunks: list[dict[str, Any]] = []
+
+    def write(self, row: dict[str, Any]) -> None:
+        self._buffer.append(row)
+        if len(self._buffer) >= FLUSH_ROWS:
+            self._flush()
+
+    def _flush(self) -> None:
+        rows, self._buffer = self._buffer, []
+        if not rows:
             return
-        with open(self.tmp_path, "wb") as raw:
-            out: IO[bytes] = gzip.GzipFile(fileobj=raw, mode="wb", mtime=0) if self.compressed else io.BytesIO()
-            if self.file_format == "csv":
-                header = ",".join(f'"{c}"' for c in self.columns).encode() + b"\n"
-                out.write(header)
-            if self.compressed:
-                out.close()
-            else:
-                raw.write(out.getvalue())  # type: ignore[attr-defined]
+        columns = complete_columns(self.tables[self.table])
+        data = rows_to_arrow(rows, columns, arrow_schema(columns))
+        path = f"{self.stem}.{len(self._chunks):04d}.arrow"
+        os.makedirs(os.path.dirname(path), exist_ok=True)
+        with pa.OSFile(path, "wb") as sink, pa.ipc.new_file(sink, data.schema) as writer:
+            writer.write_table(data)
+        self._chunks.append({"table": self.table, "path": path, "rows": data.num_rows, "chunk": True})
+
+    def close(self) -> list[dict[str, Any]]:
+        self._flush()
+        return self._chunks
+
+    def abort(self) -> None:
+        for chunk in self._chunks:
+            if os.path.exists(chunk["path"]):
+                os.remove(chunk["path"])

@@ -1,15 +1,16 @@
 """Normalize (driver side): plan the Spark jobs for one package and keep the schema.
 
-The package's extracted files are the splits. Two Spark jobs run over them:
+The package's extracted files are the splits. Spark jobs run over them:
 
-1. **infer**: every split runs dlt's sequential inference from the stored schema and returns only
-   its schema additions, in order. The driver folds them in split order, which is the order a
-   single sequential normalizer would have seen the records, so column order and first-seen types
-   are exactly dlt's. A split whose local guess disagrees with a type fixed by an earlier split
-   (rare: its first value of a column had another type) is inferred again, seeded with the folded
-   schema, so variant columns come out as a sequential run makes them.
-2. **write**: every split is normalized against the final schema and written as files of the
-   destination format into the package, by the executors.
+1. **normalize**: every split is parsed once; it runs dlt's sequential inference from the stored
+   schema, writes its rows (jsonl: final files; parquet/csv: Arrow chunks) and returns only its
+   schema additions, in order. The driver folds them in split order, which is the order a single
+   sequential normalizer would have seen the records, so column order and first-seen types are
+   exactly dlt's.
+2. A split whose local guess disagrees with a type fixed by an earlier split (rare: its first value
+   of a column had another type) is inferred again seeded with the folded schema, and rewritten from
+   its source in step 3, so variant columns come out as a sequential run makes them.
+3. **finalize**: Arrow chunks become parquet/csv files with the final table schema (Arrow only).
 
 No table row reaches the driver.
 """
@@ -25,7 +26,7 @@ from typing import TYPE_CHECKING, Any
 
 from lakeload.errors import NormalizeError
 from lakeload.normalize.executor_relational import NormalizerSettings, RootTableSettings
-from lakeload.normalize.executor_tasks import NormalizePlan, Split, infer_split, write_split
+from lakeload.normalize.executor_tasks import NormalizePlan, Split, finalize_split, infer_split, normalize_split
 from lakeload.runtime.packages import (
     EXTRACTED,
     NORMALIZED,
@@ -147,15 +148,17 @@ class Normalizer:
         manifest = read_json(os.path.join(package, "manifest.json"))
         _apply_table_hints(schema, manifest["tables"])
         plan = self._plan(load_id, schema, manifest, package)
-        self._infer(plan)
-        schema.tables = plan.tables
-        self._warn_null_only(plan)
         out_dir = self.storage.package_dir(NORMALIZING, load_id)
         plan.output_dir = os.path.join(out_dir, "data")
         os.makedirs(plan.output_dir, exist_ok=True)
-        written = run_tasks(self.spark, write_split, plan, plan.splits, f"lakeload normalize {load_id}: write")
-        files = [dict(f, path=os.path.relpath(f["path"], out_dir)) for per_split in written for f in per_split]
-        version, version_hash = schema.bump_version()
+        written, jobs = self._first_pass(plan)
+        schema.tables = plan.tables
+        self._warn_null_only(plan)
+        if jobs:
+            finalized = run_tasks(self.spark, finalize_split, plan, jobs, f"lakeload normalize {load_id}: finalize")
+            written += [f for per_split in finalized for f in per_split]
+        files = sorted((dict(f, path=os.path.relpath(f["path"], out_dir)) for f in written), key=lambda f: f["split"])
+        version, _ = schema.bump_version()
         row_counts: dict[str, int] = {}
         for f in files:
             row_counts[f["table"]] = row_counts.get(f["table"], 0) + f["rows"]
@@ -200,21 +203,33 @@ class Normalizer:
             compressed=self.compressed,
         )
 
-    def _infer(self, plan: NormalizePlan) -> None:
-        results = run_tasks(self.spark, infer_split, plan, plan.splits, f"lakeload normalize {plan.load_id}: infer")
+    def _first_pass(self, plan: NormalizePlan) -> tuple[list[dict[str, Any]], list[dict[str, Any]]]:
+        """Run pass 1 and fold its results; returns final files written and the finalize jobs."""
+        results = run_tasks(self.spark, normalize_split, plan, plan.splits, f"lakeload normalize {plan.load_id}")
         tables = plan.tables
         self.null_only: dict[str, set[str]] = {}
+        final_files: list[dict[str, Any]] = []
+        jobs: list[dict[str, Any]] = []
         for split, result in zip(plan.splits, results, strict=True):
             if _conflicts(tables, result):
+                for f in result["files"]:
+                    os.remove(f["path"])
                 seeded = copy.copy(plan)
                 seeded.tables = copy.deepcopy(tables)
-                logger.info("split %s starts with another type than earlier splits; inferring it again", split.index)
+                logger.info("split %s starts with another type than earlier splits; normalizing it again", split.index)
                 result = run_tasks(self.spark, infer_split, seeded, [split], f"lakeload normalize {plan.load_id}: re-infer")[0]
                 if clash := _conflicts(tables, result):
                     raise NormalizeError(f"Schema inference did not converge for {clash}")
+                jobs.append({"split": split, "rewrite": True})
+            else:
+                chunks = [f for f in result["files"] if f.get("chunk")]
+                final_files += [f for f in result["files"] if not f.get("chunk")]
+                if chunks:
+                    jobs.append({"split": split, "chunks": chunks})
             _fold(tables, result)
             for table_name, cols in result["null_only"].items():
                 self.null_only.setdefault(table_name, set()).update(cols)
+        return final_files, jobs
 
     def _warn_null_only(self, plan: NormalizePlan) -> None:
         for table_name, cols in self.null_only.items():
