@@ -181,7 +181,8 @@ def run_dlt(case: dict[str, Any], bucket_dir: str | Path, pipelines_dir: str | P
                 pipeline.run(records, table_name=case["table_name"], loader_file_format=loader_file_format)
 
 
-def run_lakeload(case: dict[str, Any], bucket_dir: str | Path, pipelines_dir: str | Path) -> None:
+def run_lakeload(case: dict[str, Any], bucket_dir: str | Path, pipelines_dir: str | Path,
+                 loader_file_format: str | None = None) -> None:
     """Load ``case`` with lakeload's public API, the same way ``run_dlt`` does with dlt."""
     import lakeload
 
@@ -192,7 +193,7 @@ def run_lakeload(case: dict[str, Any], bucket_dir: str | Path, pipelines_dir: st
         pipelines_dir=str(Path(pipelines_dir).resolve()),
     )
     for records in case_runs(case):
-        pipeline.run(records, table_name=case["table_name"])
+        pipeline.run(records, table_name=case["table_name"], loader_file_format=loader_file_format)
 
 
 # ------------------------------------------------------------------------------------------- reading

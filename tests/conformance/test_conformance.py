@@ -67,6 +67,21 @@ def test_conformance(case_path: Path, tmp_path: Path) -> None:
     assert diff(expected, actual) == []
 
 
+SHARED_PARAMS = [p for p in CASE_PARAMS if p.id.startswith("shared/")]
+
+
+@pytest.mark.parametrize("loader_file_format", ["parquet", "csv"])
+@pytest.mark.parametrize("case_path", SHARED_PARAMS)
+def test_conformance_file_formats(case_path: Path, loader_file_format: str, tmp_path: Path) -> None:
+    """Parquet and csv go through lakeload's Arrow chunk + finalize path: same tables as dlt's same format."""
+    case = load_case(case_path)
+    expected = _dlt_canonical(case, tmp_path / "dlt", loader_file_format)
+    run_lakeload(case, tmp_path / "ll" / "bucket", tmp_path / "ll" / "pipelines", loader_file_format)
+    actual = canonicalize(read_bucket(tmp_path / "ll" / "bucket"))
+    assert actual["problems"] == []
+    assert diff(expected, actual) == []
+
+
 # ---------------------------------------------------------------------------- the harness itself
 
 
