@@ -89,10 +89,9 @@ def get_spark(master: str | None = None, conf: Mapping[str, str] | None = None) 
         if active is not None:
             return active
         check_java()
+        master = master or os.environ.get("SPARK__MASTER") or DEFAULT_MASTER
         _prepare_environment()
-        builder = SparkSession.builder.appName("lakeload").master(
-            master or os.environ.get("SPARK__MASTER") or os.environ.get("LAKELOAD__SPARK__MASTER") or DEFAULT_MASTER
-        )
+        builder = SparkSession.builder.appName("lakeload").master(master)
         java_options = f"-Dlog4j2.configurationFile=file:{LOG4J_CONFIG}"
         settings = {
             **DEFAULT_CONF,

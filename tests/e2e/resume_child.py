@@ -1,0 +1,82 @@
+"""Child process for the resume tests: runs a pipeline and optionally stops dead at a chosen point.
+
+usage: resume_child.py BUCKET PIPELINES_DIR MODE [--pause-in normalize|load] [--marker FILE]
+
+MODE is `first` (load batch A), `second` (load batch B) or `resume` (run() with no data).
+With --pause-in, the run stops in the middle of that step (normalize: after pass 1, before
+finalize; load: after copying the first file), creates MARKER and sleeps until it is killed.
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import time
+from typing import Any
+
+import lakeload
+
+
+def batch(start: int, n: int) -> list[dict[str, Any]]:
+    return [{"id": i, "name": f"user{i}", "pets": [{"n": j} for j in range(i % 3)]} for i in range(start, start + n)]
+
+
+def pause_forever(marker: str) -> None:
+    with open(marker, "w") as f:
+        f.write(str(os.getpid()))
+    while True:
+        time.sleep(1)
+
+
+def install_pause(step: str, marker: str) -> None:
+    if step == "normalize":
+        from lakeload.normalize import normalizer
+
+        real = normalizer.run_tasks
+
+        def run_tasks(spark: Any, task: Any, payload: Any, items: list[Any], description: str) -> Any:
+            if "finalize" in description:
+                pause_forever(marker)
+            return real(spark, task, payload, items, description)
+
+        normalizer.run_tasks = run_tasks  # type: ignore[assignment]
+    else:
+        from lakeload.load import loader
+
+        real_copy = loader.run_tasks
+        loader.FILES_PER_TASK = 1
+
+        def copy_some(spark: Any, task: Any, payload: Any, items: list[Any], description: str) -> Any:
+            real_copy(spark, task, payload, items[:1], description)
+            pause_forever(marker)
+
+        loader.run_tasks = copy_some  # type: ignore[assignment]
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser()
+    parser.add_argument("bucket")
+    parser.add_argument("pipelines_dir")
+    parser.add_argument("mode", choices=["first", "second", "resume"])
+    parser.add_argument("--disposition", default="append")
+    parser.add_argument("--pause-in", choices=["normalize", "load"])
+    parser.add_argument("--marker")
+    args = parser.parse_args()
+    from lakeload.spark.session import get_spark
+
+    get_spark("local[1]")
+    if args.pause_in:
+        install_pause(args.pause_in, args.marker)
+    p = lakeload.pipeline(
+        "resumable", destination=lakeload.destinations.filesystem(args.bucket), dataset_name="ds", pipelines_dir=args.pipelines_dir
+    )
+    if args.mode == "resume":
+        info = p.run()
+    else:
+        data = batch(0, 50) if args.mode == "first" else batch(1000, 30)
+        info = p.run(data, table_name="users", write_disposition=args.disposition, loader_file_format="parquet")
+    print("LOADED", ",".join(info.load_ids))
+
+
+if __name__ == "__main__":
+    main()
