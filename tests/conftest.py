@@ -26,7 +26,7 @@ def isolated_config(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:
     """No lakeload/dlt env vars or TOML files from the outside leak into a test."""
     for name in list(os.environ):
         upper = name.upper()
-        if upper.startswith(("DESTINATION__", "NORMALIZE__", "DATA_WRITER__", "RUNTIME__", "SPARK__")) or "__DESTINATION__" in upper:
+        if upper.startswith(("DESTINATION__", "NORMALIZE__", "DATA_WRITER__", "RUNTIME__", "SPARK__", "EXTRACT__")) or "__DESTINATION__" in upper:
             monkeypatch.delenv(name, raising=False)
     workdir = tmp_path / "cwd"
     workdir.mkdir()

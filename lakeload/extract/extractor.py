@@ -139,12 +139,13 @@ def extract_resources(
     naming: NamingConvention,
     progress: Callable[[int], None] | None = None,
     extra_manifest: dict[str, Any] | None = None,
+    file_max_bytes: int = FILE_MAX_BYTES,
 ) -> ExtractResult:
     """Stream every selected resource into a new package and move it to `extracted`."""
     started = time.perf_counter()
     load_id = new_load_id()
     package = storage.package_dir(EXTRACTING, load_id)
-    writer = PackageWriter(os.path.join(package, "data"))
+    writer = PackageWriter(os.path.join(package, "data"), file_max_bytes)
     result = ExtractResult(load_id=load_id, schema_name=schema_name)
     tables: dict[str, dict[str, Any]] = {}
     pending = 0

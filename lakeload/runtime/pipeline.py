@@ -20,7 +20,7 @@ from lakeload.destinations.impl.filesystem.configuration import FilesystemConfig
 from lakeload.destinations.impl.filesystem.factory import filesystem
 from lakeload.destinations.impl.filesystem.layout import Layout
 from lakeload.errors import LakeloadError, PipelineStepFailed
-from lakeload.extract.extractor import extract_resources
+from lakeload.extract.extractor import FILE_MAX_BYTES, extract_resources
 from lakeload.extract.resource import Resource, Source, resource
 from lakeload.load.loader import Loader
 from lakeload.normalize.normalizer import Normalizer
@@ -111,6 +111,11 @@ class Pipeline:
                 return not value
         return True
 
+    def _file_max_bytes(self) -> int:
+        """Size at which extract starts a new file; more files let more Spark tasks share the work."""
+        value = resolve(("extract",), "file_max_bytes", self.pipeline_name, hint=int).value
+        return int(value) if value else FILE_MAX_BYTES
+
     @property
     def default_schema_name(self) -> str | None:
         return self.state.get("default_schema_name")
@@ -181,6 +186,7 @@ class Pipeline:
                     "state": stored_state(self.state) if carries_state else None,
                     "loader_file_format": loader_file_format,
                 },
+                file_max_bytes=self._file_max_bytes(),
             )
         except LakeloadError as exc:
             raise PipelineStepFailed("extract", None, str(exc)) from exc

@@ -1,0 +1,42 @@
+"""Destination factories: shorthand, explicit, named; capabilities printable and overridable."""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+
+import pytest
+
+import lakeload
+from lakeload.destinations.impl.filesystem.configuration import normalize_bucket_url
+from lakeload.errors import ConfigurationError
+from lakeload.runtime.pipeline import resolve_destination
+
+
+def test_capabilities_and_overrides() -> None:
+    caps = lakeload.destinations.filesystem("/tmp/x", recommended_file_size=1000).capabilities()
+    assert dict(caps)["preferred_loader_file_format"] == "jsonl" and caps.recommended_file_size == 1000
+    with pytest.raises(ConfigurationError, match="Unknown filesystem destination arguments"):
+        lakeload.destinations.filesystem("/tmp/x", not_a_capability=1)
+
+
+def test_named_destinations(monkeypatch: pytest.MonkeyPatch) -> None:
+    dest = lakeload.destination("prod_bucket", destination_type="filesystem", bucket_url="/tmp/prod")
+    assert dest.name == "prod_bucket" and dest.configuration().bucket_url == "file:///tmp/prod"
+    monkeypatch.setenv("DESTINATION__STAGING__DESTINATION_TYPE", "filesystem")
+    monkeypatch.setenv("DESTINATION__STAGING__BUCKET_URL", "/tmp/staging")
+    staging = resolve_destination("staging")
+    assert staging is not None and staging.configuration("p").bucket_url == "file:///tmp/staging"
+    with pytest.raises(ConfigurationError, match="destination_type"):
+        resolve_destination("nowhere")
+
+
+def test_local_bucket_urls() -> None:
+    assert normalize_bucket_url("/data/b") == "file:///data/b"
+    assert normalize_bucket_url("rel/b") == "file://" + os.path.abspath("rel/b")
+    assert normalize_bucket_url("file:///data/b") == "file:///data/b"
+    assert normalize_bucket_url("file://localhost/data/b") == "file:///data/b"
+    assert normalize_bucket_url("s3://bucket/path") == "s3://bucket/path"
+    with pytest.raises(ConfigurationError, match="neither a path nor a host"):
+        normalize_bucket_url("file://")
+    assert Path(normalize_bucket_url("~/b")[7:]).is_absolute()
