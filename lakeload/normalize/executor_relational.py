@@ -117,7 +117,7 @@ class RelationalNormalizer:
         """Cache entry of `key` under `path`: [column name, child path, child node, list path or None]."""
         norm_key = self._norm(key) if key and not key.isspace() else EMPTY_KEY
         name = self._shorten(*path, norm_key) if path else norm_key
-        entry = [name, (*path, norm_key), {}, None]
+        entry: list[Any] = [name, (*path, norm_key), {}, None]
         node[key] = entry
         return entry
 

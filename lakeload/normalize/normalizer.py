@@ -26,7 +26,13 @@ from typing import TYPE_CHECKING, Any
 
 from lakeload.errors import NormalizeError
 from lakeload.normalize.executor_relational import NormalizerSettings, RootTableSettings
-from lakeload.normalize.executor_tasks import NormalizePlan, Split, finalize_split, infer_split, normalize_split
+from lakeload.normalize.executor_tasks import (
+    NormalizePlan,
+    Split,
+    finalize_split,
+    infer_split,
+    normalize_split,
+)
 from lakeload.runtime.packages import (
     EXTRACTED,
     NORMALIZED,

@@ -145,7 +145,7 @@ def test_source_with_resources_and_hints(bucket: Path, pipelines_dir: Path) -> N
     @lakeload.resource(table_name="Deal Items")
     def deals() -> Any:
         for i in range(3):
-            yield {"deal": i, "Created At": "2024-01-0%dT00:00:00Z" % (i + 1)}
+            yield {"deal": i, "Created At": f"2024-01-0{i + 1}T00:00:00Z"}
 
     @lakeload.source
     def crm() -> Any:

@@ -4,7 +4,14 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from lakeload.runtime.packages import EXTRACTED, EXTRACTING, NORMALIZED, NORMALIZING, PipelineStorage, new_load_id
+from lakeload.runtime.packages import (
+    EXTRACTED,
+    EXTRACTING,
+    NORMALIZED,
+    NORMALIZING,
+    PipelineStorage,
+    new_load_id,
+)
 
 
 def test_load_ids_look_like_dlt_and_increase() -> None:
