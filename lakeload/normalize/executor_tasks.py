@@ -131,7 +131,7 @@ def _final_writer(plan: NormalizePlan, table_name: str, tables: dict[str, TTable
 
 
 def _close_all(writers: dict[str, Any], split: Split) -> list[dict[str, Any]]:
-    files = []
+    files: list[dict[str, Any]] = []
     for writer in writers.values():
         files.extend(dict(meta, split=split.index) for meta in writer.close())
     return files
