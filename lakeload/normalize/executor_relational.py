@@ -11,7 +11,9 @@ Rules reproduced (dlt 1.31):
 - root rows get `_dlt_load_id` and a random `_dlt_id` (or a hash of the primary key for upsert tables);
 - child `_dlt_id`s hash (parent id, table, list index), so re-normalizing gives the same ids;
 - `_dlt_root_id` is propagated to every child row when the root table asks for a root key;
-- a dict or list in a column typed `json`, or deeper than the nesting limit, stays a JSON value.
+- a dict or list in a column typed `json`, or deeper than the nesting limit, stays a JSON value;
+- two keys of one record that normalize to the same column (`"a b"` and `"a_b"`): the later value is
+  kept, as dlt does, and the collision is recorded so the driver can warn (dlt says nothing).
 """
 
 from __future__ import annotations
@@ -98,6 +100,7 @@ class RelationalNormalizer:
         self._load_id = settings.load_id
         self._default_root = RootTableSettings()
         self._name_cache: dict[str, dict[str, list[Any]]] = {}
+        self.collisions: dict[str, dict[str, list[str]]] = {}  # table -> column -> original keys
         self._table_names: dict[tuple[str, tuple[str, ...]], str] = {}
 
     def normalize(self, item: Any, root_table: str) -> Iterator[NormalizedRow]:
@@ -147,8 +150,15 @@ class RelationalNormalizer:
                         list_path = entry[3] = (*path, self._norm_table(key))
                     lists[list_path] = value
                     continue
+                if entry[0] in row:
+                    self._collision(table, entry[0], [k for k in current if k in node and node[k][0] == entry[0]])
                 row[entry[0]] = value
         return row, list(lists.items())
+
+    def _collision(self, table: str, column: str, keys: list[str]) -> None:
+        """Keys of one record normalize to one column: dlt keeps the last value; we record the keys."""
+        known = self.collisions.setdefault(table, {}).setdefault(column, [])
+        known.extend(k for k in keys if k not in known and len(known) < 10)
 
     def _row(
         self,

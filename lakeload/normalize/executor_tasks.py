@@ -91,15 +91,20 @@ def read_records(split: Split) -> Iterator[Any]:
                 ) from exc
 
 
-def _rows(plan: NormalizePlan, split: Split) -> Iterator[tuple[str, str | None, dict[str, Any]]]:
-    normalizer = RelationalNormalizer(plan.normalizer)
+def _rows(
+    plan: NormalizePlan, split: Split, normalizer: RelationalNormalizer | None = None
+) -> Iterator[tuple[str, str | None, dict[str, Any]]]:
+    normalizer = normalizer or RelationalNormalizer(plan.normalizer)
     for item in read_records(split):
         yield from normalizer.normalize(item, split.root_table)
 
 
-def _report(split: Split, coercer: RowCoercer, tables: dict[str, TTable]) -> dict[str, Any]:
+def _report(
+    split: Split, coercer: RowCoercer, tables: dict[str, TTable], normalizer: RelationalNormalizer
+) -> dict[str, Any]:
     touched = set(coercer.added) | set(coercer.new_tables) | set(coercer.row_counts)
     return {
+        "collisions": normalizer.collisions,
         "split": split.index,
         "new_tables": coercer.new_tables,
         "added": coercer.added,
@@ -113,9 +118,10 @@ def infer_split(plan: NormalizePlan, split: Split) -> dict[str, Any]:
     """Sequential dlt inference over one split, without writing; returns the schema additions in order."""
     tables = copy.deepcopy(plan.tables)
     coercer = RowCoercer(tables, plan.naming, plan.detections, plan.default_hints)
-    for table_name, parent_table, row in _rows(plan, split):
+    normalizer = RelationalNormalizer(plan.normalizer)
+    for table_name, parent_table, row in _rows(plan, split, normalizer):
         coercer.coerce_row(table_name, parent_table, row)
-    return _report(split, coercer, tables)
+    return _report(split, coercer, tables, normalizer)
 
 
 def _new_file_path(plan: NormalizePlan, table_name: str, ext: str) -> tuple[str, str]:
@@ -148,8 +154,9 @@ def normalize_split(plan: NormalizePlan, split: Split) -> dict[str, Any]:
     coercer = RowCoercer(tables, plan.naming, plan.detections, plan.default_hints)
     writers: dict[str, Any] = {}
     staged = plan.file_format != "jsonl"
+    normalizer = RelationalNormalizer(plan.normalizer)
     try:
-        for table_name, parent_table, row in _rows(plan, split):
+        for table_name, parent_table, row in _rows(plan, split, normalizer):
             out = coercer.coerce_row(table_name, parent_table, row)
             if not out:
                 continue
@@ -166,7 +173,7 @@ def normalize_split(plan: NormalizePlan, split: Split) -> dict[str, Any]:
     except BaseException:
         _abort_all(writers)
         raise
-    report = _report(split, coercer, tables)
+    report = _report(split, coercer, tables, normalizer)
     report["files"] = files
     return report
 

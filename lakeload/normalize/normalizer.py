@@ -21,6 +21,7 @@ import copy
 import logging
 import os
 import time
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
@@ -139,6 +140,7 @@ class Normalizer:
         file_format: str = "jsonl",
         compressed: bool = True,
         max_nesting: int = 1000,
+        on_progress: Callable[[int], None] | None = None,
     ) -> None:
         self.spark = spark
         self.storage = storage
@@ -146,6 +148,7 @@ class Normalizer:
         self.file_format = file_format
         self.compressed = compressed
         self.max_nesting = max_nesting
+        self.on_progress = on_progress
 
     def normalize(self, load_id: str, schema: Schema) -> NormalizeResult:
         """Normalize the extracted package `load_id`; `schema` is updated in place."""
@@ -211,9 +214,12 @@ class Normalizer:
 
     def _first_pass(self, plan: NormalizePlan) -> tuple[list[dict[str, Any]], list[dict[str, Any]]]:
         """Run pass 1 and fold its results; returns final files written and the finalize jobs."""
-        results = run_tasks(self.spark, normalize_split, plan, plan.splits, f"lakeload normalize {plan.load_id}")
+        results = run_tasks(
+            self.spark, normalize_split, plan, plan.splits, f"lakeload normalize {plan.load_id}", self.on_progress
+        )
         tables = plan.tables
         self.null_only: dict[str, set[str]] = {}
+        self.collisions: dict[tuple[str, str], list[str]] = {}
         final_files: list[dict[str, Any]] = []
         jobs: list[dict[str, Any]] = []
         for split, result in zip(plan.splits, results, strict=True):
@@ -235,7 +241,24 @@ class Normalizer:
             _fold(tables, result)
             for table_name, cols in result["null_only"].items():
                 self.null_only.setdefault(table_name, set()).update(cols)
+            self._collect_collisions(result.get("collisions", {}))
+        self._warn_collisions()
         return final_files, jobs
+
+    def _collect_collisions(self, collisions: dict[str, dict[str, list[str]]]) -> None:
+        for table_name, columns in collisions.items():
+            for column, keys in columns.items():
+                known = self.collisions.setdefault((table_name, column), [])
+                known.extend(k for k in keys if k not in known)
+
+    def _warn_collisions(self) -> None:
+        for (table_name, column), keys in self.collisions.items():
+            logger.warning(
+                "Keys %s of the same record all become column '%s' of table '%s' under the snake_case naming "
+                "convention; the last value is kept, as dlt does. Rename the keys in the resource (e.g. with "
+                "add_map) or load with a case-sensitive naming convention to keep every value.",
+                keys, column, table_name,
+            )
 
     def _warn_null_only(self, plan: NormalizePlan) -> None:
         for table_name, cols in self.null_only.items():

@@ -219,9 +219,12 @@ class Pipeline:
             manifest = read_json(os.path.join(self.storage.package_dir(EXTRACTED, load_id), "manifest.json"))
             schema = self.schema(manifest["schema_name"])
             fmt = manifest.get("loader_file_format") or self._preferred_format()
-            self.progress.start("normalize")
+            self.progress.start("normalize", len(manifest["splits"]))
             try:
-                normalizer = Normalizer(self.spark, self.storage, self.naming, fmt, self._compressed())
+                normalizer = Normalizer(
+                    self.spark, self.storage, self.naming, fmt, self._compressed(),
+                    on_progress=lambda n: self.progress.update("normalize", n),
+                )
                 result = normalizer.normalize(load_id, schema)
             except LakeloadError as exc:
                 raise PipelineStepFailed("normalize", load_id, str(exc)) from exc

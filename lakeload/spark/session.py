@@ -12,6 +12,7 @@ import shutil
 import subprocess
 import sys
 import threading
+import uuid
 import warnings
 from collections.abc import Callable, Mapping
 from typing import TYPE_CHECKING, Any, TypeVar
@@ -112,29 +113,60 @@ def get_spark(master: str | None = None, conf: Mapping[str, str] | None = None) 
 T = TypeVar("T")
 
 
+def _poll_progress(spark: SparkSession, group: str, on_progress: Callable[[int], None], stop: threading.Event) -> None:
+    """Report newly completed tasks of the job group until `stop` is set."""
+    tracker = spark.sparkContext.statusTracker()
+    reported = 0
+    while not stop.wait(0.5):
+        try:
+            done = 0
+            for job_id in tracker.getJobIdsForGroup(group):
+                job = tracker.getJobInfo(job_id)
+                for stage_id in job.stageIds if job else ():
+                    stage = tracker.getStageInfo(stage_id)
+                    done += stage.numCompletedTasks if stage else 0
+        except Exception:  # progress is best effort; the job itself reports real errors
+            return
+        if done > reported:
+            on_progress(done - reported)
+            reported = done
+
+
 def run_tasks(
     spark: SparkSession,
     task: Callable[[Any, Any], T],
     payload: Any,
     items: list[Any],
     description: str,
+    on_progress: Callable[[int], None] | None = None,
 ) -> list[T]:
     """Run `task(payload, item)` for every item, one Spark task each, and return the results in order.
 
     Only the tasks' small JSON results come back to the driver. A task that raised makes this raise
-    `NormalizeError` with the task's own message.
+    `NormalizeError` with the task's own message. `on_progress(n)` hears of completed tasks.
     """
     from lakeload.spark.executor_runner import RESULT_SCHEMA, task_mapper
 
     if not items:
         return []
     n = len(items)
-    spark.sparkContext.setJobDescription(description)
+    context = spark.sparkContext
+    group = f"lakeload-{uuid.uuid4().hex[:12]}"
+    context.setJobGroup(group, description)
+    stop = threading.Event()
+    poller = None
+    if on_progress is not None:
+        poller = threading.Thread(target=_poll_progress, args=(spark, group, on_progress, stop), daemon=True)
+        poller.start()
     try:
         frame = spark.range(0, n, 1, numPartitions=n).mapInArrow(task_mapper(task, payload, items), RESULT_SCHEMA)
         rows = frame.collect()
     finally:
-        spark.sparkContext.setJobDescription(None)  # type: ignore[arg-type]
+        stop.set()
+        if poller is not None:
+            poller.join(timeout=2)
+        context.setLocalProperty("spark.jobGroup.id", None)  # type: ignore[arg-type]
+        context.setLocalProperty("spark.job.description", None)  # type: ignore[arg-type]
     results: list[Any] = [None] * n
     for row in rows:
         decoded = orjson.loads(row[0])

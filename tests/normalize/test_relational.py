@@ -56,3 +56,11 @@ def test_json_columns_and_max_nesting_keep_values_whole() -> None:
     [(_, _, row)] = rows({"doc": {"a": [1]}, "deep": {"x": {"y": 1}}}, "t", json_columns={"t": frozenset({"doc"})},
                          roots={"t": RootTableSettings(max_nesting=1)})
     assert row["doc"] == {"a": [1]} and row["deep__x"] == {"y": 1}
+
+
+def test_key_collisions_keep_dlts_last_value_and_are_recorded() -> None:
+    normalizer = RelationalNormalizer(NormalizerSettings(load_id="1.5", naming=SnakeCaseNaming()))
+    [(_, _, row)] = list(normalizer.normalize({"a b": 1, "a_b": 2, "A_B": 3, "ok": 0}, "t"))
+    # dlt keeps the last value silently (data loss); lakeload keeps the same table but records it to warn
+    assert row["a_b"] == 3
+    assert normalizer.collisions == {"t": {"a_b": ["a b", "a_b", "A_B"]}}
