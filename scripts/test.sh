@@ -1,10 +1,19 @@
 #!/usr/bin/env bash
-# Lint and run lakeload's test suite: scripts/test.sh [pytest args...], e.g. scripts/test.sh tests/cli -x
-# Sets up .venv (and Java 17+) first; exits with pytest's code (5, "no tests collected", is a failure too).
+# Lint and run lakeload's test suite. Sets up .venv (and Java 17+) first; exits with pytest's code
+# (5, "no tests collected", is a failure too). Extra arguments go to pytest; when the first one is a
+# path, only those paths run instead of all of tests/:
+#   scripts/test.sh                       # everything
+#   scripts/test.sh -x -k parquet         # everything, pytest options
+#   scripts/test.sh tests/cli -x          # one folder
 set -euo pipefail
 
 ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
 bash "$ROOT/scripts/setup.sh"
 cd "$ROOT"
 .venv/bin/python -m ruff check lakeload tests
-exec .venv/bin/python -m pytest tests -q -ra -p no:cacheprovider "$@"
+
+targets=(tests)
+if [ "$#" -gt 0 ] && [ -e "${1%%::*}" ]; then
+    targets=()
+fi
+exec .venv/bin/python -m pytest ${targets[@]+"${targets[@]}"} -q -ra -p no:cacheprovider "$@"

@@ -61,11 +61,13 @@ def count_rows(dataset_path: str, tables: list[str], file_format: str) -> list[t
     return counts
 
 
-def print_counts(counts: list[tuple[str, int]], title: str, elapsed: float, events: int) -> None:
+def print_counts(counts: list[tuple[str, int]], source: str, elapsed: float, events: int) -> None:
     """Print the row counts as a rich table on a terminal, as aligned plain text otherwise."""
     from rich.console import Console
 
     console = Console()
+    title = "Row counts read back with DuckDB"
+    read_from = f"Files: {source}"
     footer = f"Total time: {elapsed:.2f} s ({events / max(elapsed, 1e-9):,.0f} events/s)"
     if console.is_terminal:
         from rich.table import Table
@@ -76,13 +78,15 @@ def print_counts(counts: list[tuple[str, int]], title: str, elapsed: float, even
         for name, n in counts:
             table.add_row(name, str(n))
         console.print(table)
-        console.print(footer)
+        console.print(read_from, markup=False, highlight=False, soft_wrap=True)
+        console.print(footer, highlight=False)
         return
     width = max([len("table"), *(len(name) for name, _ in counts)])
     print(title)
     print(f"{'table':<{width}}  {'rows':>10}")
     for name, n in counts:
         print(f"{name:<{width}}  {n:>10}")
+    print(read_from)
     print(footer)
 
 
@@ -105,34 +109,36 @@ def run_demo(
         print("--progress tqdm needs tqdm: pip install 'lakeload[tqdm]'", file=sys.stderr)
         return 2
 
+    import duckdb
+
     import lakeload
     from lakeload.demo.events import generate_events
     from lakeload.destinations.impl.filesystem.configuration import normalize_bucket_url
 
-    bucket_url = normalize_bucket_url(bucket)
-    pipeline = lakeload.pipeline(
-        PIPELINE_NAME,
-        destination=lakeload.destinations.filesystem(bucket_url=bucket_url),
-        dataset_name=dataset,
-        pipelines_dir=pipelines_dir,
-        progress=None if progress == "none" else progress,
-    )
-    data = lakeload.resource(generate_events(events), name=RESOURCE_NAME, write_disposition="replace")
-    logger.info("loading %d events into %s/%s as %s", events, bucket_url, dataset, file_format)
     try:
+        bucket_url = normalize_bucket_url(bucket)
+        pipeline = lakeload.pipeline(
+            PIPELINE_NAME,
+            destination=lakeload.destinations.filesystem(bucket_url=bucket_url),
+            dataset_name=dataset,
+            pipelines_dir=pipelines_dir,
+            progress=None if progress == "none" else progress,
+        )
+        data = lakeload.resource(generate_events(events), name=RESOURCE_NAME, write_disposition="replace")
+        logger.info("loading %d events into %s/%s as %s", events, bucket_url, dataset, file_format)
         info = pipeline.run(data, loader_file_format=file_format)
         print(info)
         print()
         tables = [t["name"] for t in pipeline.default_schema.data_tables()]
         dataset_path = os.path.join(local_path(bucket_url), dataset)
         counts = count_rows(dataset_path, tables, file_format)
-    except lakeload.LakeloadError as exc:
-        print(f"lakeload demo failed: {exc}", file=sys.stderr)
+    except (lakeload.LakeloadError, duckdb.Error) as exc:
+        print(f"lakeload demo failed: {type(exc).__name__}: {exc}", file=sys.stderr)
         return 1
     finally:
         _stop_spark()
-    print_counts(counts, f"Row counts read back with DuckDB from {dataset_path} ({file_format})",
-                 time.perf_counter() - started, events)
+    source = os.path.join(dataset_path, "<table>", READERS[file_format][0])
+    print_counts(counts, source, time.perf_counter() - started, events)
     return 0
 
 
