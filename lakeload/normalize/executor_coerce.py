@@ -25,6 +25,17 @@ from lakeload.schema.naming import NamingConvention
 TTable = dict[str, Any]
 TColumn = dict[str, Any]
 VARIANT_FORMAT = "v_%s"
+MAX_PLANS = 4096  # row shapes remembered per split; past that rows take the exact path
+
+
+def _timestamp_converter(py_type: str | None) -> Any:
+    if py_type == "timestamp":
+        return lambda value: datatypes.normalize_timezone(value, True)
+    return lambda value: datatypes.normalize_timezone(datatypes.coerce_value("timestamp", py_type, value), True)
+
+
+def _converter(col_type: str, py_type: str | None) -> Any:
+    return lambda value: datatypes.coerce_value(col_type, py_type, value)
 
 
 class SchemaFrozenError(SchemaError):
@@ -78,6 +89,8 @@ class RowCoercer:
         self.null_only: dict[str, set[str]] = {}
         self.row_counts: dict[str, int] = {}
         self._types: dict[str, dict[str, str]] = {}  # table -> {column: data_type} of complete columns
+        self._plans: dict[tuple[str, tuple[str, ...]], tuple[list[type], list[Any], list[str]]] = {}
+        self._additions = 0  # grows with every column added: a row that added one gets no plan
 
     def _column_types(self, table_name: str, columns: dict[str, TColumn]) -> dict[str, str]:
         types = {n: c["data_type"] for n, c in columns.items() if c.get("data_type")}
@@ -86,7 +99,52 @@ class RowCoercer:
 
     # -- public ------------------------------------------------------------------------------------
     def coerce_row(self, table_name: str, parent_table: str | None, row: dict[str, Any]) -> dict[str, Any]:
-        """The row with coerced values and without nulls; unknown columns are added to the table."""
+        """The row with coerced values and without nulls; unknown columns are added to the table.
+
+        Rows of one table mostly repeat a shape (same keys, same value types). A shape seen before
+        whose row needed no schema change has a plan (which values to convert, which nulls to drop),
+        so such rows skip the per-value type checks; any surprise falls back to the exact path.
+        """
+        key = (table_name, tuple(row))
+        plan = self._plans.get(key)
+        if plan is not None and list(map(type, row.values())) == plan[0]:
+            try:
+                converted = [(name, convert(row[name])) for name, convert in plan[1]]
+            except (ValueError, SyntaxError, TypeError):
+                pass  # a value of the same type that does not coerce: decide it the exact way below
+            else:
+                for name, value in converted:
+                    row[name] = value
+                for name in plan[2]:
+                    del row[name]
+                if row:
+                    self.row_counts[table_name] += 1
+                return row
+        types_before = list(map(type, row.values())) if len(self._plans) < MAX_PLANS else None
+        added_before = self._additions
+        out = self._coerce_row(table_name, parent_table, row)
+        if types_before is not None and self._additions == added_before and out:
+            self._plans[key] = self._plan(table_name, key[1], types_before)
+        return out
+
+    def _plan(self, table_name: str, names: tuple[str, ...], types: list[type]) -> tuple[list[type], list[Any], list[str]]:
+        """How to coerce rows of this shape: values that need converting, keys to drop (nulls)."""
+        columns = self.tables[table_name]["columns"]
+        converts: list[tuple[str, Any]] = []
+        drops: list[str] = []
+        for name, value_type in zip(names, types, strict=True):
+            if value_type is type(None):
+                drops.append(name)
+                continue
+            col_type = columns[name]["data_type"]
+            py_type = _py_type(value_type)
+            if col_type == "timestamp":
+                converts.append((name, _timestamp_converter(py_type)))
+            elif py_type != col_type:
+                converts.append((name, _converter(col_type, py_type)))
+        return types, converts, drops
+
+    def _coerce_row(self, table_name: str, parent_table: str | None, row: dict[str, Any]) -> dict[str, Any]:
         table = self.tables.get(table_name)
         if table is None:
             table = self._new_table(table_name, parent_table)
@@ -120,16 +178,17 @@ class RowCoercer:
             out[new_name] = new_value
             types = self._types[table_name]
         if out:
-            self.row_counts[table_name] = self.row_counts.get(table_name, 0) + 1
-            normalizer = table.setdefault("x-normalizer", {})
-            if not normalizer.get("seen-data"):
-                normalizer["seen-data"] = True
+            if table_name not in self.row_counts:
+                self.row_counts[table_name] = 0
+                table.setdefault("x-normalizer", {})["seen-data"] = True
+            self.row_counts[table_name] += 1
         return out
 
     # -- internals ---------------------------------------------------------------------------------
     def _new_table(self, table_name: str, parent_table: str | None) -> TTable:
         if self.frozen:
             raise SchemaFrozenError(f"Table '{table_name}' appeared in the write pass but not in the infer pass.")
+        self._additions += 1
         table: TTable = {"name": table_name, "columns": {}}
         if parent_table:
             table["parent"] = parent_table
@@ -208,3 +267,4 @@ class RowCoercer:
         columns[name] = column
         self._column_types(table_name, columns)
         self.added.setdefault(table_name, []).append(name)
+        self._additions += 1

@@ -110,12 +110,6 @@ class RelationalNormalizer:
         root = self.settings.roots.get(root_table, self._default_root)
         yield from self._row(item, root_table, None, root, None, None, None, root.max_nesting, is_root=True)
 
-    def _is_json(self, table: str, column: str, level: int) -> bool:
-        if level <= 0:
-            return True
-        cols = self.settings.json_columns.get(table)
-        return cols is not None and column in cols
-
     def _names(self, node: dict[str, list[Any]], path: tuple[str, ...], key: str) -> list[Any]:
         """Cache entry of `key` under `path`: [column name, child path, child node, list path or None]."""
         norm_key = self._norm(key) if key and not key.isspace() else EMPTY_KEY
@@ -132,6 +126,7 @@ class RelationalNormalizer:
         root_node = self._name_cache.get(table)
         if root_node is None:
             root_node = self._name_cache[table] = {}
+        json_columns = self.settings.json_columns.get(table, ())
         stack: list[tuple[dict[str, Any], int, tuple[str, ...], dict[str, list[Any]]]] = [(record, level, (), root_node)]
         while stack:
             current, lvl, path, node = stack.pop()
@@ -141,10 +136,10 @@ class RelationalNormalizer:
                     entry = self._names(node, path, key)
                 value_type = type(value)
                 if value_type is dict:
-                    if not self._is_json(table, entry[0], lvl):
+                    if lvl > 0 and entry[0] not in json_columns:  # else: kept whole, as a json value
                         stack.append((value, lvl - 1, entry[1], entry[2]))
                         continue
-                elif value_type is list and not self._is_json(table, entry[0], lvl):
+                elif value_type is list and lvl > 0 and entry[0] not in json_columns:
                     list_path = entry[3]
                     if list_path is None:
                         list_path = entry[3] = (*path, self._norm_table(key))
