@@ -53,16 +53,21 @@ def arrow_schema(columns: dict[str, TColumn]) -> pa.Schema:
 
 
 def rows_to_arrow(rows: list[dict[str, Any]], columns: dict[str, TColumn], schema: pa.Schema) -> pa.Table:
-    """Rows to an Arrow table of `schema`; `json` columns become JSON strings as dlt stores them."""
-    json_columns = [n for n, c in columns.items() if c["data_type"] == "json"]
-    if json_columns:
-        dumps, default = orjson.dumps, datatypes.jsonl_default
-        for row in rows:
-            for name in json_columns:
-                value = row.get(name)
-                if value is not None and not isinstance(value, str):
-                    row[name] = dumps(value, default=default).decode()
-    return pa.Table.from_pylist(rows, schema=schema)
+    """Rows to an Arrow table of `schema`; `json` columns become JSON strings as dlt stores them.
+
+    Filled row by row, touching only the keys a row has: wide tables whose rows are sparse (event
+    payloads of many kinds) convert several times faster than with `Table.from_pylist`.
+    """
+    n = len(rows)
+    values: dict[str, list[Any]] = {field.name: [None] * n for field in schema}
+    for i, row in enumerate(rows):
+        for name, value in row.items():
+            values[name][i] = value
+    for name, column in columns.items():
+        if column["data_type"] == "json":
+            dumps, default = orjson.dumps, datatypes.jsonl_default
+            values[name] = [v if v is None or isinstance(v, str) else dumps(v, default=default).decode() for v in values[name]]
+    return pa.Table.from_arrays([pa.array(values[f.name], type=f.type) for f in schema], schema=schema)
 
 
 class TableFileWriter:
