@@ -34,10 +34,10 @@ def install_pause(step: str, marker: str) -> None:
 
         real = normalizer.run_tasks
 
-        def run_tasks(spark: Any, task: Any, payload: Any, items: list[Any], description: str) -> Any:
+        def run_tasks(spark: Any, task: Any, payload: Any, items: list[Any], description: str, *args: Any) -> Any:
             if "finalize" in description:
                 pause_forever(marker)
-            return real(spark, task, payload, items, description)
+            return real(spark, task, payload, items, description, *args)
 
         normalizer.run_tasks = run_tasks  # type: ignore[assignment]
     else:
@@ -46,8 +46,8 @@ def install_pause(step: str, marker: str) -> None:
         real_copy = loader.run_tasks
         loader.FILES_PER_TASK = 1
 
-        def copy_some(spark: Any, task: Any, payload: Any, items: list[Any], description: str) -> Any:
-            real_copy(spark, task, payload, items[:1], description)
+        def copy_some(spark: Any, task: Any, payload: Any, items: list[Any], description: str, *args: Any) -> Any:
+            real_copy(spark, task, payload, items[:1], description, *args)
             pause_forever(marker)
 
         loader.run_tasks = copy_some  # type: ignore[assignment]
