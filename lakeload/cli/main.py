@@ -2,6 +2,7 @@
 
     lakeload demo                          # 100k GitHub-like events into ./_storage on local Spark
     lakeload demo --events 5000 --format jsonl --bucket /tmp/bucket
+    lakeload config show --pipeline github_demo  # every setting, its source, secrets masked
 
 Also runnable as `python -m lakeload.cli.main ...` or `python -m lakeload.cli ...`.
 """
@@ -13,6 +14,7 @@ import sys
 from collections.abc import Sequence
 
 from lakeload import __version__
+from lakeload.cli.config_show import register as register_config
 
 FORMATS = ("jsonl", "parquet", "csv")
 PROGRESS_KINDS = ("log", "tqdm", "rich", "none")
@@ -79,6 +81,7 @@ def build_parser() -> argparse.ArgumentParser:
         help="progress display: log lines, tqdm or rich bars, or none "
         "(default: rich when stderr is a terminal, log otherwise)",
     )
+    register_config(commands)
     return parser
 
 
@@ -96,6 +99,8 @@ def main(argv: Sequence[str] | None = None) -> int:
             pipelines_dir=args.pipelines_dir,
             progress=args.progress or default_progress(),
         )
+    if args.command == "config":
+        return int(args.handler(args))
     raise AssertionError(f"unhandled command {args.command!r}")  # pragma: no cover - argparse rejects others
 
 

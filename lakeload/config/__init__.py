@@ -1,0 +1,39 @@
+"""Configuration: one resolver for explicit arguments, env vars and TOML files.
+
+>>> from lakeload.config import show_configuration
+>>> lines = show_configuration(pipeline_name="quick_start")
+"""
+
+from __future__ import annotations
+
+import importlib
+from typing import TYPE_CHECKING, Any
+
+_EXPORTS = {
+    "show_configuration": "lakeload.config.show",
+    "render_configuration": "lakeload.config.show",
+    "ConfigLine": "lakeload.config.show",
+    "Credentials": "lakeload.config.credentials",
+    "resolve": "lakeload.config.resolver",
+    "resolve_section": "lakeload.config.resolver",
+}
+__all__ = [
+    "ConfigLine",
+    "Credentials",
+    "render_configuration",
+    "resolve",
+    "resolve_section",
+    "show_configuration",
+]
+
+if TYPE_CHECKING:
+    from lakeload.config.credentials import Credentials
+    from lakeload.config.resolver import resolve, resolve_section
+    from lakeload.config.show import ConfigLine, render_configuration, show_configuration
+
+
+def __getattr__(name: str) -> Any:
+    """Import exported names lazily (the resolver is imported by modules `show` itself imports)."""
+    if name in _EXPORTS:
+        return getattr(importlib.import_module(_EXPORTS[name]), name)
+    raise AttributeError(f"module 'lakeload.config' has no attribute {name!r}")

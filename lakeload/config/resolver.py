@@ -20,7 +20,7 @@ from typing import Any
 
 import orjson
 
-from lakeload.errors import ConfigFieldMissingError
+from lakeload.errors import ConfigFieldMissingError, ConfigurationError
 
 if sys.version_info >= (3, 11):
     import tomllib
@@ -67,7 +67,9 @@ def _config_dirs() -> list[str]:
             logger.warning("No .lakeload/ folder here; reading configuration from .dlt/ instead.")
             _warned_dlt = True
         dirs.append(os.path.abspath(".dlt"))
-    dirs.append(os.path.join(os.path.expanduser("~"), ".lakeload"))
+    home = os.path.join(os.path.expanduser("~"), ".lakeload")
+    if os.path.realpath(home) not in {os.path.realpath(d) for d in dirs}:
+        dirs.append(home)
     return dirs
 
 
@@ -109,6 +111,14 @@ def coerce_text(value: str, hint: type | None) -> Any:
     return value
 
 
+def _coerce(value: str, hint: type | None, source: str) -> Any:
+    try:
+        return coerce_text(value, hint)
+    except ValueError as exc:
+        kind = "a JSON object" if hint is dict else "a JSON list" if hint is list else f"a {getattr(hint, '__name__', hint)}"
+        raise ConfigurationError(f"{source} = {value!r} is not {kind}: {exc}") from exc
+
+
 def resolve(
     sections: tuple[str, ...],
     key: str,
@@ -127,16 +137,117 @@ def resolve(
     for path in paths:
         name = env_name(path)
         if name in env:
-            return Resolved(coerce_text(env[name], hint), f"environment variable {name}", keys_tried)
+            source = f"environment variable {name}"
+            return Resolved(_coerce(env[name], hint, source), source, keys_tried)
     files = toml_files()
     for file in files:
         tree = _read_toml(file)
         for path in paths:
             value = _lookup(tree, path)
             if value is not None:
+                source = f"{file} [{'.'.join(path[:-1])}] {path[-1]}"
                 if isinstance(value, str) and hint is not str and hint is not None:
-                    value = coerce_text(value, hint)
-                return Resolved(value, f"{file} [{'.'.join(path[:-1])}] {path[-1]}", keys_tried, files)
+                    value = _coerce(value, hint, source)
+                return Resolved(value, source, keys_tried, files)
     if required:
         raise ConfigFieldMissingError(".".join(sections), key, keys_tried, files or [os.path.abspath(".lakeload/config.toml")])
     return Resolved(None, None, keys_tried, files)
+
+
+@dataclass(frozen=True)
+class ResolvedSection:
+    """A nested section (e.g. credentials) gathered field by field, with the source of every field.
+
+    `native` is a whole-section string that is not a JSON object (e.g. a connection string).
+    """
+
+    fields: dict[str, Any]
+    sources: dict[str, str]
+    native: str | None = None
+    native_source: str | None = None
+    keys_tried: list[str] = field(default_factory=list)
+    files_read: list[str] = field(default_factory=list)
+
+    @property
+    def is_set(self) -> bool:
+        return bool(self.fields) or self.native is not None
+
+
+class _SectionGatherer:
+    """Collects fields in precedence order: the first place a field is found wins."""
+
+    def __init__(self) -> None:
+        self.fields: dict[str, Any] = {}
+        self.sources: dict[str, str] = {}
+        self.native: str | None = None
+        self.native_source: str | None = None
+
+    def add_fields(self, values: Mapping[str, Any], source: str) -> None:
+        for name, value in values.items():
+            if value is not None and name not in self.fields:
+                self.fields[name] = value
+                self.sources[name] = source
+
+    def add_whole(self, value: Any, source: str) -> None:
+        """A whole-section value: a table, a JSON object string, or a native string."""
+        from lakeload.config.credentials import parse_json_object
+
+        if isinstance(value, Mapping):
+            self.add_fields(value, source)
+        elif isinstance(value, str):
+            parsed = parse_json_object(value)
+            if parsed is not None:
+                self.add_fields(parsed, source)
+            elif self.native is None:
+                self.native, self.native_source = value, source
+
+
+def resolve_section(
+    sections: tuple[str, ...],
+    key: str,
+    pipeline_name: str | None = None,
+    explicit: Any = None,
+    environ: Mapping[str, str] | None = None,
+) -> ResolvedSection:
+    """Gather the fields of nested section `key` (e.g. `credentials`) under `sections`.
+
+    An explicit value (dict, dataclass, object with attributes, native or JSON string) wins wholesale.
+    Otherwise every field is taken from the first place it is found, in `resolve`'s precedence:
+    env vars (`DESTINATION__FILESYSTEM__CREDENTIALS__<FIELD>`, then `DESTINATION__CREDENTIALS__<FIELD>`,
+    pipeline-scoped ones first) > secrets.toml > config.toml > ~/.lakeload, and within one provider the
+    most specific table (`[destination.filesystem.credentials]` before `[destination.credentials]`).
+    A whole-section string (`DESTINATION__FILESYSTEM__CREDENTIALS='{"a": 1}'` or a connection string)
+    counts at its own position.
+
+    >>> resolve_section(("destination", "filesystem"), "credentials", "my_pipeline").fields
+    {}
+    """
+    paths = candidate_paths(sections, key, pipeline_name)
+    keys_tried = [env_name(p) for p in paths]
+    if explicit is not None:
+        from lakeload.config.credentials import Credentials
+
+        creds = Credentials.from_value(explicit, "explicit argument")
+        return ResolvedSection(creds.to_dict(), creds.sources, creds.native, creds.native_source, keys_tried)
+    gathered = _SectionGatherer()
+    env = os.environ if environ is None else environ
+    for path in paths:
+        name = env_name(path)
+        if name in env:
+            gathered.add_whole(env[name], f"environment variable {name}")
+        prefix = name + "__"
+        for var in sorted(env):
+            field_name = var[len(prefix):]
+            if var.startswith(prefix) and field_name and "__" not in field_name:
+                gathered.add_fields({field_name.lower(): env[var]}, f"environment variable {var}")
+    files = toml_files()
+    for file in files:
+        tree = _read_toml(file)
+        for path in paths:
+            value = _lookup(tree, path)
+            if value is not None:
+                table = f"[{'.'.join(path)}]" if isinstance(value, Mapping) else f"[{'.'.join(path[:-1])}] {path[-1]}"
+                gathered.add_whole(value, f"{file} {table}")
+    return ResolvedSection(
+        gathered.fields, gathered.sources, gathered.native, gathered.native_source, keys_tried, files
+    )

@@ -1,20 +1,23 @@
-"""`lakeload.destination(name, destination_type=...)`: named destinations, typed in code or config."""
+"""`lakeload.destination(...)`: named destinations, and the decorator that makes a sink destination.
+
+>>> dest = destination("production_bucket", destination_type="filesystem", bucket_url="/tmp/prod")
+>>> @destination(batch_size=50)
+... def my_sink(items, table): ...
+"""
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from typing import Any
 
 from lakeload.config.resolver import resolve
 from lakeload.errors import ConfigurationError
 
 DESTINATION_TYPES = ("filesystem",)
+SINK_OPTIONS = ("batch_size", "loader_file_format", "naming_convention", "skip_dlt_columns_and_tables", "max_table_nesting")
 
 
-def destination(destination_name: str, destination_type: str | None = None, **kwargs: Any) -> Any:
-    """A named destination; its type comes from the argument or `[destination.<name>] destination_type`.
-
-    >>> dest = destination("production_bucket", destination_type="filesystem", bucket_url="/tmp/prod")
-    """
+def _named(destination_name: str, destination_type: str | None, **kwargs: Any) -> Any:
     kind = destination_type or resolve(("destination", destination_name), "destination_type").value
     if kind is None:
         raise ConfigurationError(
@@ -27,3 +30,27 @@ def destination(destination_name: str, destination_type: str | None = None, **kw
     from lakeload.destinations.impl.filesystem.factory import filesystem
 
     return filesystem(destination_name=destination_name, **kwargs)
+
+
+def destination(func_or_name: Callable[..., Any] | str | None = None, /, destination_type: str | None = None,
+                name: str | None = None, **kwargs: Any) -> Any:
+    """A named destination (`destination("prod", destination_type="filesystem")`) or a sink decorator.
+
+    As a decorator, bare or with options (`batch_size`, `loader_file_format`, `naming_convention`,
+    `skip_dlt_columns_and_tables`, `max_table_nesting`, `name`), it turns `f(items, table)` into a
+    destination whose function runs on Spark executors.
+    """
+    from lakeload.destinations.impl.sink.factory import sink
+
+    if isinstance(func_or_name, str):
+        return _named(func_or_name, destination_type, **kwargs)
+    unknown = set(kwargs) - set(SINK_OPTIONS)
+    if unknown:
+        raise ConfigurationError(f"Unknown sink destination options {sorted(unknown)}; known: {SINK_OPTIONS}.")
+    if callable(func_or_name):
+        return sink(func_or_name, destination_name=name, **kwargs)
+
+    def decorate(func: Callable[..., Any]) -> Any:
+        return sink(func, destination_name=name, **kwargs)
+
+    return decorate

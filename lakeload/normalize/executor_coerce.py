@@ -28,13 +28,13 @@ VARIANT_FORMAT = "v_%s"
 MAX_PLANS = 4096  # row shapes remembered per split; past that rows take the exact path
 
 
-def _timestamp_converter(py_type: str | None) -> Any:
+def _timestamp_converter(py_type: str) -> Any:
     if py_type == "timestamp":
         return lambda value: datatypes.normalize_timezone(value, True)
     return lambda value: datatypes.normalize_timezone(datatypes.coerce_value("timestamp", py_type, value), True)
 
 
-def _converter(col_type: str, py_type: str | None) -> Any:
+def _converter(col_type: str, py_type: str) -> Any:
     return lambda value: datatypes.coerce_value(col_type, py_type, value)
 
 
@@ -137,7 +137,7 @@ class RowCoercer:
                 drops.append(name)
                 continue
             col_type = columns[name]["data_type"]
-            py_type = _py_type(value_type)
+            py_type = _py_type(value_type) or col_type
             if col_type == "timestamp":
                 converts.append((name, _timestamp_converter(py_type)))
             elif py_type != col_type:

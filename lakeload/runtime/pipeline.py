@@ -11,7 +11,7 @@ import logging
 import os
 import time
 import warnings
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from typing import TYPE_CHECKING, Any
 
 from lakeload.config.resolver import resolve
@@ -19,17 +19,20 @@ from lakeload.destinations.impl.filesystem.client import FilesystemClient
 from lakeload.destinations.impl.filesystem.configuration import FilesystemConfiguration
 from lakeload.destinations.impl.filesystem.factory import filesystem
 from lakeload.destinations.impl.filesystem.layout import Layout
+from lakeload.destinations.impl.sink.factory import sink
 from lakeload.errors import LakeloadError, PipelineStepFailed
 from lakeload.extract.extractor import FILE_MAX_BYTES, extract_resources
 from lakeload.extract.resource import Resource, Source, resource
-from lakeload.load.loader import Loader
+from lakeload.load.loader import Loader, LoadResult
+from lakeload.load.sink_loader import SinkLoader
 from lakeload.normalize.normalizer import Normalizer
 from lakeload.runtime.info import LoadInfo, PackageInfo
 from lakeload.runtime.packages import EXTRACTED, NORMALIZED, PipelineStorage, read_json
 from lakeload.runtime.progress import Progress, make_progress
 from lakeload.runtime.state import bump_state, new_state, restore_from_bucket, stored_state
-from lakeload.schema.naming import get_naming
+from lakeload.schema.naming import NamingConvention, get_naming
 from lakeload.schema.schema import Schema
+from lakeload.spark.shipping import dumps_for_executors
 
 if TYPE_CHECKING:
     from pyspark.sql import SparkSession
@@ -38,9 +41,9 @@ logger = logging.getLogger("lakeload.pipeline")
 DEFAULT_PIPELINES_DIR = os.path.join("~", ".lakeload", "pipelines")
 
 
-def resolve_destination(destination: Any) -> filesystem | None:
+def resolve_destination(destination: Any) -> filesystem | sink | None:
     """A destination factory from a factory, a shorthand type or a configured destination name."""
-    if destination is None or isinstance(destination, filesystem):
+    if destination is None or isinstance(destination, (filesystem, sink)):
         return destination
     if isinstance(destination, str):
         if destination == "filesystem":
@@ -70,7 +73,6 @@ class Pipeline:
         self.storage = PipelineStorage(os.path.join(self.pipelines_dir, pipeline_name))
         self.progress = make_progress(progress)
         self._spark = spark
-        self.naming = get_naming("snake_case")
         state = self.storage.load_state()
         self.state: dict[str, Any] = state or new_state(pipeline_name, self.dataset_name, "filesystem", None)
         self.state["dataset_name"] = self.dataset_name
@@ -94,6 +96,8 @@ class Pipeline:
                 "No destination: pass destination='filesystem' (or a lakeload.destinations.filesystem(...) factory) "
                 "to lakeload.pipeline() or to run()."
             )
+        if isinstance(self.destination, sink):
+            raise LakeloadError(f"Destination {self.destination!r} is a sink: it has no bucket.")
         return self.destination.configuration(self.pipeline_name)
 
     def _client(self) -> FilesystemClient:
@@ -101,8 +105,26 @@ class Pipeline:
 
     def _layout(self, config: FilesystemConfiguration) -> Layout:
         layout = Layout.parse(config.layout, config.extra_placeholders, config.current_datetime)
-        layout.ensure_picklable()
+        layout.ensure_picklable(dumps_for_executors)
         return layout
+
+    @property
+    def naming(self) -> NamingConvention:
+        """The naming convention of new schemas: the destination's (snake_case unless overridden)."""
+        name = self.destination.capabilities().naming_convention if self.destination is not None else "snake_case"
+        return get_naming(name)
+
+    def _schema_naming(self, schema: Schema) -> NamingConvention:
+        """A stored schema keeps the naming it was created with; a different destination naming is an error."""
+        naming = self.naming
+        stored = schema.normalizers.get("names", naming.name)
+        if schema.data_tables(seen_data_only=True) and stored != naming.name:
+            raise LakeloadError(
+                f"Schema '{schema.name}' was created with the '{stored}' naming convention but the destination "
+                f"asks for '{naming.name}'. Load into a new dataset (and pipeline), or keep naming_convention='{stored}'."
+            )
+        schema.normalizers["names"] = naming.name
+        return naming
 
     def _compressed(self) -> bool:
         for sections in (("normalize", "data_writer"), ("data_writer",)):
@@ -135,7 +157,7 @@ class Pipeline:
     # -- steps -------------------------------------------------------------------------------------
     def sync_destination(self) -> None:
         """Restore state and schemas from the bucket when the working folder has none."""
-        if self._synced:
+        if self._synced or isinstance(self.destination, sink):
             return
         state, schemas = restore_from_bucket(self._client(), self.pipeline_name)
         if state is not None:
@@ -173,6 +195,7 @@ class Pipeline:
             self.state["default_schema_name"] = schema_name
         if schema_name not in self.state["schema_names"]:
             self.state["schema_names"].append(schema_name)
+        naming = self._schema_naming(self.schema(schema_name))
         carries_state = bump_state(self.state)
         self.progress.start("extract")
         try:
@@ -180,7 +203,7 @@ class Pipeline:
                 self.storage,
                 resources,
                 schema_name,
-                self.naming,
+                naming,
                 progress=lambda n: self.progress.update("extract", n),
                 extra_manifest={
                     "state": stored_state(self.state) if carries_state else None,
@@ -222,7 +245,8 @@ class Pipeline:
             self.progress.start("normalize", len(manifest["splits"]))
             try:
                 normalizer = Normalizer(
-                    self.spark, self.storage, self.naming, fmt, self._compressed(),
+                    self.spark, self.storage, self._schema_naming(schema), fmt, self._compressed(),
+                    max_nesting=self._max_nesting(),
                     on_progress=lambda n: self.progress.update("normalize", n),
                 )
                 result = normalizer.normalize(load_id, schema)
@@ -234,6 +258,12 @@ class Pipeline:
             self._stage_seconds["normalize"] = self._stage_seconds.get("normalize", 0.0) + time.perf_counter() - started
             infos.append(PackageInfo(load_id, schema.name, result.row_counts, normalize_seconds=result.elapsed))
         return infos
+
+    def _max_nesting(self) -> int:
+        """Sinks receive nested data whole by default (dlt's max_table_nesting=0 for sinks)."""
+        if isinstance(self.destination, sink):
+            return self.destination.max_table_nesting
+        return 1000
 
     def _preferred_format(self) -> str:
         return self.destination.capabilities().preferred_loader_file_format if self.destination else "jsonl"
@@ -247,18 +277,15 @@ class Pipeline:
                 warnings.warn(msg, stacklevel=3)
 
     def load(self, destination: Any = None, dataset_name: str | None = None) -> LoadInfo:
-        """Load every normalized package into the bucket; resumes packages a crash left behind."""
+        """Load every normalized package into the destination; resumes packages a crash left behind."""
         self._set_destination(destination, dataset_name)
-        config = self._configuration()
-        client = FilesystemClient(config, self.dataset_name)
-        loader = Loader(self.spark, self.storage, client, self._layout(config), self.pipeline_name)
-        info = LoadInfo(self.pipeline_name, config.destination_name, "filesystem", self.dataset_name, config.bucket_url)
+        load_one, info = self._loader()
         self.storage.recover()
         for load_id in self.storage.list_packages(NORMALIZED):
             started = time.perf_counter()
             self.progress.start("load")
             try:
-                result = loader.load(load_id)
+                result = load_one(load_id)
             except LakeloadError as exc:
                 raise PipelineStepFailed("load", load_id, str(exc)) from exc
             except OSError as exc:
@@ -270,6 +297,17 @@ class Pipeline:
             )
         info.stage_seconds = dict(self._stage_seconds)
         return info
+
+    def _loader(self) -> tuple[Callable[[str], LoadResult], LoadInfo]:
+        destination = self.destination
+        if isinstance(destination, sink):
+            info = LoadInfo(self.pipeline_name, destination.name, "sink", self.dataset_name, "")
+            return SinkLoader(self.spark, self.storage, destination).load, info
+        config = self._configuration()
+        client = FilesystemClient(config, self.dataset_name)
+        loader = Loader(self.spark, self.storage, client, self._layout(config), self.pipeline_name)
+        info = LoadInfo(self.pipeline_name, config.destination_name, "filesystem", self.dataset_name, config.bucket_url)
+        return loader.load, info
 
     def _set_destination(self, destination: Any, dataset_name: str | None) -> None:
         if destination is not None:
@@ -298,6 +336,8 @@ class Pipeline:
         """
         self._stage_seconds = {}
         self._set_destination(destination, dataset_name)
+        if isinstance(self.destination, filesystem):
+            self._layout(self._configuration())  # a bad layout or callback fails before any work is done
         self.sync_destination()
         self.normalize()
         if data is not None:

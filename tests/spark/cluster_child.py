@@ -8,6 +8,7 @@ from __future__ import annotations
 import json
 import os
 import sys
+from pathlib import Path
 
 import lakeload
 from lakeload.demo.events import generate_events
@@ -22,6 +23,18 @@ def main() -> None:
     frame = spark.createDataFrame([(i, [f"t{i}", "x"]) for i in range(100)], "id long, tags array<string>")
     second = p.run(frame, table_name="frame_rows")
     executors = spark.sparkContext._jsc.sc().getExecutorMemoryStatus().size() - 1  # minus the driver
+    sink_dir = os.path.join(pipes, "sink_out")
+    os.makedirs(sink_dir, exist_ok=True)
+
+    @lakeload.destination(batch_size=50)
+    def to_files(items: list[dict[str, object]], table: dict[str, object]) -> None:
+        with open(os.path.join(sink_dir, f"{os.getpid()}.jsonl"), "a") as f:
+            for item in items:
+                f.write(json.dumps(item) + "\n")
+
+    sink_pipeline = lakeload.pipeline("cluster_sink", destination=to_files, pipelines_dir=pipes)
+    sink_pipeline.run(lakeload.resource(generate_events(500), name="events"))
+    sink_rows = {p: len(Path(sink_dir, p).read_text().splitlines()) for p in os.listdir(sink_dir)}
     pids = spark.sparkContext.parallelize(range(8), 8).map(lambda _: os.getpid()).distinct().collect()
     print(json.dumps({
         "executors": executors,
@@ -29,6 +42,8 @@ def main() -> None:
         "driver_pid_in_workers": os.getpid() in pids,
         "first": first.row_counts,
         "second": second.row_counts,
+        "sink_rows": sum(sink_rows.values()),
+        "sink_in_driver": f"{os.getpid()}.jsonl" in sink_rows,
     }))
 
 

@@ -23,6 +23,7 @@ def test_full_pipeline_on_local_cluster(tmp_path: Path) -> None:
     assert result["executors"] == 2 and result["worker_pids"] >= 2 and not result["driver_pid_in_workers"]
     assert result["first"]["events"] == 3000
     assert result["second"] == {"frame_rows": 100, "frame_rows__tags": 200}
+    assert result["sink_rows"] == 500 and not result["sink_in_driver"]  # the sink ran on the cluster's executors
     count = duckdb.sql(f"SELECT count(*) FROM read_parquet('{bucket}/ds/events/*.parquet')").fetchall()[0]
     assert count == (3000,)
     tags = duckdb.sql(f"SELECT count(*) FROM read_json('{bucket}/ds/frame_rows__tags/*.jsonl.gz')").fetchall()[0]

@@ -366,14 +366,19 @@ class Layout:
             return False
         return path.startswith(self.table_prefix(schema_name, table_name))
 
-    def ensure_picklable(self) -> None:
+    def ensure_picklable(self, dumps: Callable[[object], bytes] = pickle.dumps) -> None:
         """Raise :class:`UnpicklableLayoutCallback` when a callback cannot be pickled for Spark executors.
 
+        `dumps` is the pickler the caller ships with (the driver passes Spark's cloudpickle).
+
         Example:
+            >>> import threading
+            >>> from pyspark import cloudpickle
+            >>> lock = threading.Lock()
             >>> try:
-            ...     Layout.parse("{table_name}/{x}/{file_id}", {"x": lambda *a: "v"}).ensure_picklable()
+            ...     Layout.parse("{table_name}/{x}/{file_id}", {"x": lambda *a: str(lock)}).ensure_picklable(cloudpickle.dumps)
             ... except UnpicklableLayoutCallback as exc:
-            ...     print("module-level function" in str(exc))
+            ...     print("executors" in str(exc))
             True
         """
         callbacks = [(f"extra placeholder '{n}'", v) for n, v in self.extra_placeholders if callable(v)]
@@ -381,16 +386,15 @@ class Layout:
             callbacks.append(("current_datetime", self.current_datetime))
         for what, func in callbacks:
             try:
-                pickle.loads(pickle.dumps(func))
+                dumps(func)
             except Exception as exc:
                 label = getattr(func, "__qualname__", repr(func))
                 raise UnpicklableLayoutCallback(
                     f"The {what} callback {label} cannot be pickled ({exc}), so it cannot run on Spark "
-                    "executors. Make it a module-level function in an importable module (not a lambda, a "
-                    "closure or a nested function), e.g. 'def env(schema_name, table_name, load_id, file_id, "
-                    "ext): return \"prod\"' with layout '{table_name}/{env}/{load_id}.{file_id}.{ext}'."
+                    "executors, where files are written. Use a function whose closure holds only picklable "
+                    "values (no locks, open files, sockets or clients), e.g. 'def env(schema_name, table_name, "
+                    "load_id, file_id, ext): return \"prod\"' with layout '{table_name}/{env}/{load_id}.{file_id}.{ext}'."
                 ) from exc
-        pickle.dumps(self)
 
 
 def _warn_unsafe_separators(layout: str, prefix_template: str) -> None:

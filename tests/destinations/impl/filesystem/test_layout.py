@@ -310,23 +310,42 @@ def test_layout_pickles_with_module_level_callbacks() -> None:
     assert ours(restored) == ours(parsed)
 
 
-def test_unpicklable_callbacks_are_reported() -> None:
+def test_lambdas_and_closures_ship_like_spark_ships_them() -> None:
+    from pyspark import cloudpickle
+
     def closure(schema_name: str, table_name: str, load_id: str, file_id: str, ext: str) -> str:
         return SCHEMA
 
+    for extras, current in (({"x": lambda s, t, li, f, e: "v"}, None), ({"x": closure}, None), ({"x": "plain"}, lambda: CURRENT_DT)):
+        parsed = Layout.parse("{table_name}/{x}/{file_id}.{ext}", extras, current)
+        parsed.ensure_picklable(cloudpickle.dumps)
+        assert ours(cloudpickle.loads(cloudpickle.dumps(parsed))) == ours(parsed)
+        with pytest.raises(UnpicklableLayoutCallback):  # plain pickle (the default) cannot ship lambdas
+            Layout.parse("{table_name}/{x}/{file_id}.{ext}", {"x": lambda *a: "v"}).ensure_picklable()
+
+
+def test_unpicklable_callbacks_are_reported() -> None:
+    import threading
+
+    from pyspark import cloudpickle
+
+    lock = threading.Lock()
+
+    def holds_lock(schema_name: str, table_name: str, load_id: str, file_id: str, ext: str) -> str:
+        return str(lock)
+
     cases: list[tuple[dict[str, Any], Any, str]] = [
-        ({"x": lambda s, t, li, f, e: "v"}, None, "extra placeholder 'x'"),
-        ({"x": closure}, None, "extra placeholder 'x'"),
-        ({"x": "plain"}, lambda: CURRENT_DT, "current_datetime"),
+        ({"x": holds_lock}, None, "extra placeholder 'x'"),
+        ({"x": "plain"}, lambda: str(lock) and CURRENT_DT, "current_datetime"),
     ]
     for extras, current, what in cases:
         parsed = Layout.parse("{table_name}/{x}/{file_id}.{ext}", extras, current)
         ours(parsed)  # usable on the driver
         with pytest.raises(UnpicklableLayoutCallback) as info:
-            parsed.ensure_picklable()
+            parsed.ensure_picklable(cloudpickle.dumps)
         message = str(info.value)
-        assert what in message and "module-level function" in message and "Spark executors" in message
-        assert "lambda" in message and "{table_name}/{env}/{load_id}.{file_id}.{ext}" in message
+        assert what in message and "Spark executors" in message and "lock" in message.lower()
+        assert "{table_name}/{env}/{load_id}.{file_id}.{ext}" in message
 
 
 def test_new_file_id() -> None:

@@ -1,0 +1,80 @@
+"""Custom sink destinations: a function `(items, table) -> None` that receives normalized rows.
+
+>>> @lakeload.destination(batch_size=100)
+... def my_sink(items, table):
+...     post_to_api(table["name"], items)
+>>> lakeload.pipeline("to_api", destination=my_sink).run(data, table_name="events")
+
+The function runs on Spark executors, one task per normalized file, in batches of `batch_size`
+rows; so it must be picklable (a module-level function, or a closure over picklable values).
+"""
+
+from __future__ import annotations
+
+import inspect
+from collections.abc import Callable
+from dataclasses import replace
+from typing import Any
+
+from lakeload.destinations.impl.filesystem.factory import DestinationCapabilities
+from lakeload.errors import ConfigurationError
+from lakeload.spark.shipping import ship_by_value
+
+SinkFunction = Callable[[Any, dict[str, Any]], Any]
+
+
+class sink:  # noqa: N801 - mirrors `lakeload.destinations.filesystem`
+    """A destination that calls `func(items, table)` for each batch of normalized rows of a table.
+
+    `items` is a list of dicts (rows) by default; `table` is the table's schema (dlt's dict).
+    """
+
+    destination_type = "sink"
+
+    def __init__(
+        self,
+        func: SinkFunction,
+        destination_name: str | None = None,
+        batch_size: int = 10,
+        loader_file_format: str = "jsonl",
+        naming_convention: str = "direct",
+        skip_dlt_columns_and_tables: bool = True,
+        max_table_nesting: int = 0,
+    ) -> None:
+        if not callable(func):
+            raise ConfigurationError(f"A sink destination needs a function (items, table) -> None, got {func!r}.")
+        params = [p for p in inspect.signature(func).parameters.values() if p.kind in (p.POSITIONAL_ONLY, p.POSITIONAL_OR_KEYWORD)]
+        if len(params) < 2 and not any(p.kind == p.VAR_POSITIONAL for p in inspect.signature(func).parameters.values()):
+            raise ConfigurationError(f"Sink function {func.__name__} must take (items, table); it takes {len(params)} argument(s).")
+        if batch_size < 1:
+            raise ConfigurationError(f"batch_size must be 1 or more, got {batch_size}.")
+        ship_by_value(func)
+        self.func = func
+        self.destination_name: str = destination_name or str(getattr(func, "__name__", "sink"))
+        self.batch_size = batch_size
+        self.loader_file_format = loader_file_format
+        self.naming_convention = naming_convention
+        self.skip_dlt_columns_and_tables = skip_dlt_columns_and_tables
+        self.max_table_nesting = max_table_nesting
+
+    @property
+    def name(self) -> str:
+        return self.destination_name
+
+    def capabilities(self) -> DestinationCapabilities:
+        return replace(
+            DestinationCapabilities(),
+            preferred_loader_file_format=self.loader_file_format,
+            supported_loader_file_formats=("jsonl", "parquet"),
+            supported_table_formats=(),
+            naming_convention=self.naming_convention,
+            supported_merge_strategies=(),
+            supported_replace_strategies=(),
+        )
+
+    def __call__(self, items: Any, table: dict[str, Any]) -> Any:
+        """The sink stays callable as the function it wraps."""
+        return self.func(items, table)
+
+    def __repr__(self) -> str:
+        return f"sink(destination_name={self.name!r}, batch_size={self.batch_size})"
