@@ -14,7 +14,7 @@ from __future__ import annotations
 import logging
 import os
 import sys
-from collections.abc import Mapping
+from collections.abc import Iterator, Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -89,6 +89,16 @@ def _read_toml(path: str) -> dict[str, Any]:
         return tomllib.load(f)
 
 
+def _toml_values(files: list[str], paths: list[tuple[str, ...]]) -> Iterator[tuple[str, tuple[str, ...], Any]]:
+    """(file, key path, value) of every key path set in the files, in precedence order."""
+    for file in files:
+        tree = _read_toml(file)
+        for path in paths:
+            value = _lookup(tree, path)
+            if value is not None:
+                yield file, path, value
+
+
 def _lookup(tree: Mapping[str, Any], path: tuple[str, ...]) -> Any:
     node: Any = tree
     for part in path:
@@ -140,15 +150,11 @@ def resolve(
             source = f"environment variable {name}"
             return Resolved(_coerce(env[name], hint, source), source, keys_tried)
     files = toml_files()
-    for file in files:
-        tree = _read_toml(file)
-        for path in paths:
-            value = _lookup(tree, path)
-            if value is not None:
-                source = f"{file} [{'.'.join(path[:-1])}] {path[-1]}"
-                if isinstance(value, str) and hint is not str and hint is not None:
-                    value = _coerce(value, hint, source)
-                return Resolved(value, source, keys_tried, files)
+    for file, path, value in _toml_values(files, paths):
+        source = f"{file} [{'.'.join(path[:-1])}] {path[-1]}"
+        if isinstance(value, str) and hint is not str and hint is not None:
+            value = _coerce(value, hint, source)
+        return Resolved(value, source, keys_tried, files)
     if required:
         raise ConfigFieldMissingError(".".join(sections), key, keys_tried, files or [os.path.abspath(".lakeload/config.toml")])
     return Resolved(None, None, keys_tried, files)
@@ -241,13 +247,9 @@ def resolve_section(
             if var.startswith(prefix) and field_name and "__" not in field_name:
                 gathered.add_fields({field_name.lower(): env[var]}, f"environment variable {var}")
     files = toml_files()
-    for file in files:
-        tree = _read_toml(file)
-        for path in paths:
-            value = _lookup(tree, path)
-            if value is not None:
-                table = f"[{'.'.join(path)}]" if isinstance(value, Mapping) else f"[{'.'.join(path[:-1])}] {path[-1]}"
-                gathered.add_whole(value, f"{file} {table}")
+    for file, path, value in _toml_values(files, paths):
+        table = f"[{'.'.join(path)}]" if isinstance(value, Mapping) else f"[{'.'.join(path[:-1])}] {path[-1]}"
+        gathered.add_whole(value, f"{file} {table}")
     return ResolvedSection(
         gathered.fields, gathered.sources, gathered.native, gathered.native_source, keys_tried, files
     )

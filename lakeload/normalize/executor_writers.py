@@ -21,6 +21,7 @@ import pyarrow.csv as pacsv
 import pyarrow.parquet as pq
 
 from lakeload.schema import datatypes
+from lakeload.schema.arrow_types import to_arrow_type
 
 TColumn = dict[str, Any]
 FLUSH_ROWS = 20_000
@@ -45,7 +46,7 @@ def arrow_schema(columns: dict[str, TColumn]) -> pa.Schema:
     """The Arrow schema of complete columns, in order, as dlt's parquet writer types them."""
     fields = []
     for name, column in columns.items():
-        arrow_type = datatypes.to_arrow_type(
+        arrow_type = to_arrow_type(
             column["data_type"], column.get("precision"), column.get("scale"), column.get("timezone", True)
         )
         fields.append(pa.field(name, arrow_type, nullable=column.get("nullable", True)))

@@ -30,7 +30,7 @@ def test_named_destinations_of_one_type_in_one_process(tmp_path: Path, pipelines
     for name, destination in pipelines.items():
         p = lakeload.pipeline(f"p_{name}", destination=destination, dataset_name="ds", pipelines_dir=str(pipelines_dir))
         infos[name] = p.run(ROWS, table_name="items")
-    for name, bucket in (("dev", dev), ("prod", prod), ("cfg", cfg)):
+    for bucket in (dev, prod, cfg):
         assert len(read_rows(bucket, "ds", "items")) == 1 and len(read_rows(bucket, "ds", "items__tags")) == 1
     assert [infos[n].destination_name for n in ("dev", "prod", "cfg")] == ["dev_bucket", "prod_bucket", "from_config"]
     assert "dev_bucket" in str(infos["dev"])

@@ -26,6 +26,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from lakeload.schema import datatypes as dt
+from lakeload.schema.arrow_types import to_arrow_type
 from lakeload.schema.datatypes import DATA_TYPES, Wei
 
 
@@ -270,10 +271,10 @@ def test_to_arrow_type_matches_dlt_filesystem() -> None:
                     expected = ValueError
                 if expected is ValueError:
                     with pytest.raises(ValueError):
-                        dt.to_arrow_type(data_type, precision, scale, timezone)
+                        to_arrow_type(data_type, precision, scale, timezone)
                 else:
-                    assert dt.to_arrow_type(data_type, precision, scale, timezone) == expected, column
-    assert dt.to_arrow_type("timestamp") == pa.timestamp("us", tz="UTC")
+                    assert to_arrow_type(data_type, precision, scale, timezone) == expected, column
+    assert to_arrow_type("timestamp") == pa.timestamp("us", tz="UTC")
 
 
 ROWS: list[dict[str, Any]] = [
