@@ -8,10 +8,14 @@
 from __future__ import annotations
 
 from collections.abc import Callable
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from lakeload.config.resolver import resolve
 from lakeload.errors import ConfigurationError
+
+if TYPE_CHECKING:
+    from lakeload.destinations.impl.filesystem.factory import filesystem
+    from lakeload.destinations.impl.sink.factory import sink
 
 DESTINATION_TYPES = ("filesystem",)
 SINK_OPTIONS = ("batch_size", "loader_file_format", "naming_convention", "skip_dlt_columns_and_tables", "max_table_nesting")
@@ -54,3 +58,17 @@ def destination(func_or_name: Callable[..., Any] | str | None = None, /, destina
         return sink(func, destination_name=name, **kwargs)
 
     return decorate
+
+
+def resolve_destination(destination: Any) -> filesystem | sink | None:
+    """A destination factory from a factory, a shorthand type or a configured destination name."""
+    from lakeload.destinations.impl.filesystem.factory import filesystem
+    from lakeload.destinations.impl.sink.factory import sink
+
+    if destination is None or isinstance(destination, (filesystem, sink)):
+        return destination
+    if isinstance(destination, str):
+        if destination == "filesystem":
+            return filesystem()
+        return _named(destination, None)
+    raise ConfigurationError(f"Unsupported destination {destination!r}; lakeload loads into filesystem destinations.")

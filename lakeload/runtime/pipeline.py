@@ -7,12 +7,15 @@
 
 from __future__ import annotations
 
+import contextlib
 import logging
 import os
 import time
 import warnings
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from typing import TYPE_CHECKING, Any
+
+import pendulum
 
 from lakeload.config.resolver import resolve
 from lakeload.destinations.impl.filesystem.client import FilesystemClient
@@ -20,6 +23,7 @@ from lakeload.destinations.impl.filesystem.configuration import FilesystemConfig
 from lakeload.destinations.impl.filesystem.factory import filesystem
 from lakeload.destinations.impl.filesystem.layout import Layout
 from lakeload.destinations.impl.sink.factory import sink
+from lakeload.destinations.registry import resolve_destination
 from lakeload.errors import LakeloadError, PipelineStepFailed
 from lakeload.extract.extractor import FILE_MAX_BYTES, extract_resources
 from lakeload.extract.resource import Resource, Source, resource
@@ -30,6 +34,7 @@ from lakeload.runtime.info import LoadInfo, PackageInfo
 from lakeload.runtime.packages import EXTRACTED, NORMALIZED, PipelineStorage, read_json
 from lakeload.runtime.progress import Progress, make_progress
 from lakeload.runtime.state import bump_state, new_state, restore_from_bucket, stored_state
+from lakeload.runtime.trace import RunTrace
 from lakeload.schema.naming import NamingConvention, get_naming
 from lakeload.schema.schema import Schema
 from lakeload.spark.shipping import dumps_for_executors
@@ -39,19 +44,6 @@ if TYPE_CHECKING:
 
 logger = logging.getLogger("lakeload.pipeline")
 DEFAULT_PIPELINES_DIR = os.path.join("~", ".lakeload", "pipelines")
-
-
-def resolve_destination(destination: Any) -> filesystem | sink | None:
-    """A destination factory from a factory, a shorthand type or a configured destination name."""
-    if destination is None or isinstance(destination, (filesystem, sink)):
-        return destination
-    if isinstance(destination, str):
-        if destination == "filesystem":
-            return filesystem()
-        from lakeload.destinations.registry import destination as named_destination
-
-        return named_destination(destination)  # type: ignore[no-any-return]
-    raise LakeloadError(f"Unsupported destination {destination!r}; lakeload loads into filesystem destinations.")
 
 
 class Pipeline:
@@ -78,6 +70,7 @@ class Pipeline:
         self.state["dataset_name"] = self.dataset_name
         self._synced = state is not None
         self._stage_seconds: dict[str, float] = {}
+        self.last_trace: RunTrace | None = None
 
     # -- plumbing ----------------------------------------------------------------------------------
     @property
@@ -336,17 +329,39 @@ class Pipeline:
         """
         self._stage_seconds = {}
         self._set_destination(destination, dataset_name)
-        if isinstance(self.destination, filesystem):
-            self._layout(self._configuration())  # a bad layout or callback fails before any work is done
-        self.sync_destination()
-        self.normalize()
-        if data is not None:
-            self.extract(
-                data, table_name=table_name, write_disposition=write_disposition, columns=columns,
-                primary_key=primary_key, schema=schema, loader_file_format=loader_file_format, table_format=table_format,
-            )
+        trace = self.last_trace = RunTrace(
+            self.pipeline_name,
+            self.destination.name if self.destination else None,
+            self.destination.destination_type if self.destination else None,
+        )
+        with self._step(trace, "sync"):
+            if isinstance(self.destination, filesystem):
+                self._layout(self._configuration())  # a bad layout or callback fails before any work is done
+            self.sync_destination()
+        with self._step(trace, "normalize"):
             self.normalize()
-        return self.load()
+        if data is not None:
+            with self._step(trace, "extract"):
+                self.extract(
+                    data, table_name=table_name, write_disposition=write_disposition, columns=columns,
+                    primary_key=primary_key, schema=schema, loader_file_format=loader_file_format, table_format=table_format,
+                )
+            with self._step(trace, "normalize"):
+                self.normalize()
+        with self._step(trace, "load"):
+            trace.load_info = self.load()
+        return trace.load_info
+
+    @contextlib.contextmanager
+    def _step(self, trace: RunTrace, step: str) -> Iterator[None]:
+        record = trace.start(step)
+        try:
+            yield
+        except BaseException as exc:
+            record.error = f"{type(exc).__name__}: {exc}"
+            raise
+        finally:
+            record.finished_at = pendulum.now("UTC")
 
     def drop(self) -> None:
         """Delete the local working folder (state, schemas, pending packages); the bucket is untouched."""

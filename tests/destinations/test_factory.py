@@ -9,8 +9,8 @@ import pytest
 
 import lakeload
 from lakeload.destinations.impl.filesystem.configuration import normalize_bucket_url
+from lakeload.destinations.registry import resolve_destination
 from lakeload.errors import ConfigurationError
-from lakeload.runtime.pipeline import resolve_destination
 
 
 def test_capabilities_and_overrides() -> None:

@@ -39,5 +39,10 @@ def test_named_destinations_of_one_type_in_one_process(tmp_path: Path, pipelines
 def test_destination_passed_to_run_and_shorthand(tmp_path: Path, pipelines_dir: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setenv("DESTINATION__FILESYSTEM__BUCKET_URL", str(tmp_path / "short"))
     p = lakeload.pipeline("late", pipelines_dir=str(pipelines_dir))
-    p.run(ROWS, table_name="items", destination="filesystem", dataset_name="late_ds")
+    info = p.run(ROWS, table_name="items", destination="filesystem", dataset_name="late_ds")
     assert len(read_rows(tmp_path / "short", "late_ds", "items")) == 1
+    trace = p.last_trace
+    assert trace is not None and (trace.destination_name, trace.destination_type) == ("filesystem", "filesystem")
+    assert [s.step for s in trace.steps] == ["sync", "normalize", "extract", "normalize", "load"]
+    assert trace.load_info is info and all(s.error is None and s.elapsed >= 0 for s in trace.steps)
+    assert "to filesystem (filesystem)" in str(trace)
