@@ -5,6 +5,9 @@
 #      apt-get when running as root, or this script says how to install it and exits 1.
 #   2. .venv in the repository root (python3 -m venv), with `pip install -e ".[test]"`. The install is
 #      skipped while .venv/.lakeload-installed holds the sha256 of pyproject.toml.
+#   3. Azurite (the Azure Blob Storage emulator the tests start, see tests/servers/) from the npm
+#      registry into .tools/node_modules; skipped while .tools/node_modules/.bin/azurite-blob exists.
+#      Needs Node.js and npm.
 #
 # Environment: PYTHON (default python3) is the interpreter the venv is created from.
 set -euo pipefail
@@ -127,6 +130,21 @@ ensure_installed() {
     printf '%s\n' "$want" >"$STAMP"
 }
 
+AZURITE_SPEC="azurite@3"
+TOOLS="$ROOT/.tools"
+
+ensure_azurite() {
+    [ -x "$TOOLS/node_modules/.bin/azurite-blob" ] && return 0
+    if ! command -v npm >/dev/null 2>&1 || ! command -v node >/dev/null 2>&1; then
+        die "the tests need Azurite (Azure Blob Storage emulator) from npm, but node/npm are missing; install Node.js 18+ with npm (Debian/Ubuntu: sudo apt-get install -y nodejs npm), then run this script again"
+    fi
+    note "installing $AZURITE_SPEC into $TOOLS"
+    mkdir -p "$TOOLS"
+    quiet npm install --prefix "$TOOLS" "$AZURITE_SPEC" --no-audit --no-fund --silent
+    [ -x "$TOOLS/node_modules/.bin/azurite-blob" ] || die "npm installed $AZURITE_SPEC, but $TOOLS/node_modules/.bin/azurite-blob is missing"
+}
+
 ensure_java
 ensure_venv
 ensure_installed
+ensure_azurite

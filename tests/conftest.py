@@ -8,6 +8,8 @@ from pathlib import Path
 
 import pytest
 
+pytest_plugins = ["servers.fixtures"]  # real S3/Azure/GCS/SFTP servers on loopback (tests/servers/)
+
 SPARK_MASTER = os.environ.get("LAKELOAD_TEST_SPARK_MASTER", "local[2]")
 
 

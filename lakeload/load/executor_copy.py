@@ -1,7 +1,7 @@
 """Executor-safe: copies a package's normalized files into the bucket, on Spark executors.
 
-Each file lands under its final name in one step (a rename on local disks, a single PUT on object
-stores), so nobody reads a half-written file. Names are decided at normalize time, so a resumed
+Each file lands under its final name in one step (a rename on local disks and SFTP, a single PUT on
+object stores), so nobody reads a half-written file. Names are decided at normalize time, so a resumed
 load overwrites the same files instead of adding duplicates.
 """
 
@@ -32,6 +32,7 @@ class CopyPayload:
     load_id: str
     package_timestamp: str
     is_local: bool
+    rename_after_write: bool = False
 
     def __repr__(self) -> str:
         return f"CopyPayload(bucket_url={self.bucket_url!r}, load_id={self.load_id!r})"
@@ -65,7 +66,12 @@ def copy_files(payload: CopyPayload, files: list[dict[str, Any]]) -> list[dict[s
             except OSError:
                 shutil.copyfile(source, tmp)
             os.replace(tmp, target)
+        elif payload.rename_after_write:
+            # a plain file server (SFTP): write aside, then rename, so the final name is complete or absent
+            tmp = f"{target}.lakeload-tmp"
+            fs.put_file(source, tmp)
+            fs.mv(tmp, target)
         else:
-            fs.put_file(source, target)
+            fs.put_file(source, target)  # object stores: one PUT, the object appears whole
         copied.append({"table": file["table"], "path": relative, "rows": file["rows"], "bytes": file["bytes"]})
     return copied

@@ -101,6 +101,7 @@ class Loader:
             load_id=package["load_id"],
             package_timestamp=package["created_at"],
             is_local=config.is_local,
+            rename_after_write=config.protocol in ("sftp", "ssh"),
         )
         chunks = _chunks(package["files"], FILES_PER_TASK)
         copied = run_tasks(self.spark, copy_files, payload, chunks, f"lakeload load {package['load_id']}: copy files")
