@@ -42,6 +42,9 @@ from lakeload.spark.shipping import dumps_for_executors
 if TYPE_CHECKING:
     from pyspark.sql import SparkSession
 
+    from lakeload.sql.client import FilesystemSqlClient
+    from lakeload.sql.dataset import Dataset
+
 logger = logging.getLogger("lakeload.pipeline")
 DEFAULT_PIPELINES_DIR = os.path.join("~", ".lakeload", "pipelines")
 
@@ -368,6 +371,25 @@ class Pipeline:
         self.storage.wipe()
         self.state = new_state(self.pipeline_name, self.dataset_name, "filesystem", None)
         self._synced = False
+
+    def sql_client(self, schema: str | None = None) -> FilesystemSqlClient:
+        """SQL over the dataset through DuckDB views, like dlt's filesystem `sql_client()`.
+
+        >>> with pipeline.sql_client() as client:
+        ...     rows = client.execute_sql("SELECT count(*) FROM users WHERE id > %s", 1)
+        """
+        from lakeload.sql.client import FilesystemSqlClient
+
+        config = self._configuration()
+        self.sync_destination()
+        client = FilesystemClient(config, self.dataset_name)
+        return FilesystemSqlClient(client, self.schema(schema), self._layout(config), config.always_refresh_views)
+
+    def dataset(self, schema: str | None = None) -> Dataset:
+        """The dataset's tables as relations: `ds.users.df()`, `ds.row_counts()`, `ds("SELECT ...")`, `.spark()`."""
+        from lakeload.sql.dataset import Dataset
+
+        return Dataset(self.sql_client(schema))
 
 
 

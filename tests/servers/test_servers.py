@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import os
+from collections.abc import Iterator
 from dataclasses import replace
 from pathlib import Path
 
@@ -113,10 +114,26 @@ def test_gcs_roundtrip(gcs_server: GcsServer) -> None:
 # ---- SFTP (asyncssh) -------------------------------------------------------------------------------
 
 
+@pytest.fixture(autouse=True)
+def plain_fsspec_sftp() -> Iterator[None]:
+    """These tests check the server with fsspec's own SFTP class, whatever lakeload registered before."""
+    from fsspec.implementations.sftp import SFTPFileSystem
+
+    saved = {p: fsspec.registry.get(p) for p in ("sftp", "ssh")}
+    for protocol in saved:
+        fsspec.register_implementation(protocol, SFTPFileSystem, clobber=True)
+    yield
+    for protocol, cls in saved.items():
+        if cls is not None:
+            fsspec.register_implementation(protocol, cls, clobber=True)
+
+
 def test_sftp_roundtrip_password(sftp_server: SftpServer) -> None:
-    # paramiko's SFTPFileSystem, not sshfs (which would take the "sftp" protocol over once installed)
-    assert fsspec.get_filesystem_class("sftp").__module__ == "fsspec.implementations.sftp"
-    fs = fsspec.filesystem("sftp", skip_instance_cache=True, **sftp_storage_options(sftp_server))
+    # paramiko's SFTPFileSystem (or lakeload's host-key-checking subclass of it), not sshfs
+    from fsspec.implementations.sftp import SFTPFileSystem
+
+    assert issubclass(fsspec.get_filesystem_class("sftp"), SFTPFileSystem)
+    fs = SFTPFileSystem(skip_instance_cache=True, **sftp_storage_options(sftp_server))
     prefix = fresh_prefix("sftp-roundtrip")
     assert sftp_server.url(prefix) == f"sftp://127.0.0.1:{sftp_server.port}{sftp_server.root}/{prefix}"
     _roundtrip(fs, f"{sftp_server.root}/{prefix}")

@@ -2,24 +2,124 @@
 
 from __future__ import annotations
 
+import functools
 import os
 import posixpath
-from typing import Any
+from collections.abc import Callable, Mapping
+from typing import Any, TypeVar
+from urllib.parse import urlsplit, urlunsplit
 
 import fsspec
+from fsspec import AbstractFileSystem
 
 from lakeload.destinations.impl.filesystem.configuration import FilesystemConfiguration
+from lakeload.destinations.impl.filesystem.credentials import fsspec_options, masked_options, secret_values
 from lakeload.errors import DestinationError
+
+T = TypeVar("T")
 
 
 def fsspec_kwargs(config: FilesystemConfiguration) -> dict[str, Any]:
-    """Constructor arguments for the bucket's fsspec filesystem (credentials included)."""
-    kwargs: dict[str, Any] = dict(config.kwargs)
-    if config.client_kwargs:
-        kwargs["client_kwargs"] = dict(config.client_kwargs)
-    if config.is_local:
-        kwargs.setdefault("auto_mkdir", True)
-    return kwargs
+    """Constructor arguments for the bucket's fsspec filesystem, credentials included (in clear).
+
+    See `credentials.fsspec_options` for the mapping; log `masked_options(...)` of it, never the dict.
+
+    >>> fsspec_kwargs(FilesystemConfiguration("file:///tmp/bucket"))
+    {'auto_mkdir': True}
+    """
+    return fsspec_options(
+        config.protocol, config.credentials, config.kwargs, config.client_kwargs, bucket_url=config.bucket_url
+    )
+
+
+def _safe_url(url: str) -> str:
+    """`url` without a password in its user info."""
+    parts = urlsplit(url)
+    if parts.password is None:
+        return url
+    netloc = f"{parts.username or ''}:***@{parts.hostname or ''}" + (f":{parts.port}" if parts.port else "")
+    return urlunsplit(parts._replace(netloc=netloc))
+
+
+def _scrub(text: str, secrets: list[str]) -> str:
+    for value in secrets:
+        text = text.replace(value, "***")
+    return text
+
+
+AUTH_WORDS = ("authenticat", "forbidden", "accessdenied", "access denied", "signaturedoesnotmatch",
+              "invalidaccesskeyid", "403", "permission", "credential")
+
+
+def destination_error(exc: BaseException, bucket_url: str, options: Mapping[str, Any], action: str) -> DestinationError:
+    """A `DestinationError` for `exc` that names the bucket and the likely fix, with every secret removed.
+
+    The original exception is chained only when none of its messages holds a secret value.
+    """
+    secrets = secret_values(options)
+    url = urlsplit(bucket_url)
+    if url.password:
+        secrets.append(url.password)
+    chain: list[BaseException] = []
+    node: BaseException | None = exc
+    while node is not None and node not in chain:
+        chain.append(node)
+        node = node.__cause__ or node.__context__
+    text = " ".join(f"{type(e).__name__} {e!s}" for e in chain).lower()
+    hint = ""
+    if isinstance(exc, ImportError):
+        hint = " (a package for this protocol is missing: install lakeload's extra for it, e.g. lakeload[s3])"
+    elif isinstance(exc, PermissionError) or any(word in text for word in AUTH_WORDS):
+        hint = " (access refused: check the credentials)"
+    elif isinstance(exc, (ConnectionError, TimeoutError, OSError)) and "connect" in text:
+        hint = " (bucket unreachable: check bucket_url, endpoint_url and the network)"
+    error = DestinationError(
+        f"Cannot {action} bucket {_safe_url(bucket_url)}{hint}: {type(exc).__name__}: {_scrub(str(exc), secrets)}. "
+        f"Options: {masked_options(options)}"
+    )
+    leaks = any(value and value in f"{e!s} {e!r}" for e in chain for value in secrets)
+    error.__cause__ = None if leaks else exc
+    return error
+
+
+def open_filesystem(bucket_url: str, options: Mapping[str, Any]) -> tuple[AbstractFileSystem, str]:
+    """The fsspec filesystem and root path of `bucket_url`, opened with `options` (from `fsspec_kwargs`).
+
+    SFTP buckets open lakeload's `VerifiedSFTPFileSystem` (host keys checked). Any error while opening
+    is re-raised as `DestinationError` whose message holds no secret value of `options`.
+
+    >>> fs, path = open_filesystem("memory://bucket/data", {})
+    >>> path
+    '/bucket/data'
+    """
+    protocol = urlsplit(bucket_url).scheme.lower()
+    try:
+        if protocol in ("sftp", "ssh"):
+            from lakeload.destinations.impl.filesystem.sftp_fs import register_sftp
+
+            register_sftp()
+        fs, path = fsspec.core.url_to_fs(bucket_url, **options)
+    except Exception as exc:
+        error = destination_error(exc, bucket_url, options, "open")
+    else:
+        return fs, path
+    raise error  # outside `except`: no implicit context that could carry a secret
+
+
+def _guarded(method: Callable[..., T]) -> Callable[..., T]:
+    """Bucket operations fail with a clear `DestinationError` (secrets removed), never a raw client error."""
+
+    @functools.wraps(method)
+    def call(self: FilesystemClient, *args: Any, **kwargs: Any) -> T:
+        try:
+            return method(self, *args, **kwargs)
+        except DestinationError:
+            raise
+        except Exception as exc:
+            error = destination_error(exc, self.config.bucket_url, self._options, f"{method.__name__} in")
+        raise error  # outside `except`: no implicit context that could carry a secret
+
+    return call
 
 
 class FilesystemClient:
@@ -28,10 +128,8 @@ class FilesystemClient:
     def __init__(self, config: FilesystemConfiguration, dataset_name: str) -> None:
         self.config = config
         self.dataset_name = dataset_name
-        try:
-            self.fs, self.bucket_path = fsspec.core.url_to_fs(config.bucket_url, **fsspec_kwargs(config))
-        except (ImportError, ValueError) as exc:
-            raise DestinationError(f"Cannot open bucket {config.bucket_url}: {exc}") from exc
+        self._options = fsspec_kwargs(config)
+        self.fs, self.bucket_path = open_filesystem(config.bucket_url, self._options)
         self.dataset_path = posixpath.join(self.bucket_path, dataset_name)
 
     def path(self, relative: str) -> str:
@@ -40,9 +138,11 @@ class FilesystemClient:
     def relative(self, path: str) -> str:
         return posixpath.relpath(path, self.dataset_path)
 
+    @_guarded
     def exists(self, relative: str) -> bool:
         return bool(self.fs.exists(self.path(relative)))
 
+    @_guarded
     def list_dir(self, relative: str) -> list[str]:
         """File names (not paths) in a folder of the dataset; empty when it does not exist."""
         path = self.path(relative)
@@ -50,6 +150,7 @@ class FilesystemClient:
             return []
         return sorted(posixpath.basename(p) for p in self.fs.ls(path, detail=False) if not self.fs.isdir(p))
 
+    @_guarded
     def find(self, relative_dir: str) -> list[str]:
         """All files below a folder of the dataset, as paths relative to the dataset."""
         path = self.path(relative_dir) if relative_dir else self.dataset_path
@@ -57,9 +158,11 @@ class FilesystemClient:
             return []
         return sorted(self.relative(p) for p in self.fs.find(path))
 
+    @_guarded
     def read_bytes(self, relative: str) -> bytes:
         return bytes(self.fs.cat_file(self.path(relative)))
 
+    @_guarded
     def write_bytes(self, relative: str, data: bytes) -> None:
         """Write a whole file; on local disks through a temporary name and a rename."""
         path = self.path(relative)
@@ -72,10 +175,12 @@ class FilesystemClient:
         else:
             self.fs.pipe_file(path, data)
 
+    @_guarded
     def delete(self, relatives: list[str]) -> None:
         if relatives:
             self.fs.rm([self.path(r) for r in relatives])
 
+    @_guarded
     def truncate_dataset(self) -> None:
         if self.fs.exists(self.dataset_path):
             self.fs.rm(self.dataset_path, recursive=True)

@@ -1,0 +1,231 @@
+"""`pipeline.sql_client()`: query a filesystem dataset with SQL through an in-memory DuckDB.
+
+Views are created lazily: the query is parsed with sqlglot, and each schema table it names (plainly or as
+`<dataset>.<table>`) gets a view `<dataset>.<table>` over exactly that table's files (see
+:mod:`lakeload.sql.views`). The file list is a snapshot taken when the view is created; with
+`always_refresh_views=True` the files are listed again before every query and changed views re-created.
+Remote buckets are read through their fsspec filesystem registered with DuckDB, so credentials never
+appear in SQL text.
+
+>>> with pipeline.sql_client() as client:
+...     with client.execute_query("SELECT id, name FROM users WHERE id = %s", 10) as cursor:
+...         print(cursor.fetchall())
+"""
+
+from __future__ import annotations
+
+import contextlib
+import logging
+import re
+from collections.abc import Iterator
+from typing import Any
+
+import duckdb
+import sqlglot
+from sqlglot import exp
+
+from lakeload.destinations.impl.filesystem.client import FilesystemClient
+from lakeload.destinations.impl.filesystem.layout import Layout
+from lakeload.schema.schema import Schema
+from lakeload.sql.cursor import Cursor
+from lakeload.sql.errors import SqlClientError, SqlQueryError, TableNotFoundError
+from lakeload.sql.views import (
+    SFTP_PROTOCOLS,
+    duckdb_path,
+    list_table_files,
+    quote_ident,
+    quote_literal,
+    view_select,
+)
+
+logger = logging.getLogger("lakeload.sql")
+_WORD = re.compile(r"[A-Za-z_][A-Za-z0-9_$]*")
+# string literals, quoted identifiers and comments are kept as they are when %s becomes ?
+_PLACEHOLDER_SCAN = re.compile(r"'(?:[^']|'')*'|\"(?:[^\"]|\"\")*\"|--[^\n]*|/\*.*?\*/|%%|%s", re.S)
+
+
+def to_duckdb_placeholders(sql: str) -> str:
+    """Turn DB-API `%s` placeholders into DuckDB's `?` (and `%%` into `%`), leaving literals alone.
+
+    >>> to_duckdb_placeholders("SELECT '%s', name FROM t WHERE id = %s AND n LIKE 'a%%'")
+    "SELECT '%s', name FROM t WHERE id = ? AND n LIKE 'a%%'"
+    """
+    def swap(match: re.Match[str]) -> str:
+        text = match.group(0)
+        return "?" if text == "%s" else "%" if text == "%%" else text
+
+    return _PLACEHOLDER_SCAN.sub(swap, sql)
+
+
+class FilesystemSqlClient:
+    """SQL over the tables of one dataset in a bucket, through views in an in-memory DuckDB.
+
+    Example:
+        >>> client = FilesystemSqlClient(FilesystemClient(config, "mydata"), schema, Layout.parse())
+        >>> with client:
+        ...     client.execute_sql("SELECT count(*) FROM users")
+        [(8,)]
+    """
+
+    def __init__(self, client: FilesystemClient, schema: Schema, layout: Layout, always_refresh_views: bool = False) -> None:
+        self.client = client
+        self.schema = schema
+        self.layout = layout
+        self.always_refresh_views = always_refresh_views
+        self.dataset_name = client.dataset_name
+        self._conn: duckdb.DuckDBPyConnection | None = None
+        self._views: dict[str, tuple[str, ...]] = {}  # table -> the files its view reads
+
+    # -- tables -------------------------------------------------------------------------------------
+    @property
+    def table_names(self) -> list[str]:
+        """Tables that can be queried: data tables and `_dlt_*` tables with at least one typed column."""
+        return [name for name in self.schema.tables if self.schema.complete_columns(name)]
+
+    def _lookup(self) -> dict[str, str]:
+        return {name.lower(): name for name in self.table_names}
+
+    def table_files(self, table: str) -> list[str]:
+        """Full fsspec paths of the table's data files, listed now."""
+        return list_table_files(self.client, self.layout, self.schema.name, table)
+
+    def files_for(self, table: str) -> list[str]:
+        """The files of `table` as its view sees them: the view's snapshot, or listed now when there is none."""
+        if table in self._views and not self.always_refresh_views:
+            return list(self._views[table])
+        return self.table_files(table)
+
+    def view_sql(self, table: str, files: list[str] | None = None) -> str:
+        """The SELECT the view of `table` runs (over `files`, listed now when not given)."""
+        if table not in self.table_names:
+            raise TableNotFoundError(table, self.dataset_name, self.table_names)
+        files = self.table_files(table) if files is None else files
+        columns = list(self.schema.complete_columns(table).values())
+        paths = [duckdb_path(self.client, f) for f in files]
+        return view_select(self.open_connection(), columns, paths)
+
+    # -- connection ---------------------------------------------------------------------------------
+    def open_connection(self) -> duckdb.DuckDBPyConnection:
+        """The in-memory DuckDB (opened on first use), with the dataset schema and the bucket's filesystem."""
+        if self._conn is None:
+            conn = duckdb.connect(":memory:")
+            with contextlib.suppress(duckdb.Error):
+                conn.execute("SET TimeZone = 'UTC'")
+            if not self.client.config.is_local and self.client.config.protocol not in SFTP_PROTOCOLS:
+                conn.register_filesystem(self.client.fs)  # SFTP files are read from local copies instead
+            conn.execute(f"CREATE SCHEMA IF NOT EXISTS {quote_ident(self.dataset_name)}")
+            self._search_path(conn)
+            self._conn = conn
+            self._views = {}
+        return self._conn
+
+    def _search_path(self, conn: duckdb.DuckDBPyConnection) -> None:
+        conn.execute(f"SET search_path = {quote_literal(quote_ident(self.dataset_name) + ',main')}")
+
+    def close_connection(self) -> None:
+        """Close DuckDB; views are created again on the next query."""
+        if self._conn is not None:
+            self._conn.close()
+            self._conn = None
+            self._views = {}
+
+    @property
+    def native_connection(self) -> duckdb.DuckDBPyConnection:
+        return self.open_connection()
+
+    def __enter__(self) -> FilesystemSqlClient:
+        self.open_connection()
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close_connection()
+
+    # -- views --------------------------------------------------------------------------------------
+    def referenced_tables(self, sql: str) -> tuple[list[str], list[str]]:
+        """Schema tables a query names, and names it qualifies with the dataset that the schema lacks.
+
+        >>> client.referenced_tables("SELECT * FROM users u JOIN mydata.users__pets p ON p._dlt_parent_id = u._dlt_id")
+        (['users', 'users__pets'], [])
+        """
+        lookup = self._lookup()
+        found: list[str] = []
+        missing: list[str] = []
+        try:
+            statements = [s for s in sqlglot.parse(sql, read="duckdb") if s is not None]
+        except sqlglot.errors.SqlglotError:
+            words = {w.lower() for w in _WORD.findall(sql)}
+            return [name for key, name in lookup.items() if key in words], []
+        dataset = self.dataset_name.lower()
+        for statement in statements:
+            for table in statement.find_all(exp.Table):
+                name, db = table.name, table.db.lower()
+                if not name or db not in ("", dataset):
+                    continue
+                key = name.lower()
+                if key in lookup:
+                    if lookup[key] not in found:
+                        found.append(lookup[key])
+                elif db == dataset and name not in missing:
+                    missing.append(name)
+        return found, missing
+
+    def create_views(self, tables: list[str]) -> None:
+        """Create (or, when refreshing, re-create if the files changed) the views of `tables`."""
+        conn = self.open_connection()
+        for table in tables:
+            if table in self._views and not self.always_refresh_views:
+                continue
+            files = tuple(self.table_files(table))
+            if self._views.get(table) == files:
+                continue
+            select = self.view_sql(table, list(files))
+            view = f"{quote_ident(self.dataset_name)}.{quote_ident(table)}"
+            logger.debug("view %s over %d files", view, len(files))
+            try:
+                conn.execute(f"CREATE OR REPLACE VIEW {view} AS {select}")
+            except duckdb.Error as exc:
+                raise SqlClientError(f"Cannot create the view of table '{table}' over {len(files)} files: {exc}") from exc
+            self._views[table] = files
+
+    # -- queries ------------------------------------------------------------------------------------
+    def _error(self, sql: str, exc: Exception) -> Exception:
+        if isinstance(exc, duckdb.CatalogException):
+            match = re.search(r"Table with name (\S+) does not exist", str(exc))
+            if match and match.group(1).lower() not in self._lookup():
+                return TableNotFoundError(match.group(1), self.dataset_name, self.table_names)
+        return SqlQueryError(sql, f"{type(exc).__name__}: {exc}")
+
+    @contextlib.contextmanager
+    def execute_query(self, sql: str, *args: Any) -> Iterator[Cursor]:
+        """Run a query (DB-API `%s` placeholders, values in `args`) and yield a :class:`Cursor`.
+
+        Example:
+            >>> with client.execute_query("SELECT * FROM users WHERE id > %s", 2) as cursor:
+            ...     df = cursor.df()
+        """
+        duck_sql = to_duckdb_placeholders(sql) if args else sql
+        tables, missing = self.referenced_tables(duck_sql)
+        if missing:
+            raise TableNotFoundError(missing[0], self.dataset_name, self.table_names)
+        self.create_views(tables)
+        connection = self.open_connection().cursor()
+        try:
+            self._search_path(connection)
+            cursor = Cursor(connection, duck_sql, list(args), on_error=lambda _, exc: self._error(sql, exc))
+        except BaseException:
+            connection.close()
+            raise
+        try:
+            yield cursor
+        finally:
+            cursor.close()
+
+    def execute_sql(self, sql: str, *args: Any) -> list[tuple[Any, ...]] | None:
+        """Run a statement and return all rows, or None when it returns none (DDL, SET, ...).
+
+        Example:
+            >>> client.execute_sql("SELECT count(*) FROM users WHERE name = %s", "Alice")
+            [(1,)]
+        """
+        with self.execute_query(sql, *args) as cursor:
+            return None if cursor.description is None else cursor.fetchall()

@@ -1,0 +1,34 @@
+"""Errors of the SQL client and datasets (all are :class:`lakeload.errors.LakeloadError`).
+
+>>> str(TableNotFoundError("nope", "ds", ["users"]))
+"Table 'nope' is not in dataset 'ds'. Available tables: ['users']"
+"""
+
+from __future__ import annotations
+
+from lakeload.errors import LakeloadError
+
+
+class SqlClientError(LakeloadError):
+    """Base of the errors raised by `pipeline.sql_client()` and `pipeline.dataset()`."""
+
+
+class TableNotFoundError(SqlClientError, KeyError):
+    """A query or a dataset lookup names a table that the schema does not have."""
+
+    def __init__(self, table: str, dataset: str, available: list[str]) -> None:
+        self.table = table
+        self.dataset = dataset
+        self.available = available
+        super().__init__(f"Table '{table}' is not in dataset '{dataset}'. Available tables: {available}")
+
+    def __str__(self) -> str:  # KeyError would quote the message
+        return str(self.args[0])
+
+
+class SqlQueryError(SqlClientError):
+    """DuckDB could not run a query; `sql` is the query as given and `__cause__` DuckDB's error."""
+
+    def __init__(self, sql: str, message: str) -> None:
+        self.sql = sql
+        super().__init__(f"{message}\nSQL: {sql}")
