@@ -103,6 +103,9 @@ class Loader:
             is_local=config.is_local,
             rename_after_write=config.protocol in ("sftp", "ssh"),
         )
+        if config.protocol == "memory":
+            # an in-memory bucket exists only in this process: executors (other processes) cannot reach it
+            return copy_files(payload, package["files"])
         chunks = _chunks(package["files"], FILES_PER_TASK)
         copied = run_tasks(self.spark, copy_files, payload, chunks, f"lakeload load {package['load_id']}: copy files")
         return [f for chunk in copied for f in chunk]

@@ -241,3 +241,16 @@ def test_progress_log_reports_each_stage(bucket: Path, pipelines_dir: Path, capl
     make_pipeline(bucket, pipelines_dir, progress="log").run(USERS, table_name="users")
     done = [r.getMessage() for r in caplog.records if "done in" in r.getMessage()]
     assert [m.split(":")[0] for m in done] == ["extract", "normalize", "load"]
+
+
+def test_memory_bucket(pipelines_dir: Path) -> None:
+    """memory:// lives in the driver process: files are put there by the driver, and read back with SQL."""
+    import fsspec
+
+    p = lakeload.pipeline("mem", destination=lakeload.destinations.filesystem("memory://mem-bucket/data"),
+                          dataset_name="ds", pipelines_dir=str(pipelines_dir))
+    p.run(USERS, table_name="users")
+    p.run(USERS, table_name="users", write_disposition="replace", loader_file_format="parquet")
+    fs = fsspec.filesystem("memory")
+    assert fs.exists("/mem-bucket/data/ds/init")
+    assert dict(p.dataset().row_counts()) == {"users": 2, "users__pets": 3}
