@@ -13,11 +13,10 @@ import shutil
 from dataclasses import dataclass
 from typing import Any
 
-import fsspec
 import pendulum
 
+from lakeload.destinations.impl.filesystem.executor_fs import url_to_fs
 from lakeload.destinations.impl.filesystem.layout import Layout
-from lakeload.destinations.impl.filesystem.sftp_fs import register_sftp
 
 
 @dataclass
@@ -53,9 +52,7 @@ def target_path(payload: CopyPayload, file: dict[str, Any]) -> str:
 
 def copy_files(payload: CopyPayload, files: list[dict[str, Any]]) -> list[dict[str, Any]]:
     """Copy `files` (package-relative metadata) to the bucket; returns table and bucket-relative path."""
-    if payload.rename_after_write:
-        register_sftp()  # this executor's fsspec must open sftp:// with host-key checking, as the driver does
-    fs, _ = fsspec.core.url_to_fs(payload.bucket_url, **payload.fs_kwargs)
+    fs, _ = url_to_fs(payload.bucket_url, payload.fs_kwargs)
     copied = []
     for file in files:
         source = os.path.join(payload.package_dir, file["path"])

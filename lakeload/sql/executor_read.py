@@ -25,6 +25,8 @@ import fsspec
 import pyarrow as pa
 import pyarrow.parquet as pq
 
+from lakeload.destinations.impl.filesystem.executor_fs import url_to_fs
+
 BATCH_ROWS = 10_000
 _TRUE = frozenset({"true", "t", "1", "yes", "y"})
 
@@ -115,7 +117,7 @@ def read_file(fs: fsspec.AbstractFileSystem, path: str, payload: ReadPayload) ->
 
 def read_batches(payload: ReadPayload, batches: Iterator[pa.RecordBatch]) -> Iterator[pa.RecordBatch]:
     """`mapInArrow` function: the input batches hold a `path` column; yields the rows of those files."""
-    fs, _ = fsspec.core.url_to_fs(payload.bucket_url, **payload.fs_kwargs)
+    fs, _ = url_to_fs(payload.bucket_url, payload.fs_kwargs)
     for batch in batches:
         for path in batch.column("path").to_pylist():
             yield from read_file(fs, path, payload).to_batches(max_chunksize=BATCH_ROWS)

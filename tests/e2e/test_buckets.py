@@ -43,6 +43,12 @@ def destination(backend: str, request: pytest.FixtureRequest, prefix: str, wrong
         return lakeload.destinations.filesystem(bucket_url=f"az://{a.container}/{prefix}", credentials=connection)
     if backend == "gs":
         g = request.getfixturevalue("gcs_server")
+        if wrong:  # the emulator checks no credentials: a broken service-account key is refused by the client
+            broken = {"project_id": g.project, "client_email": "svc@test.iam.gserviceaccount.com",
+                      "private_key_id": "k1", "private_key": "-----BEGIN PRIVATE KEY-----\nd3Jvbmc=\n-----END PRIVATE KEY-----\n"}
+            return lakeload.destinations.filesystem(
+                bucket_url=f"gs://{g.bucket}/{prefix}", credentials=broken, kwargs={"endpoint_url": g.endpoint_url}
+            )
         return lakeload.destinations.filesystem(
             bucket_url=f"gs://{g.bucket}/{prefix}", kwargs={"endpoint_url": g.endpoint_url, "token": "anon", "project": g.project}
         )
@@ -108,7 +114,7 @@ def test_pipeline_on_bucket(backend: str, request: pytest.FixtureRequest, tmp_pa
     assert fresh.state["_state_version"] == p.state["_state_version"]
 
 
-@pytest.mark.parametrize("backend", ["s3", "az", "sftp"])  # the GCS emulator checks no credentials
+@pytest.mark.parametrize("backend", BACKENDS)
 def test_wrong_credentials_fail_clearly_and_write_nothing(backend: str, request: pytest.FixtureRequest, tmp_path: Path) -> None:
     prefix = fresh_prefix(backend)
     bad = destination(backend, request, prefix, wrong=True)

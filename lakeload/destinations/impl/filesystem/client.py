@@ -9,11 +9,11 @@ from collections.abc import Callable, Mapping
 from typing import Any, TypeVar
 from urllib.parse import urlsplit, urlunsplit
 
-import fsspec
 from fsspec import AbstractFileSystem
 
 from lakeload.destinations.impl.filesystem.configuration import FilesystemConfiguration
 from lakeload.destinations.impl.filesystem.credentials import fsspec_options, masked_options, secret_values
+from lakeload.destinations.impl.filesystem.executor_fs import url_to_fs
 from lakeload.errors import DestinationError
 
 T = TypeVar("T")
@@ -48,7 +48,8 @@ def _scrub(text: str, secrets: list[str]) -> str:
 
 
 AUTH_WORDS = ("authenticat", "forbidden", "accessdenied", "access denied", "signaturedoesnotmatch",
-              "invalidaccesskeyid", "403", "permission", "credential")
+              "invalidaccesskeyid", "403", "401", "unauthorized", "permission", "credential", "pem file",
+              "private key", "invalid_grant", "refresh_token")
 
 
 def destination_error(exc: BaseException, bucket_url: str, options: Mapping[str, Any], action: str) -> DestinationError:
@@ -92,13 +93,8 @@ def open_filesystem(bucket_url: str, options: Mapping[str, Any]) -> tuple[Abstra
     >>> path
     '/bucket/data'
     """
-    protocol = urlsplit(bucket_url).scheme.lower()
     try:
-        if protocol in ("sftp", "ssh"):
-            from lakeload.destinations.impl.filesystem.sftp_fs import register_sftp
-
-            register_sftp()
-        fs, path = fsspec.core.url_to_fs(bucket_url, **options)
+        fs, path = url_to_fs(bucket_url, options)
     except Exception as exc:
         error = destination_error(exc, bucket_url, options, "open")
     else:
