@@ -4,12 +4,9 @@ loopback servers (tests/servers/fixtures.py): write, list, read; SFTP host-key v
 from __future__ import annotations
 
 import base64
-import importlib
-from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
-import fsspec
 import pytest
 from servers.fixtures import AzureServer, GcsServer, S3Server, SftpServer, fresh_prefix
 
@@ -22,16 +19,6 @@ from lakeload.errors import DestinationError
 PAYLOAD = b'{"id": 1, "name": "lakeload"}\n'
 
 
-@pytest.fixture(autouse=True)
-def restore_fsspec_registry() -> Iterator[None]:
-    """open_filesystem registers VerifiedSFTPFileSystem for sftp/ssh; leave the registry as it was."""
-    before = {p: fsspec.registry.get(p) for p in ("sftp", "ssh")}
-    yield
-    for protocol, cls in before.items():
-        if cls is None:
-            importlib.import_module("fsspec.registry")._registry.pop(protocol, None)
-        else:
-            fsspec.register_implementation(protocol, cls, clobber=True)
 
 
 def _open(url: str, protocol: str, creds: Credentials | None, kwargs: dict[str, Any] | None = None) -> tuple[Any, str]:

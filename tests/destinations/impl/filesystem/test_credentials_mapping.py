@@ -3,9 +3,7 @@
 from __future__ import annotations
 
 import dataclasses
-import importlib
 import json
-from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
@@ -59,16 +57,6 @@ SECRETS: dict[type, dict[str, Any]] = {
 NOT_SECRET = {"aws_access_key_id", "client_email", "azure_storage_account_name", "azure_tenant_id", "azure_client_id"}
 
 
-@pytest.fixture(autouse=True)
-def restore_fsspec_registry() -> Iterator[None]:
-    """Registering VerifiedSFTPFileSystem is process-wide; leave the registry as it was."""
-    before = {p: fsspec.registry.get(p) for p in ("sftp", "ssh")}
-    yield
-    for protocol, cls in before.items():
-        if cls is None:
-            importlib.import_module("fsspec.registry")._registry.pop(protocol, None)
-        else:
-            fsspec.register_implementation(protocol, cls, clobber=True)
 
 
 def secret_texts(cls: type) -> list[str]:
