@@ -194,3 +194,23 @@ def source(
         return make
 
     return decorate(fn) if fn is not None else decorate
+
+
+def resources_from(data: Any, default_name: str) -> tuple[list[Resource], str | None]:
+    """The selected resources in what `run()`/`extract()` got, and the source name when it was a source.
+
+    >>> resources_from([{"id": 1}], "users")[0][0].name
+    'users'
+    """
+    if isinstance(data, Source):
+        return data.selected_resources, data.name
+    if callable(data) and getattr(data, "__lakeload_resource__", False):
+        data = data()
+    if isinstance(data, Resource):
+        return [data], None
+    if isinstance(data, (list, tuple)) and data and all(isinstance(d, (Resource, Source)) for d in data):
+        found: list[Resource] = []
+        for item in data:
+            found.extend(item.selected_resources if isinstance(item, Source) else [item])
+        return found, None
+    return [resource(data, name=getattr(data, "__name__", None) or default_name)], None

@@ -26,7 +26,7 @@ from lakeload.destinations.impl.sink.factory import sink
 from lakeload.destinations.registry import resolve_destination
 from lakeload.errors import LakeloadError, PipelineStepFailed
 from lakeload.extract.extractor import FILE_MAX_BYTES, extract_resources
-from lakeload.extract.resource import Resource, Source, resource
+from lakeload.extract.resource import resources_from
 from lakeload.load.loader import Loader, LoadResult
 from lakeload.load.sink_loader import SinkLoader
 from lakeload.normalize.normalizer import Normalizer
@@ -179,7 +179,7 @@ class Pipeline:
     ) -> str:
         """Stream `data` into a new load package on disk; returns its load id."""
         started = time.perf_counter()
-        resources, source_name = self._resources(data, table_name)
+        resources, source_name = resources_from(data, table_name or self.pipeline_name)
         overrides = dict(
             table_name=table_name, write_disposition=write_disposition, columns=columns, primary_key=primary_key,
             table_format=table_format,
@@ -213,21 +213,6 @@ class Pipeline:
         self.progress.end("extract", f"{sum(result.items.values())} items into {result.files} files")
         self._stage_seconds["extract"] = self._stage_seconds.get("extract", 0.0) + time.perf_counter() - started
         return result.load_id
-
-    def _resources(self, data: Any, table_name: str | None) -> tuple[list[Resource], str | None]:
-        if isinstance(data, Source):
-            return data.selected_resources, data.name
-        if callable(data) and getattr(data, "__lakeload_resource__", False):
-            data = data()
-        if isinstance(data, Resource):
-            return [data], None
-        if isinstance(data, (list, tuple)) and data and all(isinstance(d, (Resource, Source)) for d in data):
-            found: list[Resource] = []
-            for item in data:
-                found.extend(item.selected_resources if isinstance(item, Source) else [item])
-            return found, None
-        name = table_name or getattr(data, "__name__", None) or self.pipeline_name
-        return [resource(data, name=name)], None
 
     def normalize(self) -> list[PackageInfo]:
         """Normalize every extracted package on Spark."""
