@@ -223,7 +223,7 @@ class Pipeline:
             manifest = read_json(os.path.join(self.storage.package_dir(EXTRACTED, load_id), "manifest.json"))
             schema = self.schema(manifest["schema_name"])
             fmt = manifest.get("loader_file_format") or self._preferred_format()
-            self.progress.start("normalize", len(manifest["splits"]))
+            self.progress.start("normalize", len(manifest["splits"]), unit="Spark tasks")
             try:
                 normalizer = Normalizer(
                     self.spark, self.storage, self._schema_naming(schema), fmt, self._compressed(),

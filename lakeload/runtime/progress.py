@@ -17,7 +17,7 @@ logger = logging.getLogger("lakeload.progress")
 class Progress:
     """Quiet progress: the base for the others."""
 
-    def start(self, stage: str, total: int | None = None) -> None:
+    def start(self, stage: str, total: int | None = None, unit: str = "items") -> None:
         pass
 
     def update(self, stage: str, n: int = 1) -> None:
@@ -34,12 +34,14 @@ class LogProgress(Progress):
         self.every = every_seconds
         self._counts: dict[str, int] = {}
         self._started: dict[str, float] = {}
+        self._units: dict[str, str] = {}
         self._last = 0.0
 
-    def start(self, stage: str, total: int | None = None) -> None:
+    def start(self, stage: str, total: int | None = None, unit: str = "items") -> None:
         self._counts[stage] = 0
+        self._units[stage] = unit
         self._started[stage] = self._last = time.perf_counter()
-        logger.info("%s: started%s", stage, f" ({total} items)" if total else "")
+        logger.info("%s: started%s", stage, f" ({total} {unit})" if total else "")
 
     def update(self, stage: str, n: int = 1) -> None:
         self._counts[stage] = self._counts.get(stage, 0) + n
@@ -47,7 +49,7 @@ class LogProgress(Progress):
         if now - self._last >= self.every:
             self._last = now
             rate = self._counts[stage] / max(now - self._started.get(stage, now), 1e-9)
-            logger.info("%s: %d items (%.0f/s)", stage, self._counts[stage], rate)
+            logger.info("%s: %d %s (%.0f/s)", stage, self._counts[stage], self._units.get(stage, "items"), rate)
 
     def end(self, stage: str, summary: str = "") -> None:
         took = time.perf_counter() - self._started.get(stage, time.perf_counter())
@@ -62,11 +64,11 @@ class BarProgress(Progress):
         self._bars: dict[str, Any] = {}
         self._rich: Any = None
 
-    def start(self, stage: str, total: int | None = None) -> None:
+    def start(self, stage: str, total: int | None = None, unit: str = "items") -> None:
         if self.kind == "tqdm":
             from tqdm import tqdm
 
-            self._bars[stage] = tqdm(total=total, desc=stage, unit=" items", leave=True)
+            self._bars[stage] = tqdm(total=total, desc=stage, unit=f" {unit}", leave=True)
         else:
             from rich.progress import Progress as RichProgress
 

@@ -239,8 +239,10 @@ def test_failing_resource_leaves_loaded_data_and_no_package(bucket: Path, pipeli
 def test_progress_log_reports_each_stage(bucket: Path, pipelines_dir: Path, caplog: pytest.LogCaptureFixture) -> None:
     caplog.set_level(logging.INFO, logger="lakeload")
     make_pipeline(bucket, pipelines_dir, progress="log").run(USERS, table_name="users")
-    done = [r.getMessage() for r in caplog.records if "done in" in r.getMessage()]
+    messages = [r.getMessage() for r in caplog.records]
+    done = [m for m in messages if "done in" in m]
     assert [m.split(":")[0] for m in done] == ["extract", "normalize", "load"]
+    assert "normalize: started (1 Spark tasks)" in messages
 
 
 def test_memory_bucket(pipelines_dir: Path) -> None:
