@@ -14,7 +14,6 @@ from __future__ import annotations
 
 import logging
 import os
-import shutil
 import time
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
@@ -23,9 +22,10 @@ import pendulum
 
 from lakeload.destinations.impl.filesystem import state_files
 from lakeload.destinations.impl.filesystem.client import FilesystemClient, fsspec_kwargs
+from lakeload.destinations.impl.filesystem.executor_fs import SFTP_PROTOCOLS
 from lakeload.destinations.impl.filesystem.layout import Layout
 from lakeload.load.executor_copy import CopyPayload, copy_files
-from lakeload.runtime.packages import LOADED, NORMALIZED, PipelineStorage, read_json
+from lakeload.runtime.packages import NORMALIZED, PipelineStorage, read_json
 from lakeload.schema.schema import Schema
 from lakeload.spark.session import run_tasks
 
@@ -81,7 +81,7 @@ class Loader:
             load_id=load_id, schema_name=schema.name, schema_version_hash=schema.version_hash, inserted_at=pendulum.now("UTC")
         )
         self.client.write_bytes(path, content)
-        self._complete(load_id, package_dir)
+        self.storage.complete(load_id)
         result.elapsed = time.perf_counter() - started
         return result
 
@@ -101,7 +101,7 @@ class Loader:
             load_id=package["load_id"],
             package_timestamp=package["created_at"],
             is_local=config.is_local,
-            rename_after_write=config.protocol in ("sftp", "ssh"),
+            rename_after_write=config.protocol in SFTP_PROTOCOLS,
         )
         if config.protocol == "memory":
             # an in-memory bucket exists only in this process: executors (other processes) cannot reach it
@@ -155,6 +155,3 @@ class Loader:
         old = state_files.state_files_to_delete(names, self.pipeline_name, self.client.config.max_state_files)
         self.client.delete([f"_dlt_pipeline_state/{n}" for n in old])
 
-    def _complete(self, load_id: str, package_dir: str) -> None:
-        shutil.rmtree(os.path.join(package_dir, "data"), ignore_errors=True)
-        self.storage.move(load_id, NORMALIZED, LOADED)

@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import os
-import shutil
 import time
 from typing import TYPE_CHECKING
 
@@ -11,7 +10,7 @@ from lakeload.destinations.impl.sink.factory import sink
 from lakeload.errors import LoadError, NormalizeError
 from lakeload.load.executor_sink import SinkPayload, deliver_file
 from lakeload.load.loader import LoadResult
-from lakeload.runtime.packages import LOADED, NORMALIZED, PipelineStorage, read_json
+from lakeload.runtime.packages import NORMALIZED, PipelineStorage, read_json
 from lakeload.spark.session import run_tasks
 
 if TYPE_CHECKING:
@@ -47,7 +46,6 @@ class SinkLoader:
             ) from exc
         result = LoadResult(load_id, package["schema_name"], row_counts=package["row_counts"])
         result.files = [{**d, "path": f["path"], "rows": f["rows"]} for d, f in zip(delivered, files, strict=True)]
-        shutil.rmtree(os.path.join(package_dir, "data"), ignore_errors=True)
-        self.storage.move(load_id, NORMALIZED, LOADED)
+        self.storage.complete(load_id)
         result.elapsed = time.perf_counter() - started
         return result

@@ -60,7 +60,6 @@ class NormalizerSettings:
     naming: NamingConvention
     roots: dict[str, RootTableSettings] = field(default_factory=dict)
     json_columns: dict[str, frozenset[str]] = field(default_factory=dict)
-    nested_tables: frozenset[str] = frozenset()
 
 
 def random_row_id() -> str:

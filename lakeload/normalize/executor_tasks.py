@@ -19,7 +19,7 @@ import gzip
 import os
 import uuid
 from collections.abc import Iterator
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from typing import Any
 
 import pyarrow as pa
@@ -66,7 +66,6 @@ class NormalizePlan:
     file_format: str = "jsonl"
     compressed: bool = True
     output_dir: str = ""
-    settings: dict[str, Any] = field(default_factory=dict)
 
 
 def read_records(split: Split) -> Iterator[Any]:

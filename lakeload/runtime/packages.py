@@ -111,6 +111,11 @@ class PipelineStorage:
         os.replace(self.package_dir(from_stage, load_id), target)
         return target
 
+    def complete(self, load_id: str) -> None:
+        """A loaded package keeps its package.json as the record of the load; its data files go."""
+        shutil.rmtree(os.path.join(self.package_dir(NORMALIZED, load_id), "data"), ignore_errors=True)
+        self.move(load_id, NORMALIZED, LOADED)
+
     def discard(self, stage: str, load_id: str) -> None:
         shutil.rmtree(self.package_dir(stage, load_id), ignore_errors=True)
 

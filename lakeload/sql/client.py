@@ -25,12 +25,12 @@ import sqlglot
 from sqlglot import exp
 
 from lakeload.destinations.impl.filesystem.client import FilesystemClient
+from lakeload.destinations.impl.filesystem.executor_fs import SFTP_PROTOCOLS
 from lakeload.destinations.impl.filesystem.layout import Layout
 from lakeload.schema.schema import Schema
 from lakeload.sql.cursor import Cursor
 from lakeload.sql.errors import SqlClientError, SqlQueryError, TableNotFoundError
 from lakeload.sql.views import (
-    SFTP_PROTOCOLS,
     duckdb_path,
     list_table_files,
     quote_ident,

@@ -18,6 +18,7 @@ import weakref
 from collections.abc import Sequence
 from typing import TYPE_CHECKING, Any
 
+from lakeload.destinations.impl.filesystem.executor_fs import SFTP_PROTOCOLS
 from lakeload.sql.types import WEI_DUCKDB, duckdb_type
 
 if TYPE_CHECKING:
@@ -61,7 +62,6 @@ def list_table_files(client: FilesystemClient, layout: Layout, schema_name: str,
     return sorted(files)
 
 
-SFTP_PROTOCOLS = ("sftp", "ssh")
 _sftp_caches: dict[int, str] = {}
 
 

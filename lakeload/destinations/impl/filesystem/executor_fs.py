@@ -16,6 +16,7 @@ from urllib.parse import urlsplit
 
 import fsspec
 
+SFTP_PROTOCOLS = ("sftp", "ssh")
 GCS_SCOPES = ("https://www.googleapis.com/auth/devstorage.read_write",)
 
 
@@ -36,7 +37,7 @@ def prepare_options(bucket_url: str, options: Mapping[str, Any]) -> dict[str, An
     prepared = dict(options)
     if protocol in ("gs", "gcs") and "token" in prepared:
         prepared["token"] = _gcs_token(prepared["token"])
-    if protocol in ("sftp", "ssh"):
+    if protocol in SFTP_PROTOCOLS:
         from lakeload.destinations.impl.filesystem.sftp_fs import register_sftp
 
         register_sftp()

@@ -26,11 +26,13 @@ import fsspec
 import paramiko
 from fsspec.implementations.sftp import SFTPFileSystem
 
+from lakeload.destinations.impl.filesystem.executor_fs import SFTP_PROTOCOLS
+
 DEFAULT_KNOWN_HOSTS = "~/.ssh/known_hosts"
 GSS_OPTIONS = ("gss_auth", "gss_kex", "gss_deleg_creds", "gss_host", "gss_trust_dns")
 # paramiko 5 dropped GSS-API: its SSHClient.connect has no gss_* arguments any more
 PARAMIKO_HAS_GSS = "gss_auth" in inspect.signature(paramiko.SSHClient.connect).parameters
-PROTOCOLS = ("sftp", "ssh")
+PROTOCOLS = SFTP_PROTOCOLS
 
 
 class HostKeyVerificationError(paramiko.SSHException):
