@@ -66,3 +66,15 @@ class PipelineStepFailed(LakeloadError):
         self.load_id = load_id
         where = f" (load package {load_id})" if load_id else ""
         super().__init__(f"Pipeline step '{step}' failed{where}: {message}")
+
+
+class DeltaConflictError(LoadError):
+    """Another writer committed to the same Delta table first; the package stays pending and can be loaded again."""
+
+
+class MissingDependencyError(ConfigurationError, ImportError):
+    """An optional package lakeload needs for this feature is not installed; the message names the extra to install."""
+
+
+class DeltaTableNotFoundError(DestinationError, ValueError):
+    """A Delta table asked for by name is not in the schema, is not a Delta table, or has not been created yet."""

@@ -130,11 +130,22 @@ ensure_installed() {
     printf '%s\n' "$want" >"$STAMP"
 }
 
-AZURITE_SPEC="azurite@3"
+# 3.37.0 is the first Azurite that honours List Blobs' `startFrom`: delta-rs lists the Delta log from the
+# version it has, and an older Azurite returns the whole log, which breaks every commit after version 1.
+AZURITE_MIN="3.37.0"
+AZURITE_SPEC="azurite@^$AZURITE_MIN"
 TOOLS="$ROOT/.tools"
 
+azurite_is_current() {
+    [ -x "$TOOLS/node_modules/.bin/azurite-blob" ] || return 1
+    node -e 'const [a, b] = process.argv.slice(1).map(v => v.split(".").map(Number));
+        const order = a[0] - b[0] || a[1] - b[1] || a[2] - b[2]; process.exit(order < 0 ? 1 : 0);' \
+        "$(node -p "require('$TOOLS/node_modules/azurite/package.json').version" 2>/dev/null || echo 0.0.0)" \
+        "$AZURITE_MIN" 2>/dev/null
+}
+
 ensure_azurite() {
-    [ -x "$TOOLS/node_modules/.bin/azurite-blob" ] && return 0
+    azurite_is_current && return 0
     if ! command -v npm >/dev/null 2>&1 || ! command -v node >/dev/null 2>&1; then
         die "the tests need Azurite (Azure Blob Storage emulator) from npm, but node/npm are missing; install Node.js 18+ with npm (Debian/Ubuntu: sudo apt-get install -y nodejs npm), then run this script again"
     fi

@@ -23,7 +23,7 @@ def register(commands: Any) -> None:
         help="print every setting of a destination with its value and source",
         description=(
             "Resolve every setting of the filesystem destination (bucket_url, layout, kwargs, client_kwargs, "
-            "max_state_files, always_refresh_views, credentials) and a few runtime settings, and print "
+            "deltalake_storage_options, max_state_files, always_refresh_views, credentials) and a few runtime settings, and print "
             "'key = value  (source)' per line, secrets masked, then the TOML files read. Does not start Spark."
         ),
     )

@@ -94,6 +94,7 @@ def _destination_lines(destination: str, pipeline_name: str | None) -> list[Conf
     lines.append(_line(f"{prefix}.layout", get("layout", str), DEFAULT_LAYOUT))
     lines.append(_line(f"{prefix}.kwargs", get("kwargs", dict), secret=True))
     lines.append(_line(f"{prefix}.client_kwargs", get("client_kwargs", dict), secret=True))
+    lines.append(_line(f"{prefix}.deltalake_storage_options", get("deltalake_storage_options", dict), secret=True))
     lines.append(_line(f"{prefix}.max_state_files", get("max_state_files", int), DEFAULT_MAX_STATE_FILES))
     lines.append(_line(f"{prefix}.always_refresh_views", get("always_refresh_views", bool), False))
     creds = resolve_section(sections, "credentials", pipeline_name)

@@ -125,6 +125,14 @@ def table_schema_from_hints(name: str, resource_name: str, hints: TableHints, na
                 column["nullable"] = False
     if hints.table_format:
         table["table_format"] = hints.table_format
+    if hints.write_disposition == "merge" and hints.merge_strategy:
+        table["x-merge-strategy"] = hints.merge_strategy
+    keyed = any(c.get("primary_key") or c.get("merge_key") for c in table["columns"].values())
+    if hints.write_disposition == "merge" and hints.table_format == "delta" and not keyed:
+        raise ExtractError(
+            f"Table '{name}': a Delta merge needs a key. Give the resource a `primary_key` (rows are upserted "
+            "by it) or a `merge_key` (stored rows with the same merge key are replaced)."
+        )
     if hints.file_format:
         table["file_format"] = hints.file_format
     if hints.max_table_nesting is not None:

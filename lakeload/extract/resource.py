@@ -18,6 +18,7 @@ from typing import Any
 from lakeload.errors import ExtractError
 
 WRITE_DISPOSITIONS = ("append", "replace", "merge", "skip")
+DELTA_MERGE_STRATEGIES = ("upsert", "insert-only")
 TableNameHint = str | Callable[[Any], str] | None
 
 
@@ -33,10 +34,12 @@ class TableHints:
     table_format: str | None = None
     file_format: str | None = None
     max_table_nesting: int | None = None
+    merge_strategy: str | None = None
 
     def __post_init__(self) -> None:
         disposition = self.write_disposition
         if isinstance(disposition, dict):
+            self.merge_strategy = disposition.get("strategy", self.merge_strategy)
             disposition = disposition.get("disposition", "append")
         if disposition not in WRITE_DISPOSITIONS:
             raise ExtractError(
@@ -49,6 +52,19 @@ class TableHints:
             self.merge_key = [self.merge_key]
         if isinstance(self.columns, Sequence) and not isinstance(self.columns, (str, dict)):
             self.columns = {c["name"]: c for c in self.columns}
+        self._check_table_format()
+
+    def _check_table_format(self) -> None:
+        if self.table_format not in (None, "delta"):
+            raise ExtractError(f"Unknown table_format {self.table_format!r}; the filesystem destination supports 'delta'.")
+        if self.write_disposition != "merge" or self.table_format != "delta":
+            return
+        strategy = self.merge_strategy or "upsert"
+        if strategy not in DELTA_MERGE_STRATEGIES:
+            raise ExtractError(
+                f"'{strategy}' merge strategy is not supported for Delta tables. "
+                f"Available strategies: {list(DELTA_MERGE_STRATEGIES)}."
+            )
 
 
 @dataclass

@@ -2,7 +2,9 @@
 
 Order of work, chosen so that a process killed at any point loses nothing and duplicates nothing:
 1. `init` of the dataset (first load only);
-2. data files, copied by Spark executors under names fixed at normalize time (a rerun overwrites);
+2. Delta tables (`lakeload.load.delta_loader`): files written by executors, committed with delta-rs
+   under the load's application transaction (a rerun skips what is committed);
+   other data files, copied by Spark executors under names fixed at normalize time (a rerun overwrites);
 3. for `replace` tables, the table's older files (root and nested) are deleted, only now that the
    new ones are all in place;
 4. `_dlt_version` (when this schema version is not stored yet) and `_dlt_pipeline_state` (when the
@@ -20,10 +22,12 @@ from typing import TYPE_CHECKING, Any
 
 import pendulum
 
-from lakeload.destinations.impl.filesystem import state_files
+from lakeload.delta.tables import is_delta_table
+from lakeload.destinations.impl.filesystem import state_file_names, state_files
 from lakeload.destinations.impl.filesystem.client import FilesystemClient, fsspec_kwargs
 from lakeload.destinations.impl.filesystem.executor_fs import SFTP_PROTOCOLS
 from lakeload.destinations.impl.filesystem.layout import Layout
+from lakeload.load.delta_loader import DeltaLoader
 from lakeload.load.executor_copy import CopyPayload, copy_files
 from lakeload.runtime.packages import NORMALIZED, PipelineStorage, read_json
 from lakeload.schema.schema import Schema
@@ -72,7 +76,13 @@ class Loader:
         schema = Schema.from_dict(package["schema"])
         result = LoadResult(load_id, schema.name, row_counts=package["row_counts"])
         self._ensure_init()
-        result.files = self._copy(package_dir, package, schema.name)
+        plain = [f for f in package["files"] if not is_delta_table(schema, f["table"])]
+        if len(plain) < len(package["files"]):
+            delta_files, result.replaced_tables = DeltaLoader(self.spark, self.client, self.pipeline_name).load(
+                package_dir, package, schema
+            )
+            result.files += delta_files
+        result.files += self._copy(package_dir, dict(package, files=plain), schema.name)
         self._replace(schema, package, result)
         self._store_schema(schema)
         if package.get("state"):
@@ -114,7 +124,7 @@ class Loader:
         new_files = {f["path"] for f in result.files}
         for root_name in package["root_tables"]:
             root = schema.tables.get(root_name, {})
-            if root.get("write_disposition") != "replace":
+            if root.get("write_disposition") != "replace" or root.get("table_format") == "delta":
                 continue
             for table in schema.nested_tables_of(root_name):
                 prefix = self.layout.table_prefix(schema.name, table["name"])
@@ -127,7 +137,7 @@ class Loader:
 
     def _store_schema(self, schema: Schema) -> None:
         names = self.client.list_dir("_dlt_version")
-        if state_files.version_file_by_hash(names, schema.version_hash):
+        if state_file_names.version_file_by_hash(names, schema.version_hash):
             return
         path, content = state_files.version_record(
             schema_name=schema.name,
@@ -152,6 +162,6 @@ class Loader:
         )
         self.client.write_bytes(path, content)
         names = self.client.list_dir("_dlt_pipeline_state")
-        old = state_files.state_files_to_delete(names, self.pipeline_name, self.client.config.max_state_files)
+        old = state_file_names.state_files_to_delete(names, self.pipeline_name, self.client.config.max_state_files)
         self.client.delete([f"_dlt_pipeline_state/{n}" for n in old])
 

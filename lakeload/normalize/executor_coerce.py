@@ -19,7 +19,7 @@ from collections.abc import Iterable
 from typing import Any
 
 from lakeload.errors import SchemaError
-from lakeload.schema import datatypes
+from lakeload.schema import coercion, datatypes
 from lakeload.schema.naming import NamingConvention
 
 TTable = dict[str, Any]
@@ -30,12 +30,12 @@ MAX_PLANS = 4096  # row shapes remembered per split; past that rows take the exa
 
 def _timestamp_converter(py_type: str) -> Any:
     if py_type == "timestamp":
-        return lambda value: datatypes.normalize_timezone(value, True)
-    return lambda value: datatypes.normalize_timezone(datatypes.coerce_value("timestamp", py_type, value), True)
+        return lambda value: coercion.normalize_timezone(value, True)
+    return lambda value: coercion.normalize_timezone(coercion.coerce_value("timestamp", py_type, value), True)
 
 
 def _converter(col_type: str, py_type: str) -> Any:
-    return lambda value: datatypes.coerce_value(col_type, py_type, value)
+    return lambda value: coercion.coerce_value(col_type, py_type, value)
 
 
 class SchemaFrozenError(SchemaError):
@@ -162,16 +162,16 @@ class RowCoercer:
             if col_type is not None:
                 py_type = py_types.get(type(value)) or _py_type(type(value))
                 if py_type == col_type:
-                    out[name] = datatypes.normalize_timezone(value, True) if col_type == "timestamp" else value
+                    out[name] = coercion.normalize_timezone(value, True) if col_type == "timestamp" else value
                     continue
-                if py_type and datatypes.can_coerce(col_type, py_type):
+                if py_type and coercion.can_coerce(col_type, py_type):
                     try:
-                        new_value = datatypes.coerce_value(col_type, py_type, value)
+                        new_value = coercion.coerce_value(col_type, py_type, value)
                     except (ValueError, SyntaxError):
                         pass
                     else:
                         if col_type == "timestamp":
-                            new_value = datatypes.normalize_timezone(new_value, True)
+                            new_value = coercion.normalize_timezone(new_value, True)
                         out[name] = new_value
                         continue
             new_name, new_value = self._non_null_value(table_name, columns, name, value, False)
@@ -225,7 +225,7 @@ class RowCoercer:
         col_type = existing["data_type"] if existing else datatypes.infer_data_type(value, self.detections)
         py_type = _py_type(type(value)) or col_type
         try:
-            coerced = datatypes.coerce_value(col_type, py_type, value)
+            coerced = coercion.coerce_value(col_type, py_type, value)
         except (ValueError, SyntaxError) as exc:
             if is_variant:
                 raise SchemaError(
@@ -237,7 +237,7 @@ class RowCoercer:
         if existing is None:
             self._add_column(table_name, columns, name, col_type, incomplete, is_variant)
         if col_type == "timestamp":
-            coerced = datatypes.normalize_timezone(coerced, True)
+            coerced = coercion.normalize_timezone(coerced, True)
         return name, coerced
 
     def _add_column(

@@ -35,6 +35,10 @@ C_DLT_LOAD_ID = "_dlt_load_id"
 C_DLT_PARENT_ID = "_dlt_parent_id"
 C_DLT_LIST_IDX = "_dlt_list_idx"
 C_DLT_ROOT_ID = "_dlt_root_id"
+# package-only column of Delta merge tables: which record of the package a row came from (split index in
+# the high 32 bits, record number in the low ones), so the loader can keep the winning duplicate's
+# nested rows. Never stored in the schema nor in the destination.
+C_OCCURRENCE = "_lakeload_seq"
 C_VALUE = "value"
 ID_LENGTH_BYTES = 10
 
@@ -50,6 +54,7 @@ class RootTableSettings:
     primary_key: tuple[str, ...] = ()
     propagate_root_key: bool = False
     max_nesting: int = 1000
+    occurrence: bool = False  # add C_OCCURRENCE to the record's rows (Delta merge tables)
 
 
 @dataclass
@@ -101,6 +106,8 @@ class RelationalNormalizer:
         self._name_cache: dict[str, dict[str, list[Any]]] = {}
         self.collisions: dict[str, dict[str, list[str]]] = {}  # table -> column -> original keys
         self._table_names: dict[tuple[str, tuple[str, ...]], str] = {}
+        self.occurrence_base = 0  # split index << 32, set by the task that owns this normalizer
+        self._records = 0
 
     def normalize(self, item: Any, root_table: str) -> Iterator[NormalizedRow]:
         """All rows of one extracted item for the (already normalized) root table name."""
@@ -176,6 +183,10 @@ class RelationalNormalizer:
             row_id = self._add_row_id(table, row, root, parent_id, pos, is_root)
         if is_root and root.propagate_root_key:
             extend = {C_DLT_ROOT_ID: row_id}
+        if is_root and root.occurrence:
+            row[C_OCCURRENCE] = self.occurrence_base + self._records
+            self._records += 1
+            extend = {**(extend or {}), C_OCCURRENCE: row[C_OCCURRENCE]}
         yield table, parent_table, row
         for path, items in lists:
             child = self._table_names.get((table, path))

@@ -19,7 +19,7 @@ import gzip
 import os
 import uuid
 from collections.abc import Iterator
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any
 
 import pyarrow as pa
@@ -66,6 +66,11 @@ class NormalizePlan:
     file_format: str = "jsonl"
     compressed: bool = True
     output_dir: str = ""
+    root_formats: dict[str, str] = field(default_factory=dict)  # root table -> format (Delta: parquet)
+
+    def format_for(self, root_table: str) -> str:
+        """The file format of a root table's tree: the package's, or parquet for Delta tables."""
+        return self.root_formats.get(root_table, self.file_format)
 
 
 def read_records(split: Split) -> Iterator[Any]:
@@ -90,10 +95,16 @@ def read_records(split: Split) -> Iterator[Any]:
                 ) from exc
 
 
+def _normalizer(plan: NormalizePlan, split: Split) -> RelationalNormalizer:
+    normalizer = RelationalNormalizer(plan.normalizer)
+    normalizer.occurrence_base = split.index << 32
+    return normalizer
+
+
 def _rows(
     plan: NormalizePlan, split: Split, normalizer: RelationalNormalizer | None = None
 ) -> Iterator[tuple[str, str | None, dict[str, Any]]]:
-    normalizer = normalizer or RelationalNormalizer(plan.normalizer)
+    normalizer = normalizer or _normalizer(plan, split)
     for item in read_records(split):
         yield from normalizer.normalize(item, split.root_table)
 
@@ -117,7 +128,7 @@ def infer_split(plan: NormalizePlan, split: Split) -> dict[str, Any]:
     """Sequential dlt inference over one split, without writing; returns the schema additions in order."""
     tables = copy.deepcopy(plan.tables)
     coercer = RowCoercer(tables, plan.naming, plan.detections, plan.default_hints)
-    normalizer = RelationalNormalizer(plan.normalizer)
+    normalizer = _normalizer(plan, split)
     for table_name, parent_table, row in _rows(plan, split, normalizer):
         coercer.coerce_row(table_name, parent_table, row)
     return _report(split, coercer, tables, normalizer)
@@ -128,11 +139,12 @@ def _new_file_path(plan: NormalizePlan, table_name: str, ext: str) -> tuple[str,
     return file_id, os.path.join(plan.output_dir, f"{table_name}.{file_id}.{ext}")
 
 
-def _final_writer(plan: NormalizePlan, table_name: str, tables: dict[str, TTable]) -> TableFileWriter:
-    ext = file_extension(plan.file_format, plan.compressed)
+def _final_writer(plan: NormalizePlan, split: Split, table_name: str, tables: dict[str, TTable]) -> TableFileWriter:
+    file_format = plan.format_for(split.root_table)
+    ext = file_extension(file_format, plan.compressed)
     file_id, path = _new_file_path(plan, table_name, ext)
     columns = complete_columns(tables[table_name])
-    return TableFileWriter(path, plan.file_format, columns, plan.compressed, table_name, file_id, ext)
+    return TableFileWriter(path, file_format, columns, plan.compressed, table_name, file_id, ext)
 
 
 def _close_all(writers: dict[str, Any], split: Split) -> list[dict[str, Any]]:
@@ -152,8 +164,8 @@ def normalize_split(plan: NormalizePlan, split: Split) -> dict[str, Any]:
     tables = copy.deepcopy(plan.tables)
     coercer = RowCoercer(tables, plan.naming, plan.detections, plan.default_hints)
     writers: dict[str, Any] = {}
-    staged = plan.file_format != "jsonl"
-    normalizer = RelationalNormalizer(plan.normalizer)
+    staged = plan.format_for(split.root_table) != "jsonl"
+    normalizer = _normalizer(plan, split)
     try:
         for table_name, parent_table, row in _rows(plan, split, normalizer):
             out = coercer.coerce_row(table_name, parent_table, row)
@@ -165,7 +177,7 @@ def normalize_split(plan: NormalizePlan, split: Split) -> dict[str, Any]:
                     stem = os.path.join(plan.output_dir, f"_chunks.{split.index:06d}.{table_name}")
                     writer = ArrowChunkWriter(stem, table_name, tables)
                 else:
-                    writer = _final_writer(plan, table_name, tables)
+                    writer = _final_writer(plan, split, table_name, tables)
                 writers[table_name] = writer
             writer.write(out)
         files = _close_all(writers, split)
@@ -188,7 +200,7 @@ def write_split(plan: NormalizePlan, split: Split) -> list[dict[str, Any]]:
             if out:
                 writer = writers.get(table_name)
                 if writer is None:
-                    writer = writers[table_name] = _final_writer(plan, table_name, tables)
+                    writer = writers[table_name] = _final_writer(plan, split, table_name, tables)
                 writer.write(out)
         return _close_all(writers, split)
     except BaseException:
@@ -219,7 +231,7 @@ def finalize_split(plan: NormalizePlan, job: dict[str, Any]) -> list[dict[str, A
     for chunk in job["chunks"]:
         by_table.setdefault(chunk["table"], []).append(chunk["path"])
     for table_name, paths in by_table.items():
-        writer = _final_writer(plan, table_name, plan.tables)
+        writer = _final_writer(plan, split, table_name, plan.tables)
         schema = arrow_schema(writer.columns)
         try:
             for path in paths:

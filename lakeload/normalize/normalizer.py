@@ -26,7 +26,7 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
 from lakeload.errors import NormalizeError
-from lakeload.normalize.executor_relational import NormalizerSettings, RootTableSettings
+from lakeload.normalize.executor_relational import C_OCCURRENCE, NormalizerSettings, RootTableSettings
 from lakeload.normalize.executor_tasks import (
     NormalizePlan,
     Split,
@@ -71,9 +71,11 @@ def _apply_table_hints(schema: Schema, tables: dict[str, dict[str, Any]]) -> Non
             schema.update_table(copy.deepcopy(table))
             continue
         partial = {k: v for k, v in table.items() if k != "columns"}
-        partial["columns"] = {
-            name: col for name, col in table.get("columns", {}).items() if not existing["columns"].get(name, {}).get("data_type")
-        }
+        partial["columns"] = {}
+        for name, col in table.get("columns", {}).items():
+            known = existing["columns"].get(name, {})
+            # hints (partition, keys, hard_delete, ...) follow the resource; a known data type stays
+            partial["columns"][name] = {**known, **col, "data_type": known["data_type"]} if known.get("data_type") else col
         schema.update_table(copy.deepcopy(partial))
 
 
@@ -83,12 +85,29 @@ def _root_settings(schema: Schema, tables: dict[str, dict[str, Any]], max_nestin
         table = schema.tables[name]
         pk = tuple(n for n, c in table["columns"].items() if c.get("primary_key"))
         is_merge = table.get("write_disposition") == "merge"
-        upsert = is_merge and table.get("table_format") == "delta" and bool(pk)
+        delta_merge = is_merge and table.get("table_format") == "delta"
+        upsert = delta_merge and bool(pk)
         nesting = table.get("x-normalizer", {}).get("max_nesting", max_nesting)
         roots[name] = RootTableSettings(
-            row_id="key_hash" if upsert else "random", primary_key=pk, propagate_root_key=is_merge, max_nesting=nesting
+            row_id="key_hash" if upsert else "random", primary_key=pk, propagate_root_key=is_merge, max_nesting=nesting,
+            occurrence=delta_merge,
         )
     return roots
+
+
+def _without_occurrence(tables: dict[str, dict[str, Any]]) -> dict[str, dict[str, Any]]:
+    """The tables without the package-only occurrence column of Delta merge tables."""
+    for table in tables.values():
+        table["columns"].pop(C_OCCURRENCE, None)
+    return tables
+
+
+def _root_formats(schema: Schema, tables: dict[str, dict[str, Any]], file_format: str) -> dict[str, str]:
+    """Delta tables are always written as parquet, whatever the package's file format."""
+    delta = [name for name in tables if schema.tables[name].get("table_format") == "delta"]
+    if delta and file_format != "parquet":
+        logger.info("Delta tables %s are written as parquet; loader_file_format=%r applies to the others.", delta, file_format)
+    return {name: "parquet" for name in delta}
 
 
 def _json_columns(schema: Schema) -> dict[str, frozenset[str]]:
@@ -166,6 +185,7 @@ class Normalizer:
         if jobs:
             finalized = run_tasks(self.spark, finalize_split, plan, jobs, f"lakeload normalize {load_id}: finalize")
             written += [f for per_split in finalized for f in per_split]
+        schema.tables = _without_occurrence(plan.tables)
         files = sorted((dict(f, path=os.path.relpath(f["path"], out_dir)) for f in written), key=lambda f: f["split"])
         version, _ = schema.bump_version()
         row_counts: dict[str, int] = {}
@@ -210,6 +230,7 @@ class Normalizer:
             splits=splits,
             file_format=self.file_format,
             compressed=self.compressed,
+            root_formats=_root_formats(schema, manifest["tables"], self.file_format),
         )
 
     def _first_pass(self, plan: NormalizePlan) -> tuple[list[dict[str, Any]], list[dict[str, Any]]]:

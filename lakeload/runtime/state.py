@@ -10,7 +10,7 @@ from typing import Any
 
 import orjson
 
-from lakeload.destinations.impl.filesystem import state_files
+from lakeload.destinations.impl.filesystem import state_file_names, state_files
 from lakeload.destinations.impl.filesystem.client import FilesystemClient
 from lakeload.schema.schema import Schema
 
@@ -55,7 +55,7 @@ def stored_state(state: dict[str, Any]) -> dict[str, Any]:
 def restore_from_bucket(client: FilesystemClient, pipeline_name: str) -> tuple[dict[str, Any] | None, list[Schema]]:
     """The newest stored state of `pipeline_name` and the newest version of each of its schemas."""
     names = client.list_dir("_dlt_pipeline_state")
-    newest = state_files.newest_state_file(names, pipeline_name)
+    newest = state_file_names.newest_state_file(names, pipeline_name)
     if newest is None:
         return None, []
     record = state_files.parse_state_record(client.read_bytes(f"_dlt_pipeline_state/{newest}"))
@@ -63,7 +63,7 @@ def restore_from_bucket(client: FilesystemClient, pipeline_name: str) -> tuple[d
     schemas = []
     version_names = client.list_dir("_dlt_version")
     for schema_name in state.get("schema_names") or []:
-        file = state_files.newest_version_file(version_names, schema_name)
+        file = state_file_names.newest_version_file(version_names, schema_name)
         if file:
             version = state_files.parse_version_record(client.read_bytes(f"_dlt_version/{file}"))
             schemas.append(Schema.from_json(version["schema"]))

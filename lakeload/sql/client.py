@@ -5,7 +5,9 @@ Views are created lazily: the query is parsed with sqlglot, and each schema tabl
 :mod:`lakeload.sql.views`). The file list is a snapshot taken when the view is created; with
 `always_refresh_views=True` the files are listed again before every query and changed views re-created.
 Remote buckets are read through their fsspec filesystem registered with DuckDB, so credentials never
-appear in SQL text.
+appear in SQL text. Delta tables (root table with `table_format="delta"`) are read through the current
+snapshot of their Delta log instead of a file listing (see :mod:`lakeload.sql.delta_views`); their
+snapshot is kept and refreshed under the same rules.
 
 >>> with pipeline.sql_client() as client:
 ...     with client.execute_query("SELECT id, name FROM users WHERE id = %s", 10) as cursor:
@@ -24,10 +26,12 @@ import duckdb
 import sqlglot
 from sqlglot import exp
 
+from lakeload.delta.tables import is_delta_table
 from lakeload.destinations.impl.filesystem.client import FilesystemClient
 from lakeload.destinations.impl.filesystem.executor_fs import SFTP_PROTOCOLS
 from lakeload.destinations.impl.filesystem.layout import Layout
 from lakeload.schema.schema import Schema
+from lakeload.sql import delta_views
 from lakeload.sql.cursor import Cursor
 from lakeload.sql.errors import SqlClientError, SqlQueryError, TableNotFoundError
 from lakeload.sql.views import (
@@ -75,6 +79,7 @@ class FilesystemSqlClient:
         self.dataset_name = client.dataset_name
         self._conn: duckdb.DuckDBPyConnection | None = None
         self._views: dict[str, tuple[str, ...]] = {}  # table -> the files its view reads
+        self._delta: dict[str, delta_views.DeltaSnapshot | None] = {}  # Delta table -> its view's snapshot
 
     # -- tables -------------------------------------------------------------------------------------
     @property
@@ -85,9 +90,24 @@ class FilesystemSqlClient:
     def _lookup(self) -> dict[str, str]:
         return {name.lower(): name for name in self.table_names}
 
+    def is_delta(self, table: str) -> bool:
+        """Whether `table` is a Delta table (its root table has `table_format="delta"`)."""
+        return is_delta_table(self.schema, table)
+
     def table_files(self, table: str) -> list[str]:
-        """Full fsspec paths of the table's data files, listed now."""
+        """Full fsspec paths of the table's data files, listed now; for a Delta table, the data file URIs of
+        its current version (as delta-rs gives them; partition values are in their folder names)."""
+        if self.is_delta(table):
+            snapshot = delta_views.open_snapshot(self.client, table)
+            return list(snapshot.files) if snapshot else []
         return list_table_files(self.client, self.layout, self.schema.name, table)
+
+    def delta_snapshot(self, table: str) -> delta_views.DeltaSnapshot | None:
+        """The Delta snapshot the view of `table` reads, or the current one when there is no view (or views
+        refresh); None when the Delta table has not been created yet."""
+        if table in self._delta and not self.always_refresh_views:
+            return self._delta[table]
+        return delta_views.open_snapshot(self.client, table)
 
     def files_for(self, table: str) -> list[str]:
         """The files of `table` as its view sees them: the view's snapshot, or listed now when there is none."""
@@ -99,8 +119,10 @@ class FilesystemSqlClient:
         """The SELECT the view of `table` runs (over `files`, listed now when not given)."""
         if table not in self.table_names:
             raise TableNotFoundError(table, self.dataset_name, self.table_names)
-        files = self.table_files(table) if files is None else files
         columns = list(self.schema.complete_columns(table).values())
+        if self.is_delta(table):
+            return delta_views.view_select(self.open_connection(), columns, self.delta_snapshot(table))
+        files = self.table_files(table) if files is None else files
         paths = [duckdb_path(self.client, f) for f in files]
         return view_select(self.open_connection(), columns, paths)
 
@@ -117,6 +139,7 @@ class FilesystemSqlClient:
             self._search_path(conn)
             self._conn = conn
             self._views = {}
+            self._delta = {}
         return self._conn
 
     def _search_path(self, conn: duckdb.DuckDBPyConnection) -> None:
@@ -128,6 +151,7 @@ class FilesystemSqlClient:
             self._conn.close()
             self._conn = None
             self._views = {}
+            self._delta = {}
 
     @property
     def native_connection(self) -> duckdb.DuckDBPyConnection:
@@ -175,17 +199,36 @@ class FilesystemSqlClient:
         for table in tables:
             if table in self._views and not self.always_refresh_views:
                 continue
+            if self.is_delta(table):
+                self._create_delta_view(conn, table)
+                continue
             files = tuple(self.table_files(table))
             if self._views.get(table) == files:
                 continue
-            select = self.view_sql(table, list(files))
-            view = f"{quote_ident(self.dataset_name)}.{quote_ident(table)}"
-            logger.debug("view %s over %d files", view, len(files))
-            try:
-                conn.execute(f"CREATE OR REPLACE VIEW {view} AS {select}")
-            except duckdb.Error as exc:
-                raise SqlClientError(f"Cannot create the view of table '{table}' over {len(files)} files: {exc}") from exc
-            self._views[table] = files
+            self._create_view(conn, table, self.view_sql(table, list(files)), files)
+
+    def _create_view(self, conn: duckdb.DuckDBPyConnection, table: str, select: str, files: tuple[str, ...]) -> None:
+        view = f"{quote_ident(self.dataset_name)}.{quote_ident(table)}"
+        logger.debug("view %s over %d files", view, len(files))
+        try:
+            conn.execute(f"CREATE OR REPLACE VIEW {view} AS {select}")
+        except duckdb.Error as exc:
+            raise SqlClientError(f"Cannot create the view of table '{table}' over {len(files)} files: {exc}") from exc
+        self._views[table] = files
+
+    def _create_delta_view(self, conn: duckdb.DuckDBPyConnection, table: str) -> None:
+        """(Re-)create the view of a Delta table over its current snapshot, when that snapshot is new."""
+        snapshot = delta_views.open_snapshot(self.client, table)
+        previous = self._delta.get(table)
+        key = snapshot.key if snapshot else None
+        if table in self._views and (previous.key if previous else None) == key:
+            return
+        columns = list(self.schema.complete_columns(table).values())
+        select = delta_views.view_select(conn, columns, snapshot)
+        self._create_view(conn, table, select, snapshot.files if snapshot else ())
+        self._delta[table] = snapshot
+        if previous is not None and previous.registered_name != (snapshot.registered_name if snapshot else None):
+            delta_views.unregister(conn, previous)
 
     # -- queries ------------------------------------------------------------------------------------
     def _error(self, sql: str, exc: Exception) -> Exception:
@@ -211,6 +254,7 @@ class FilesystemSqlClient:
         connection = self.open_connection().cursor()
         try:
             self._search_path(connection)
+            delta_views.register(connection, self._delta)  # registrations are per connection
             cursor = Cursor(connection, duck_sql, list(args), on_error=lambda _, exc: self._error(sql, exc))
         except BaseException:
             connection.close()

@@ -106,6 +106,8 @@ def read_table(spark: SparkSession, client: FilesystemSqlClient, table: str) -> 
     """A Spark DataFrame over the files of `table` (the view's snapshot when one exists, else listed now)."""
     columns = list(client.schema.complete_columns(table).values())
     schema = spark_schema(columns)
+    if client.is_delta(table):
+        return _read_delta(spark, client, table, columns)
     files = client.files_for(table)
     if not files:
         return spark.createDataFrame([], schema)
@@ -123,6 +125,30 @@ def read_table(spark: SparkSession, client: FilesystemSqlClient, table: str) -> 
         elif fmt:
             frames.append(_read_local(spark, fmt, group, columns))
     return functools.reduce(lambda a, b: a.unionByName(b), frames)
+
+
+def _read_delta(spark: SparkSession, client: FilesystemSqlClient, table: str, columns: Sequence[dict[str, Any]]) -> DataFrame:
+    """A Delta table at the snapshot its view reads (or the current one): files from the log, read on the executors."""
+    from deltalake import DeltaTable
+
+    from lakeload.delta.commit import DeltaTarget
+    from lakeload.delta.executor_read import SnapshotSpec
+    from lakeload.delta.spark_io import read_snapshot
+    from lakeload.delta.storage import storage_options, table_uri
+
+    snapshot = client.delta_snapshot(table)
+    if snapshot is None:
+        return spark.createDataFrame([], spark_schema(columns))
+    fs_client = client.client
+    config = fs_client.config
+    target = DeltaTarget(table, table_uri(config, fs_client.dataset_path, table), storage_options(config), pa.schema([]))
+    target.table = DeltaTable(target.uri, version=snapshot.version, storage_options=target.storage_options)
+    target.partition_by = tuple(target.table.metadata().partition_columns)
+    table_schema = pa.schema(target.table.schema().to_arrow())  # type: ignore[arg-type]
+    spec = SnapshotSpec(config.bucket_url, fsspec_kwargs(config), f"{fs_client.dataset_path}/{table}", table_schema,
+                        is_local=config.is_local)
+    files = [{k: v for k, v in f.items() if k != "stats"} for f in target.files()]
+    return _typed(read_snapshot(spark, spec, files), columns, base64_binary=False)
 
 
 def _read_on_executors(spark: SparkSession, client: FilesystemSqlClient, files: list[str],

@@ -102,7 +102,8 @@ def _struct(types: dict[str, str]) -> str:
     return "{" + ", ".join(f"{quote_literal(n)}: {quote_literal(t)}" for n, t in types.items()) + "}"
 
 
-def _describe(con: duckdb.DuckDBPyConnection, source: str) -> dict[str, str]:
+def describe_source(con: duckdb.DuckDBPyConnection, source: str) -> dict[str, str]:
+    """Column names and DuckDB types of a FROM source (a reader call or a registered name)."""
     rows = con.execute(f"DESCRIBE SELECT * FROM {source}").fetchall()
     return {str(r[0]): str(r[1]) for r in rows}
 
@@ -113,7 +114,7 @@ def empty_select(columns: Sequence[dict[str, Any]]) -> str:
     return f"SELECT {', '.join(items)} WHERE false"
 
 
-def _project(columns: Sequence[dict[str, Any]], present: dict[str, str], source: str) -> str:
+def project_columns(columns: Sequence[dict[str, Any]], present: dict[str, str], source: str) -> str:
     """Select the schema's columns from `source`: cast to the schema type, NULL when no file has the column."""
     items = []
     for column in columns:
@@ -132,7 +133,7 @@ def _project(columns: Sequence[dict[str, Any]], present: dict[str, str], source:
 def parquet_select(con: duckdb.DuckDBPyConnection, columns: Sequence[dict[str, Any]], paths: Sequence[str]) -> str:
     """`read_parquet([...], union_by_name=true)`, columns cast to the schema types where the files differ."""
     source = f"read_parquet({_file_list(paths)}, union_by_name=true)"
-    return _project(columns, _describe(con, source), source)
+    return project_columns(columns, describe_source(con, source), source)
 
 
 def jsonl_select(columns: Sequence[dict[str, Any]], paths: Sequence[str]) -> str:
@@ -150,7 +151,7 @@ def jsonl_select(columns: Sequence[dict[str, Any]], paths: Sequence[str]) -> str
 def csv_select(con: duckdb.DuckDBPyConnection, columns: Sequence[dict[str, Any]], paths: Sequence[str]) -> str:
     """`read_csv([...], union_by_name=true, header=true, types={...})` over the columns the files have."""
     files = _file_list(paths)
-    present = _describe(con, f"read_csv({files}, union_by_name=true, header=true, all_varchar=true)")
+    present = describe_source(con, f"read_csv({files}, union_by_name=true, header=true, all_varchar=true)")
     types = {c["name"]: duckdb_type(c) for c in columns if c["name"] in present}
     not_null = [
         quote_literal(c["name"]) for c in columns
@@ -158,7 +159,7 @@ def csv_select(con: duckdb.DuckDBPyConnection, columns: Sequence[dict[str, Any]]
     ]
     force = f", force_not_null=[{', '.join(not_null)}]" if not_null else ""
     source = f"read_csv({files}, union_by_name=true, header=true{force}, types={_struct(types)})"
-    return _project(columns, types, source)
+    return project_columns(columns, types, source)
 
 
 def view_select(con: duckdb.DuckDBPyConnection, columns: Sequence[dict[str, Any]], paths: Sequence[str]) -> str:

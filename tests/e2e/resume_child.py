@@ -4,7 +4,8 @@ usage: resume_child.py BUCKET PIPELINES_DIR MODE [--pause-in normalize|load] [--
 
 MODE is `first` (load batch A), `second` (load batch B) or `resume` (run() with no data).
 With --pause-in, the run stops in the middle of that step (normalize: after pass 1, before
-finalize; load: after copying the first file), creates MARKER and sleeps until it is killed.
+finalize; load: after copying the first file; commit: with --table-format delta, after the first
+table's commit, once the second table's files are written), creates MARKER and sleeps until killed.
 """
 
 from __future__ import annotations
@@ -29,6 +30,20 @@ def pause_forever(marker: str) -> None:
 
 
 def install_pause(step: str, marker: str) -> None:
+    if step == "commit":  # Delta: the second table's files are written, its commit never happens
+        from lakeload.delta.commit import DeltaTarget
+
+        real_commit = DeltaTarget.commit
+        calls: list[str] = []
+
+        def commit(self: DeltaTarget, *args: Any, **kwargs: Any) -> None:
+            calls.append(self.name)
+            if len(calls) == 2:
+                pause_forever(marker)
+            real_commit(self, *args, **kwargs)
+
+        DeltaTarget.commit = commit  # type: ignore[method-assign]
+        return
     if step == "normalize":
         from lakeload.normalize import normalizer
 
@@ -59,7 +74,8 @@ def main() -> None:
     parser.add_argument("pipelines_dir")
     parser.add_argument("mode", choices=["first", "second", "resume"])
     parser.add_argument("--disposition", default="append")
-    parser.add_argument("--pause-in", choices=["normalize", "load"])
+    parser.add_argument("--pause-in", choices=["normalize", "load", "commit"])
+    parser.add_argument("--table-format")
     parser.add_argument("--marker")
     args = parser.parse_args()
     from lakeload.spark.session import get_spark
@@ -74,7 +90,8 @@ def main() -> None:
         info = p.run()
     else:
         data = batch(0, 50) if args.mode == "first" else batch(1000, 30)
-        info = p.run(data, table_name="users", write_disposition=args.disposition, loader_file_format="parquet")
+        info = p.run(data, table_name="users", write_disposition=args.disposition, loader_file_format="parquet",
+                     table_format=args.table_format, primary_key="id" if args.disposition == "merge" else None)
     print("LOADED", ",".join(info.load_ids))
 
 

@@ -158,9 +158,9 @@ def test_speed_of_typed_records() -> None:
 _IMPORT_CHECK = """
 import sys, types
 {prelude}
-import lakeload.schema.naming, lakeload.schema.datatypes, lakeload.schema.typed_json
+import lakeload.schema.naming, lakeload.schema.datatypes, lakeload.schema.coercion, lakeload.schema.typed_json
 allowed = {{'lakeload', 'lakeload.errors', 'lakeload.schema', 'lakeload.schema.naming',
-           'lakeload.schema.datatypes', 'lakeload.schema.typed_json'}}
+           'lakeload.schema.datatypes', 'lakeload.schema.coercion', 'lakeload.schema.typed_json'}}
 bad = sorted(m for m in sys.modules if m.split('.')[0] in ('pyspark', 'py4j', 'dlt')
              or (m.startswith('lakeload') and m not in allowed))
 print(','.join(bad))

@@ -143,6 +143,7 @@ class FilesystemConfiguration:
     credentials: Credentials | None = None
     kwargs: dict[str, Any] = field(default_factory=dict)
     client_kwargs: dict[str, Any] = field(default_factory=dict)
+    deltalake_storage_options: dict[str, Any] = field(default_factory=dict)
     max_state_files: int = DEFAULT_MAX_STATE_FILES
     always_refresh_views: bool = False
 
@@ -162,7 +163,7 @@ class FilesystemConfiguration:
 
 
 def as_dict(resolved: Resolved, key: str) -> dict[str, Any]:
-    """`kwargs`/`client_kwargs` as a dict: a TOML table, a dict, or a stringified JSON object."""
+    """`kwargs`/`client_kwargs`/`deltalake_storage_options` as a dict: a TOML table, a dict, or a stringified JSON object."""
     value = resolved.value
     if value is None:
         return {}
@@ -209,6 +210,7 @@ def resolve_configuration(explicit: dict[str, Any], destination_name: str, pipel
         credentials=resolve_credentials(explicit.get("credentials"), sections, pipeline_name),
         kwargs=as_dict(get("kwargs", dict), "kwargs"),
         client_kwargs=as_dict(get("client_kwargs", dict), "client_kwargs"),
+        deltalake_storage_options=as_dict(get("deltalake_storage_options", dict), "deltalake_storage_options"),
         max_state_files=DEFAULT_MAX_STATE_FILES if max_state_files is None else int(max_state_files),
         always_refresh_views=bool(get("always_refresh_views", bool).value or False),
     )

@@ -47,7 +47,8 @@ class filesystem:  # noqa: N801 - dlt's factory name
                  extra_placeholders: dict[str, Any] | None = None, current_datetime: Any = None,
                  destination_name: str | None = None, kwargs: dict[str, Any] | None = None,
                  client_kwargs: dict[str, Any] | None = None, always_refresh_views: bool | None = None,
-                 max_state_files: int | None = None, **capabilities: Any) -> None:
+                 max_state_files: int | None = None, deltalake_storage_options: dict[str, Any] | None = None,
+                 **capabilities: Any) -> None:
         unknown = set(capabilities) - _CAPABILITY_NAMES
         if unknown:
             from lakeload.errors import ConfigurationError
@@ -59,6 +60,7 @@ class filesystem:  # noqa: N801 - dlt's factory name
         self.extra_placeholders, self.current_datetime = extra_placeholders, current_datetime
         self.destination_name, self.kwargs, self.client_kwargs = destination_name, kwargs, client_kwargs
         self.always_refresh_views, self.max_state_files = always_refresh_views, max_state_files
+        self.deltalake_storage_options = deltalake_storage_options
         self.capability_overrides = capabilities
 
     @property
@@ -80,6 +82,7 @@ class filesystem:  # noqa: N801 - dlt's factory name
             "client_kwargs": self.client_kwargs,
             "always_refresh_views": self.always_refresh_views,
             "max_state_files": self.max_state_files,
+            "deltalake_storage_options": self.deltalake_storage_options,
         }
         return resolve_configuration(explicit, self.name, pipeline_name)
 

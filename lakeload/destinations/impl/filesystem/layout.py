@@ -1,7 +1,9 @@
 """Executor-safe: file path layouts of the filesystem destination, rendered the way dlt 1.31 renders them.
 
 Spark executors call :meth:`Layout.render` to name each data file, so this module imports only the
-standard library, ``pendulum`` and :mod:`lakeload.errors`.
+standard library, ``pendulum``, :mod:`lakeload.errors` and the executor-safe
+:mod:`lakeload.destinations.impl.filesystem.layout_template`, which holds the placeholders, dlt's rules
+for a valid layout and the errors they raise.
 
 Example:
     >>> import pendulum
@@ -17,92 +19,43 @@ from __future__ import annotations
 
 import datetime as _dt
 import inspect
-import logging
 import pickle
 import posixpath
-import re
 import secrets
-import warnings
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from typing import Any
 
 import pendulum
 
+from lakeload.destinations.impl.filesystem.layout_template import (
+    DATE_TOKENS,
+    DEFAULT_LAYOUT,
+    LAYOUT_EXAMPLE,
+    InvalidPlaceholderCallback,
+    check_callback,
+    placeholders,
+    split_template,
+    validate_template,
+)
 from lakeload.errors import LayoutError
 
 __all__ = [
-    "DEFAULT_LAYOUT",
-    "DATE_TOKENS",
-    "STANDARD_PLACEHOLDERS",
-    "CantExtractTablePrefix",
-    "InvalidFilesystemLayout",
-    "InvalidPlaceholderCallback",
     "Layout",
     "UnpicklableLayoutCallback",
-    "UnsafeLayoutSeparatorWarning",
     "new_file_id",
 ]
 
-logger = logging.getLogger(__name__)
-
-DEFAULT_LAYOUT = "{table_name}/{load_id}.{file_id}.{ext}"
-
-DATE_TOKENS: tuple[str, ...] = (
-    "YYYY", "YY", "Y", "MMMM", "MMM", "MM", "M", "DD", "D", "HH", "H", "mm", "m",
-    "dddd", "ddd", "dd", "d", "ss", "s", "SSSS", "SSS", "SS", "S", "Q",
-)
-"""pendulum format tokens usable as placeholders; each renders lower-cased (``{MMMM}`` -> ``november``)."""
-
-_TIME_PLACEHOLDERS = ("curr_date", "timestamp", "timestamp_ms", "load_package_timestamp", "load_package_timestamp_ms")
-_IDENTITY_PLACEHOLDERS = ("schema_name", "table_name", "load_id", "file_id", "ext")
-STANDARD_PLACEHOLDERS: frozenset[str] = frozenset(_IDENTITY_PLACEHOLDERS + _TIME_PLACEHOLDERS + DATE_TOKENS)
-
-_PLACEHOLDER_RE = re.compile(r"\{(.*?)\}")
-_TABLE = "{table_name}"
-_SCHEMA = "{schema_name}"
 _DLT_TABLES_PREFIX = "_dlt"
 _INIT_FILE_NAME = "init"
 _EPOCH = _dt.datetime(1970, 1, 1)
-_EXAMPLE = f"An example of a valid layout: '{DEFAULT_LAYOUT}'."
 
 CurrentDatetime = pendulum.DateTime | Callable[[], pendulum.DateTime]
 """A fixed datetime, or a function called for every rendered path."""
 
 
-class InvalidFilesystemLayout(LayoutError):
-    """The layout uses a placeholder that is neither standard nor an extra placeholder, or has stray braces."""
-
-
-class CantExtractTablePrefix(LayoutError):
-    """The layout does not let lakeload find all files of one table (needed by replace and drop)."""
-
-    def __init__(self, layout: str, problem: str) -> None:
-        self.layout = layout
-        super().__init__(f"Layout '{layout}' cannot be used to find the files of a table: {problem} {_EXAMPLE}")
-
-
-class InvalidPlaceholderCallback(LayoutError):
-    """An extra placeholder callable cannot be called with the five positional path arguments."""
-
-    def __init__(self, name: str, reason: str = "") -> None:
-        self.callback_name = name
-        why = f" ({reason})" if reason else ""
-        super().__init__(
-            f"Extra placeholder '{name}' is a callable that cannot be called as "
-            f"{name}(schema_name, table_name, load_id, file_id, ext){why}. Give it exactly these five "
-            "positional parameters and return a string, e.g. "
-            f"'def {name}(schema_name, table_name, load_id, file_id, ext): return table_name[:2]' "
-            f"used in layout '{{table_name}}/{{{name}}}/{{load_id}}.{{file_id}}.{{ext}}'."
-        )
-
-
 class UnpicklableLayoutCallback(LayoutError):
     """A layout callable cannot be pickled, so it cannot be shipped to Spark executors."""
-
-
-class UnsafeLayoutSeparatorWarning(UserWarning):
-    """The separator after ``{table_name}`` can occur inside snake_case table names."""
 
 
 def new_file_id() -> str:
@@ -113,36 +66,6 @@ def new_file_id() -> str:
         10
     """
     return secrets.token_hex(5)
-
-
-def _placeholders(text: str) -> list[str]:
-    return _PLACEHOLDER_RE.findall(text)
-
-
-def _split(template: str) -> tuple[tuple[str, bool], ...]:
-    """Split a template into (text, is_placeholder) parts; stray braces outside placeholders are rejected."""
-    parts: list[tuple[str, bool]] = []
-    pos = 0
-    for match in _PLACEHOLDER_RE.finditer(template):
-        parts.append((template[pos : match.start()], False))
-        parts.append((match.group(1), True))
-        pos = match.end()
-    parts.append((template[pos:], False))
-    for text, is_placeholder in parts:
-        if not is_placeholder and ("{" in text or "}" in text):
-            raise InvalidFilesystemLayout(
-                f"Layout '{template}' has an unmatched '{{' or '}}' in '{text}'. Braces may only wrap a "
-                f"placeholder name. {_EXAMPLE}"
-            )
-    return tuple(p for p in parts if p[1] or p[0])
-
-
-def _snake_case_allows(separator: str) -> bool:
-    """Tell whether ``separator`` can occur inside a table name normalized to snake_case."""
-    if separator in "__":  # the nested-table separator, or part of it
-        return True
-    probe = f"a{separator}b"
-    return re.fullmatch(r"[a-z\d_]*", separator) is not None and "__" not in probe
 
 
 def _epoch_units(moment: _dt.datetime, unit: _dt.timedelta) -> int:
@@ -161,17 +84,6 @@ def _as_pendulum(value: object, what: str) -> pendulum.DateTime:
             value.year, value.month, value.day, value.hour, value.minute, value.second, value.microsecond)
     raise LayoutError(f"{what} must be a pendulum.DateTime, got {type(value).__name__}: {value!r}. "
                       "Pass e.g. current_datetime=pendulum.datetime(2026, 1, 1) or a function returning one.")
-
-
-def _check_callback(name: str, value: object) -> None:
-    if not callable(value):
-        return
-    try:
-        inspect.signature(value).bind("schema", "table", "load_id", "file_id", "ext")
-    except TypeError as exc:
-        raise InvalidPlaceholderCallback(name, str(exc)) from exc
-    except ValueError:  # no signature available (some builtins): checked when called
-        pass
 
 
 @dataclass(frozen=True)
@@ -209,56 +121,20 @@ class Layout:
         the table files cannot be told apart and :class:`InvalidPlaceholderCallback` for a callable extra
         placeholder with the wrong signature. Warns with :class:`UnsafeLayoutSeparatorWarning` when the
         separator after ``{table_name}`` (or between ``{schema_name}`` and it) can occur in a table name.
+        The rules, errors and warning live in :mod:`lakeload.destinations.impl.filesystem.layout_template`.
 
         Example:
             >>> Layout.parse("{table_name}/{env}/{load_id}.{file_id}.{ext}", {"env": "prod"}).prefix_template
             '{table_name}/'
         """
         if not isinstance(layout, str):
-            raise LayoutError(f"The layout must be a string, got {type(layout).__name__}. {_EXAMPLE}")
+            raise LayoutError(f"The layout must be a string, got {type(layout).__name__}. {LAYOUT_EXAMPLE}")
         extras = dict(extra_placeholders or {})
         for name, value in extras.items():
-            _check_callback(name, value)
+            check_callback(name, value)
         if current_datetime is not None and not callable(current_datetime):
             current_datetime = _as_pendulum(current_datetime, "current_datetime")
-
-        found = _placeholders(layout)
-        unknown = [p for p in found if p not in STANDARD_PLACEHOLDERS and p not in extras]
-        if unknown:
-            defined = f" Extra placeholders defined: {sorted(extras)}." if extras else ""
-            raise InvalidFilesystemLayout(
-                f"Layout '{layout}' uses unknown placeholder(s) {unknown}. Standard placeholders are "
-                f"{sorted(STANDARD_PLACEHOLDERS)}.{defined} Fix the spelling or define the missing ones in "
-                f"extra_placeholders, e.g. layout='{{table_name}}/{{env}}/{{load_id}}.{{file_id}}.{{ext}}' "
-                "with extra_placeholders={'env': 'prod'}."
-            )
-        unused = [name for name in extras if name not in found]
-        if unused:
-            logger.info("Extra placeholders %s are not used in layout '%s'", unused, layout)
-        shadowing = [name for name in extras if name in STANDARD_PLACEHOLDERS]
-        if shadowing:
-            warnings.warn(f"Extra placeholders {shadowing} have the names of standard placeholders; like dlt, "
-                          "lakeload lets them replace schema, table, load and file values but not date and "
-                          "time values.", UserWarning, stacklevel=2)
-
-        if "table_name" not in found:
-            raise CantExtractTablePrefix(layout, "it has no {table_name} placeholder.")
-        before = found[: found.index("table_name")]
-        if [p for p in before if p != "schema_name"]:
-            raise CantExtractTablePrefix(
-                layout, f"only {{schema_name}} may come before {{table_name}}, but the layout has {before} there."
-            )
-        template = layout if "ext" in found else layout + ".{ext}"
-        end = template.index(_TABLE) + len(_TABLE)
-        prefix_template = template[: end + 1]
-        if prefix_template[-1] == "{":
-            raise CantExtractTablePrefix(
-                layout, "{table_name} must be followed by a literal separator such as '/' or '.', not directly "
-                "by another placeholder."
-            )
-        _split(template)  # rejects stray braces
-        if warn_unsafe_separators:
-            _warn_unsafe_separators(layout, prefix_template)
+        template, prefix_template = validate_template(layout, extras, warn_unsafe_separators=warn_unsafe_separators)
         return cls(layout, template, prefix_template, tuple(extras.items()), current_datetime)
 
     @property
@@ -269,7 +145,7 @@ class Layout:
             >>> Layout.parse().placeholders
             ['table_name', 'load_id', 'file_id', 'ext']
         """
-        return _placeholders(self.template)
+        return placeholders(self.template)
 
     def _identity(self, names: set[str], schema_name: str, table_name: str, load_id: str | None,
                   file_id: str | None, ext: str | None) -> dict[str, Any]:
@@ -323,7 +199,7 @@ class Layout:
         for token in DATE_TOKENS:
             if token in names:
                 values[token] = now.format(token).lower()
-        rendered = "".join(format(values[text], "") if is_ph else text for text, is_ph in _split(self.template))
+        rendered = "".join(format(values[text], "") if is_ph else text for text, is_ph in split_template(self.template))
         return rendered.replace("\\", "/")
 
     def table_prefix(self, schema_name: str, table_name: str) -> str:
@@ -337,9 +213,9 @@ class Layout:
         """
         if table_name.startswith(_DLT_TABLES_PREFIX):
             return table_name + "/"
-        names = set(_placeholders(self.prefix_template))
+        names = set(placeholders(self.prefix_template))
         values = self._identity(names, schema_name, table_name, None, None, None)
-        prefix = "".join(format(values[text], "") if is_ph else text for text, is_ph in _split(self.prefix_template))
+        prefix = "".join(format(values[text], "") if is_ph else text for text, is_ph in split_template(self.prefix_template))
         return prefix.replace("\\", "/")
 
     def table_dir(self, schema_name: str, table_name: str) -> str:
@@ -395,25 +271,3 @@ class Layout:
                     "values (no locks, open files, sockets or clients), e.g. 'def env(schema_name, table_name, "
                     "load_id, file_id, ext): return \"prod\"' with layout '{table_name}/{env}/{load_id}.{file_id}.{ext}'."
                 ) from exc
-
-
-def _warn_unsafe_separators(layout: str, prefix_template: str) -> None:
-    table_at = prefix_template.index(_TABLE)
-    unsafe: list[str] = []
-    head = prefix_template[:table_at]
-    if _SCHEMA in head:
-        segment = head[head.index(_SCHEMA) + len(_SCHEMA):]
-        if _snake_case_allows(segment):
-            unsafe.append(segment)
-    separator = prefix_template[table_at + len(_TABLE):]
-    if separator and _snake_case_allows(separator) and separator not in unsafe:
-        unsafe.append(separator)
-    if unsafe:
-        warnings.warn(
-            f"Layout '{layout}' separates {{table_name}} with {', '.join(repr(s) for s in unsafe)}, which can also "
-            "occur inside snake_case table names: the prefix 'event_' of table 'event' also matches the files "
-            "of its nested table 'event__child', so replace and drop would delete them too. Use '/' or '.', "
-            f"e.g. '{DEFAULT_LAYOUT}', or pass warn_unsafe_separators=False to keep this layout.",
-            UnsafeLayoutSeparatorWarning,
-            stacklevel=3,
-        )

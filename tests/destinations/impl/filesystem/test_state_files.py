@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import datetime as dt
 import importlib
-import os
 import uuid
 from collections.abc import Iterator
 from decimal import Decimal
@@ -17,8 +16,9 @@ import pendulum
 import pytest
 from dlt.common.versioned_state import compress_state, decompress_state
 
-# `lakeload.destinations.filesystem` may be re-exported as a factory function, so import the module by name
+# `lakeload.destinations.filesystem` may be re-exported as a factory function, so import the modules by name
 sf = importlib.import_module("lakeload.destinations.impl.filesystem.state_files")
+sfn = importlib.import_module("lakeload.destinations.impl.filesystem.state_file_names")
 
 PIPELINE = "lakeload_sf_parity"
 
@@ -78,7 +78,7 @@ def test_bad_init_files(content: bytes, fragment: str) -> None:
 def test_loads_file_round_trip(dlt_run: DltRun) -> None:
     path = dlt_run.one(sf.LOADS_TABLE)
     content = path.read_bytes()
-    name = sf.parse_loads_name(path.name)
+    name = sfn.parse_loads_name(path.name)
     assert name == (PIPELINE, dlt_run.pipeline.list_completed_load_packages()[0])
     doc = sf.parse_loads_record(content)
     assert list(doc) == ["load_id", "schema_name", "status", "inserted_at", "schema_version_hash"]
@@ -96,7 +96,7 @@ def test_version_file_round_trip(dlt_run: DltRun) -> None:
     assert list(doc) == ["version_hash", "schema_name", "version", "engine_version", "inserted_at", "schema"]
     schema = dlt_run.pipeline.default_schema
     assert doc["version_hash"] == schema.stored_version_hash and doc["engine_version"] == sf.SCHEMA_ENGINE_VERSION
-    name = sf.parse_version_name(rel(dlt_run, path))
+    name = sfn.parse_version_name(rel(dlt_run, path))
     assert name is not None
     assert name.schema_name == PIPELINE and name.hash_hex == sf.hash_to_hex(doc["version_hash"])
     assert name.version_id not in dlt_run.pipeline.list_completed_load_packages()  # a time, not the load id
@@ -118,7 +118,7 @@ def test_state_file_round_trip(dlt_run: DltRun) -> None:
     assert state == decompress_state(doc["state"])
     assert state["pipeline_name"] == PIPELINE and "_local" not in state
     assert sf.encode_state(state) == doc["state"]
-    name = sf.parse_state_name(path.name)
+    name = sfn.parse_state_name(path.name)
     load_id = dlt_run.pipeline.list_completed_load_packages()[0]
     schema_hash = dlt_run.pipeline.default_schema.stored_version_hash
     assert name == (PIPELINE, load_id, sf.hash_to_hex(schema_hash))
@@ -136,46 +136,15 @@ def test_newest_files_pick_what_dlt_restores(dlt_run: DltRun) -> None:
     with dlt_run.pipeline.destination_client() as client:
         stored_state = client.get_stored_state(PIPELINE)  # type: ignore[attr-defined]
         stored_schema = client.get_stored_schema(PIPELINE)  # type: ignore[attr-defined]
-    newest = sf.newest_state_file(older + state_names, PIPELINE)
+    newest = sfn.newest_state_file(older + state_names, PIPELINE)
     assert newest == state_names[0]
-    assert sf.parse_state_name(newest).load_id == stored_state._dlt_load_id  # type: ignore[union-attr]
-    newest_version = sf.newest_version_file(["x" + n for n in version_names] + older + version_names, PIPELINE)
+    assert sfn.parse_state_name(newest).load_id == stored_state._dlt_load_id  # type: ignore[union-attr]
+    newest_version = sfn.newest_version_file(["x" + n for n in version_names] + older + version_names, PIPELINE)
     assert newest_version == version_names[0]
     content = (dlt_run.dataset / sf.VERSION_TABLE / newest_version).read_bytes()
     assert sf.parse_version_record(content)["version_hash"] == stored_schema.version_hash
-    assert sf.version_file_by_hash(older + version_names, stored_schema.version_hash) == version_names[0]
-    assert sf.newest_state_file(older, "missing") is None
-
-
-def test_newest_state_compares_load_ids_as_text() -> None:
-    names = ["p__9.5__aa.jsonl", "p__10.25__bb.jsonl", "p__not_a_state.jsonl", "p__8.0__cc.jsonl"]
-    assert sf.newest_state_file(names, "p") == "p__9.5__aa.jsonl"  # as dlt: "9.5" > "10.25" as text
-    assert sf.state_files_to_delete(names, "p", max_state_files=1) == ["p__9.5__aa.jsonl", "p__8.0__cc.jsonl"]
-
-
-def test_state_cleanup_matches_dlt(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
-    monkeypatch.setenv("RUNTIME__DLTHUB_TELEMETRY", "false")
-    pipeline = dlt.pipeline(pipeline_name="sf_cleanup",
-                            destination=dlt.destinations.filesystem("file://" + str(tmp_path / "b"),
-                                                                    max_state_files=2),
-                            dataset_name="ds", pipelines_dir=str(tmp_path / "p"))
-
-    @dlt.resource(table_name="t")
-    def rows(i: int) -> Iterator[dict[str, int]]:
-        dlt.current.resource_state()["i"] = i  # changes the state, so every load writes a state file
-        yield {"id": i}
-
-    state_dir = tmp_path / "b" / "ds" / sf.STATE_TABLE
-    written: list[str] = []
-    for i in range(4):
-        pipeline.run(rows(i))
-        written += [p.name for p in state_dir.iterdir() if p.name not in written]
-    kept = sorted(p.name for p in state_dir.iterdir())
-    assert len(written) == 4 and len(kept) == 2
-    assert sorted(sf.state_files_to_delete(written, "sf_cleanup", 2)) == sorted(set(written) - set(kept))
-    assert sf.state_files_to_delete(written, "sf_cleanup", 0) == []
-    assert sf.state_files_to_delete(written, "sf_cleanup", 4) == []
-    assert sf.state_files_to_delete(written, "other", 1) == []
+    assert sfn.version_file_by_hash(older + version_names, stored_schema.version_hash) == version_names[0]
+    assert sfn.newest_state_file(older, "missing") is None
 
 
 def test_typed_state_values_encode_like_dlt() -> None:
@@ -221,9 +190,6 @@ def test_names_and_paths() -> None:
     vpath, _ = sf.version_record(schema_name="s", version=1, version_hash="3q2+7w==", schema_json="{}",
                                  inserted_at=when, precise_time=1795290972.7484267)
     assert vpath == "_dlt_version/s__1795290972.7484267__deadbeef.jsonl"
-    assert sf.parse_state_name("a/b/my__pipe__1.5__ff.jsonl") == ("my__pipe", "1.5", "ff")
-    assert sf.parse_state_name(os.path.join("x", "init")) is None
-    assert sf.parse_loads_name("_dlt_loads/init") is None
     with pytest.raises(sf.StateFileError, match="timezone-aware"):
         sf.loads_record(load_id="1", schema_name="s", schema_version_hash="h", inserted_at=dt.datetime(2026, 1, 1))
 

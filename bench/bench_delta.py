@@ -1,0 +1,186 @@
+#!/usr/bin/env python
+"""Delta Lake side by side: dlt 1.31 (delta-rs `write_deltalake` / `merge`) and lakeload (Spark + delta-rs commits).
+
+Scenarios, each tool in its own fresh subprocess, on the same generated events (``lakeload/demo/events.py``):
+
+- ``append``: N events into a Delta table ``events`` (and its nested tables);
+- ``upsert``: N events merged by ``id`` (the first merge creates the tables), then N more events
+  of which half have ids already loaded (``start_id = N/2``, new content): the second merge is
+  timed per stage; its load step is each tool's merge engine (dlt: delta-rs `merge`, in-process;
+  lakeload: the Spark copy-on-write merge), which is the measurement behind lakeload's choice.
+
+After each run the tables are counted from their current Delta snapshot. The root table must have
+N (append) or 1.5 N (upsert) rows; nested tables of an exact upsert hold only the surviving records'
+rows, so dlt's counts (which keep stale nested rows, a limitation it documents) are reported beside
+lakeload's.
+
+Examples::
+
+    python bench/bench_delta.py --events 100000
+    python bench/bench_delta.py --events 100000,1000000 --tools dlt,lakeload --scenarios append,upsert
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import subprocess
+import sys
+import time
+from pathlib import Path
+from typing import Any
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+import bench_vs_dlt as base  # noqa: E402 - shared helpers (event generator, RSS, dlt rotation)
+
+PRIMARY_KEY = "id"
+
+
+def _counts(bucket: Path) -> dict[str, int]:
+    from deltalake import DeltaTable
+
+    root = bucket / base.DATASET
+    counts = {}
+    for table in sorted(p for p in root.iterdir() if (p / "_delta_log").is_dir()):
+        counts[table.name] = DeltaTable(str(table)).to_pyarrow_dataset().count_rows()
+    return counts
+
+
+def _dlt_stages(spec: dict[str, Any], pipeline: Any, events: Any, hints: dict[str, Any]) -> dict[str, float]:
+    import dlt
+
+    t0 = time.perf_counter()
+    pipeline.extract(dlt.resource(events, name=base.RESOURCE_NAME, table_format="delta", **hints))
+    t1 = time.perf_counter()
+    pipeline.normalize(workers=spec["workers"])
+    t2 = time.perf_counter()
+    info = pipeline.load()
+    t3 = time.perf_counter()
+    if info.has_failed_jobs:
+        raise RuntimeError(f"dlt load has failed jobs: {info}")
+    return {"extract": t1 - t0, "normalize": t2 - t1, "load": t3 - t2}
+
+
+def _lakeload_stages(pipeline: Any, events: Any, hints: dict[str, Any]) -> dict[str, float]:
+    import lakeload
+
+    t0 = time.perf_counter()
+    pipeline.extract(lakeload.resource(events, name=base.RESOURCE_NAME, table_format="delta", **hints))
+    t1 = time.perf_counter()
+    pipeline.normalize()
+    t2 = time.perf_counter()
+    pipeline.load()
+    t3 = time.perf_counter()
+    return {"extract": t1 - t0, "normalize": t2 - t1, "load": t3 - t2}
+
+
+def child(spec: dict[str, Any]) -> dict[str, Any]:
+    n, tool, scenario = spec["events"], spec["tool"], spec["scenario"]
+    bucket, pipes = Path(spec["bucket"]), Path(spec["pipelines_dir"])
+    hints: dict[str, Any] = {}
+    if scenario == "upsert":
+        hints = {"write_disposition": {"disposition": "merge", "strategy": "upsert"}, "primary_key": PRIMARY_KEY}
+    batches = [base.generate_events(n, spec["seed"])]
+    if scenario == "upsert":
+        gen = base.load_events_module().generate_events
+        batches.append(gen(n, seed=spec["seed"], start_id=n // 2))
+    started = time.perf_counter()
+    if tool == "dlt":
+        os.environ.setdefault("RUNTIME__DLTHUB_TELEMETRY", "false")
+        os.environ.setdefault("RUNTIME__LOG_LEVEL", "WARNING")
+        items = base.dlt_file_max_items(n, spec["workers"])
+        if items:
+            os.environ.update(base.dlt_rotation_env(items))
+        import dlt
+
+        pipeline = dlt.pipeline("bench_delta_dlt", destination=dlt.destinations.filesystem("file://" + str(bucket)),
+                                dataset_name=base.DATASET, pipelines_dir=str(pipes))
+        runs = [_dlt_stages(spec, pipeline, batch, hints) for batch in batches]
+        version = dlt.__version__
+    else:
+        import lakeload
+        from lakeload.spark.session import get_spark
+
+        get_spark()
+        pipeline = lakeload.pipeline("bench_delta_ll", destination=lakeload.destinations.filesystem(str(bucket)),
+                                     dataset_name=base.DATASET, pipelines_dir=str(pipes), progress="log")
+        runs = [_lakeload_stages(pipeline, batch, hints) for batch in batches]
+        version = "lakeload"
+    return {
+        "tool": tool, "version": version, "scenario": scenario, "events": n, "runs": runs,
+        "total_s": time.perf_counter() - started, "counts": _counts(bucket),
+        "driver_peak_rss_mb": base.self_peak_rss_mb(),
+    }
+
+
+def run_child(spec: dict[str, Any], workdir: Path) -> dict[str, Any]:
+    name = f"{spec['tool']}-{spec['scenario']}-{spec['events']}"
+    spec = dict(spec, bucket=str(workdir / name / "bucket"), pipelines_dir=str(workdir / name / "pipes"))
+    base._reset_dir(workdir / name)
+    spec_path = workdir / name / "spec.json"
+    spec_path.write_text(json.dumps(spec))
+    env = dict(os.environ, PYSPARK_PYTHON=sys.executable)
+    done = subprocess.run([sys.executable, __file__, "--child", str(spec_path)], env=env, capture_output=True, text=True)
+    if done.returncode != 0:
+        return {**spec, "error": done.stderr[-2000:]}
+    return dict(json.loads(done.stdout.strip().splitlines()[-1]))
+
+
+def expected_root_rows(result: dict[str, Any]) -> int:
+    n = result["events"]
+    return n if result["scenario"] == "append" else n + n // 2
+
+
+def print_results(results: list[dict[str, Any]]) -> None:
+    print(f"\n{'tool':9} {'scenario':8} {'events':>9} {'last run: extract/normalize/load (s)':>38} {'total s':>8} {'RSS MB':>7}  rows (root, nested)")
+    for r in results:
+        if "error" in r:
+            print(f"{r['tool']:9} {r['scenario']:8} {r['events']:>9} ERROR {r['error'][-300:]}")
+            continue
+        last = r["runs"][-1]
+        stages = "/".join(f"{last[k]:.1f}" for k in ("extract", "normalize", "load"))
+        root = r["counts"].get(base.RESOURCE_NAME, 0)
+        ok = "ok" if root == expected_root_rows(r) else f"WRONG (expected {expected_root_rows(r)})"
+        nested = {k.replace("events__", ""): v for k, v in r["counts"].items() if k.startswith("events__")}
+        print(f"{r['tool']:9} {r['scenario']:8} {r['events']:>9} {stages:>38} {r['total_s']:>8.1f} "
+              f"{r['driver_peak_rss_mb']:>7.0f}  {root} {ok}; {nested}")
+    by_key = {(r["tool"], r["scenario"], r["events"]): r for r in results if "error" not in r}
+    for (tool, scenario, n), r in sorted(by_key.items()):
+        other = by_key.get(("dlt", scenario, n))
+        if tool == "lakeload" and other:
+            print(f"speedup {scenario} {n}: total {other['total_s'] / r['total_s']:.2f}x, "
+                  f"last load step {other['runs'][-1]['load'] / r['runs'][-1]['load']:.2f}x")
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("--events", default="100000")
+    parser.add_argument("--tools", default="dlt,lakeload")
+    parser.add_argument("--scenarios", default="append,upsert")
+    parser.add_argument("--dlt-workers", type=int, default=2)
+    parser.add_argument("--seed", type=int, default=0)
+    parser.add_argument("--workdir", default=str(base.DEFAULT_WORKDIR / "delta"))
+    parser.add_argument("--json")
+    parser.add_argument("--child")
+    args = parser.parse_args(argv)
+    if args.child:
+        print(json.dumps(child(json.loads(Path(args.child).read_text()))))
+        return 0
+    workdir = Path(args.workdir)
+    results = []
+    for n in (int(x) for x in args.events.split(",")):
+        for scenario in args.scenarios.split(","):
+            for tool in args.tools.split(","):
+                spec = {"tool": tool, "scenario": scenario, "events": n, "seed": args.seed, "workers": args.dlt_workers}
+                result = run_child(spec, workdir)
+                results.append(result)
+                print(json.dumps({k: v for k, v in result.items() if k not in ("error",)})[:400], flush=True)
+    print_results(results)
+    if args.json:
+        Path(args.json).write_text(json.dumps(results, indent=2))
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())

@@ -1,0 +1,178 @@
+"""Driver side: one Delta table's transaction log, through delta-rs.
+
+Executors write the data files; this module only reads the log and commits actions:
+- every commit carries the load id as an application transaction (`lakeload-<pipeline>`, version =
+  the load id in microseconds), so a package loaded again after a crash sees its own commit and
+  never commits its files twice;
+- the partition columns of an existing table cannot change (a clear error before any file is written);
+- new columns are added to the table schema before files that have them are committed;
+- a commit that loses against a concurrent writer raises `DeltaConflictError`: the table is untouched
+  and the package stays pending for `pipeline.load()`.
+"""
+
+from __future__ import annotations
+
+import time
+from dataclasses import dataclass, field
+from decimal import Decimal
+from typing import TYPE_CHECKING, Any
+
+import pyarrow as pa
+
+from lakeload.destinations.impl.filesystem.credentials import secret_values
+from lakeload.errors import DeltaConflictError, DestinationError
+
+if TYPE_CHECKING:
+    from deltalake import DeltaTable
+
+
+def app_id(pipeline_name: str) -> str:
+    """The application id of a pipeline's commits."""
+    return f"lakeload-{pipeline_name}"
+
+
+def txn_version(load_id: str) -> int:
+    """A load id (seconds since the epoch, with a fraction) as an increasing transaction version."""
+    return int(Decimal(load_id) * 1_000_000)
+
+
+def partition_columns(table: dict[str, Any]) -> list[str]:
+    """The columns with the `partition` hint, in schema order."""
+    return [name for name, column in table["columns"].items() if column.get("partition")]
+
+
+@dataclass
+class DeltaTarget:
+    """One Delta table of a load: where it is and the table as this load sees it."""
+
+    name: str
+    uri: str
+    storage_options: dict[str, str]
+    schema: pa.Schema  # Delta-compatible, from the lakeload schema
+    partition_by: tuple[str, ...] = ()
+    table: DeltaTable | None = field(default=None, repr=False)
+
+    def __repr__(self) -> str:  # storage options carry credentials
+        return f"DeltaTarget(name={self.name!r}, uri={self.uri!r})"
+
+    def open(self) -> DeltaTable | None:
+        """The current snapshot, or None when the table does not exist yet."""
+        from deltalake import DeltaTable
+
+        try:
+            if not DeltaTable.is_deltatable(self.uri, storage_options=self.storage_options):
+                self.table = None
+                return None
+            self.table = DeltaTable(self.uri, storage_options=self.storage_options)
+        except Exception as exc:
+            raise DestinationError(f"Cannot open Delta table '{self.name}' at {self.uri}: {self._message(exc)}") from None
+        return self.table
+
+    def committed(self, app: str, version: int) -> bool:
+        """Whether this load's commit is already in the table's log."""
+        if self.table is None:
+            return False
+        return (self.table.transaction_version(app) or -1) >= version
+
+    def files(self) -> list[dict[str, Any]]:
+        """The current snapshot's data files: path (as in the log), size, partition values (log strings), stats."""
+        if self.table is None:
+            return []
+        from lakeload.delta.executor_files import partition_value
+
+        return [
+            {
+                "path": a["path"],
+                "size": a["size_bytes"],
+                "partition_values": {c: partition_value(a.get(f"partition.{c}")) for c in self.partition_by},
+                "stats": a,
+            }
+            for a in pa.table(self.table.get_add_actions(flatten=True)).to_pylist()
+        ]
+
+    def check_partitions(self) -> None:
+        """Refuse to write when the table exists with other partition columns."""
+        if self.table is None:
+            return
+        existing = list(self.table.metadata().partition_columns)
+        if existing != list(self.partition_by):
+            raise DestinationError(
+                f"Partition columns of Delta table '{self.name}' cannot change: the table is partitioned by "
+                f"{existing}, the schema asks for {list(self.partition_by)}. Keep the `partition` column hints "
+                "the table was created with, or load into a new table (or drop this one first)."
+            )
+
+    def table_schema(self) -> pa.Schema:
+        """The existing table's columns (in their order) followed by this load's new ones."""
+        if self.table is None:
+            return self.schema
+        existing = pa.schema(self.table.schema().to_arrow())  # type: ignore[arg-type]
+        new = [f for f in self.schema if f.name not in existing.names]
+        return pa.schema([*existing, *new])
+
+    def evolve(self) -> None:
+        """Add this load's new columns to an existing table (a metadata-only commit)."""
+        if self.table is None:
+            return
+        from deltalake import Schema as DeltaSchema
+
+        existing = set(pa.schema(self.table.schema().to_arrow()).names)  # type: ignore[arg-type]
+        new = [f for f in self.schema if f.name not in existing]
+        if new:
+            self.table.alter.add_columns(DeltaSchema.from_arrow(pa.schema(new)).fields)
+
+    def commit(
+        self, adds: list[dict[str, Any]], removes: list[dict[str, Any]], mode: str, app: str, version: int
+    ) -> None:
+        """Commit `adds` (and `removes`) in one transaction tagged with the load's application transaction."""
+        from deltalake import Schema as DeltaSchema
+        from deltalake.exceptions import CommitFailedError
+        from deltalake.transaction import (
+            AddAction,
+            CommitProperties,
+            RemoveAction,
+            Transaction,
+            create_table_with_add_actions,
+        )
+
+        now = int(time.time() * 1000)
+        add_actions: list[Any] = [
+            AddAction(a["path"], a["size"], a["partition_values"], a["modification_time"], True, a["stats"]) for a in adds
+        ]
+        remove_actions: list[Any] = [
+            RemoveAction(r["path"], True, now, r.get("size"), r.get("partition_values")) for r in removes
+        ]
+        properties = CommitProperties(app_transactions=[Transaction(app, version)])
+        partition_by = list(self.partition_by)
+        try:
+            if self.table is None:
+                create_table_with_add_actions(
+                    self.uri, DeltaSchema.from_arrow(self.schema), add_actions, mode="error", partition_by=partition_by,
+                    storage_options=self.storage_options, commit_properties=properties,
+                )
+                return
+            self.evolve()
+            self.table.create_write_transaction(
+                [*remove_actions, *add_actions], mode, self.table_schema(), partition_by=partition_by,
+                commit_properties=properties,
+            )
+        except CommitFailedError as exc:
+            raise DeltaConflictError(
+                f"Another writer committed to Delta table '{self.name}' at the same time ({self._message(exc)}). "
+                "Nothing of this load was committed to it; run `pipeline.load()` to load the package again."
+            ) from None
+        except Exception as exc:
+            if self.table is None and "exists" in str(exc).lower():
+                raise DeltaConflictError(
+                    f"Delta table '{self.name}' was created by another writer while this load created it. "
+                    "Run `pipeline.load()` to load the package again."
+                ) from None
+            raise DestinationError(f"Commit to Delta table '{self.name}' at {self.uri} failed: {self._message(exc)}") from None
+
+    def _message(self, exc: BaseException) -> str:
+        """The first line of a delta-rs error, with every secret of the storage options removed."""
+        lines = str(exc).strip().splitlines()
+        text = lines[0] if lines else type(exc).__name__
+        for secret in secret_values(self.storage_options):
+            text = text.replace(secret, "***")
+        return text

@@ -1,0 +1,78 @@
+"""Driver side: Spark DataFrames in and out of Delta tables, without Delta jars.
+
+- `write_frame` writes a DataFrame's rows as Delta data files on the executors and returns only the
+  add-action metadata (one small JSON per file);
+- `read_snapshot` is a DataFrame over chosen data files of a snapshot, read on the executors;
+- `package_frame` reads a package's normalized Parquet files of one table.
+"""
+
+from __future__ import annotations
+
+import functools
+import json
+import os
+from typing import TYPE_CHECKING, Any
+
+import pyarrow as pa
+
+from lakeload.delta.executor_files import ACTION_SCHEMA, FILE_COLUMN, DeltaFileSpec, write_task
+from lakeload.delta.executor_read import LISTING_SCHEMA, SnapshotSpec, read_task
+from lakeload.errors import LoadError
+
+if TYPE_CHECKING:
+    from pyspark.sql import DataFrame, SparkSession
+    from pyspark.sql.types import StructType
+
+
+def spark_schema(schema: pa.Schema) -> StructType:
+    """The Spark schema of an Arrow schema (timestamps with a zone: TimestampType)."""
+    from pyspark.sql.pandas.types import from_arrow_schema
+
+    return from_arrow_schema(schema)
+
+
+def write_frame(spark: SparkSession, frame: DataFrame, spec: DeltaFileSpec, description: str) -> list[dict[str, Any]]:
+    """Write `frame` as data files of the table on the executors; returns their add actions."""
+    spark.sparkContext.setJobDescription(description)
+    try:
+        rows = frame.mapInArrow(functools.partial(write_task, spec), spark_schema(ACTION_SCHEMA)).collect()
+    except Exception as exc:
+        raise LoadError(f"{description} failed: {_spark_message(exc)}. The package stays pending; run `pipeline.load()`.") from None
+    finally:
+        spark.sparkContext.setJobDescription(None)  # type: ignore[arg-type]
+    return [json.loads(row[0]) for row in rows]
+
+
+def read_snapshot(spark: SparkSession, spec: SnapshotSpec, files: list[dict[str, Any]]) -> DataFrame:
+    """A DataFrame over `files` (`path`, `partition_values` as in the log), read by the executors."""
+    schema = spark_schema(spec.schema)
+    if not files:
+        return spark.createDataFrame([], schema)
+    listing = spark.createDataFrame(
+        [(f["path"], json.dumps(f["partition_values"])) for f in files], spark_schema(LISTING_SCHEMA)
+    )
+    partitions = max(1, min(len(files), spark.sparkContext.defaultParallelism * 4))
+    return listing.repartition(partitions).mapInArrow(functools.partial(read_task, spec), schema)
+
+
+def snapshot_spec(spec: DeltaFileSpec, schema: pa.Schema, with_file: bool) -> SnapshotSpec:
+    """How to read back the table `spec` writes, in `schema` (plus the file column when `with_file`)."""
+    if with_file:
+        schema = schema.append(pa.field(FILE_COLUMN, pa.string()))
+    return SnapshotSpec(spec.bucket_url, spec.fs_kwargs, spec.table_dir, schema, with_file, spec.is_local)
+
+
+def package_frame(spark: SparkSession, package_dir: str, files: list[dict[str, Any]]) -> DataFrame:
+    """The rows of one table in a package (its normalized Parquet files)."""
+    paths = [os.path.join(package_dir, f["path"]) for f in files]
+    return spark.read.option("mergeSchema", "true").parquet(*paths)
+
+
+def _spark_message(exc: BaseException) -> str:
+    text = str(exc)
+    for line in text.splitlines():
+        stripped = line.strip()
+        if stripped.startswith(("lakeload.errors.", "LakeloadError", "DestinationError", "LoadError")):
+            return stripped
+    lines = [line for line in text.splitlines() if line.strip()]
+    return lines[0] if lines else type(exc).__name__

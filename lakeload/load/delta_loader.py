@@ -1,0 +1,133 @@
+"""Load (driver side) of the Delta tables of a package: executors write, the driver commits.
+
+For each root table with `table_format="delta"` and its nested tables:
+1. every table's log is read and its partition columns checked, before any file is written;
+2. executors write the data files into the table folder (Hive folders when partitioned);
+3. the driver commits them with delta-rs, one transaction per table, tagged with the load id:
+   - `append` adds the files;
+   - `replace` overwrites: one commit removes every older file and adds the new ones, so readers see
+     the old rows or the new, never an empty table (history kept); nested tables that got no rows
+     this time are emptied the same way;
+   - `merge` runs `lakeload.delta.merge` (Spark), nested tables first and the root last.
+A table whose log already holds this load's transaction is skipped, so a rerun never commits twice.
+"""
+
+from __future__ import annotations
+
+import logging
+import os
+from typing import TYPE_CHECKING, Any
+
+from lakeload.delta.commit import DeltaTarget, app_id, partition_columns, txn_version
+from lakeload.delta.executor_files import DeltaFileSpec, delta_schema, write_package_files
+from lakeload.delta.merge import MergeJob
+from lakeload.delta.storage import storage_options, table_uri
+from lakeload.delta.tables import is_delta_table
+from lakeload.destinations.impl.filesystem.client import FilesystemClient, fsspec_kwargs
+from lakeload.errors import DestinationError
+from lakeload.normalize.executor_writers import arrow_schema, complete_columns
+from lakeload.schema.schema import Schema
+from lakeload.spark.session import run_tasks
+
+if TYPE_CHECKING:
+    from pyspark.sql import SparkSession
+
+logger = logging.getLogger("lakeload.load")
+FILES_PER_TASK = 4
+
+
+class DeltaLoader:
+    """Loads the Delta tables of packages of one pipeline into one dataset."""
+
+    def __init__(self, spark: SparkSession, client: FilesystemClient, pipeline_name: str) -> None:
+        self.spark = spark
+        self.client = client
+        self.app = app_id(pipeline_name)
+        self._options: dict[str, str] | None = None
+
+    @property
+    def options(self) -> dict[str, str]:
+        if self._options is None:
+            self._options = storage_options(self.client.config)
+        return self._options
+
+    def target(self, schema: Schema, table_name: str) -> DeltaTarget:
+        table = schema.tables[table_name]
+        partition_by = tuple(partition_columns(table))
+        missing = [c for c in partition_by if not table["columns"][c].get("data_type")]
+        if missing:
+            raise DestinationError(
+                f"Partition columns {missing} of Delta table '{table_name}' have no data type yet (no values seen): "
+                "give them a data_type in the `columns` hints."
+            )
+        return DeltaTarget(
+            name=table_name,
+            uri=table_uri(self.client.config, self.client.dataset_path, table_name),
+            storage_options=self.options,
+            schema=delta_schema(arrow_schema(complete_columns(table))),
+            partition_by=partition_by,
+        )
+
+    def file_spec(self, target: DeltaTarget, load_id: str, operation: str) -> DeltaFileSpec:
+        config = self.client.config
+        return DeltaFileSpec(
+            bucket_url=config.bucket_url,
+            fs_kwargs=fsspec_kwargs(config),
+            table_dir=f"{self.client.dataset_path}/{target.name}",
+            schema=target.table_schema(),
+            partition_by=target.partition_by,
+            prefix=f"{load_id}-{operation}",
+            is_local=config.is_local,
+        )
+
+    def load(self, package_dir: str, package: dict[str, Any], schema: Schema) -> tuple[list[dict[str, Any]], list[str]]:
+        """Load every Delta tree of the package; returns the files committed and the tables replaced."""
+        by_table: dict[str, list[dict[str, Any]]] = {}
+        for file in package["files"]:
+            if is_delta_table(schema, file["table"]):
+                by_table.setdefault(file["table"], []).append(dict(file, path=os.path.join(package_dir, file["path"])))
+        loaded: list[dict[str, Any]] = []
+        replaced: list[str] = []
+        for root_name in package["root_tables"]:
+            if schema.tables.get(root_name, {}).get("table_format") != "delta":
+                continue
+            tree = [t["name"] for t in schema.nested_tables_of(root_name)]
+            targets = {name: self.target(schema, name) for name in tree}
+            for target in targets.values():
+                target.open()
+                target.check_partitions()
+            disposition = schema.tables[root_name].get("write_disposition", "append")
+            if disposition == "merge":
+                job = MergeJob(self, schema, package, by_table, targets, root_name)
+                loaded += job.run()
+                continue
+            for name, target in targets.items():
+                loaded += self._write(target, package, by_table.get(name, []), disposition)
+            if disposition == "replace":
+                replaced += tree
+        return loaded, replaced
+
+    def _write(self, target: DeltaTarget, package: dict[str, Any], files: list[dict[str, Any]], disposition: str) -> list[dict[str, Any]]:
+        load_id = package["load_id"]
+        version = txn_version(load_id)
+        if target.committed(self.app, version):
+            logger.info("Delta table '%s' already holds load %s; not committing it again", target.name, load_id)
+            return []
+        if not files and (disposition != "replace" or target.table is None):
+            return []
+        spec = self.file_spec(target, load_id, disposition)
+        chunks = [files[i : i + FILES_PER_TASK] for i in range(0, len(files), FILES_PER_TASK)]
+        written = run_tasks(self.spark, write_package_files, spec, chunks, f"lakeload load {load_id}: write {target.name}")
+        adds = [a for chunk in written for a in chunk]
+        target.commit(adds, [], "overwrite" if disposition == "replace" else "append", self.app, version)
+        return committed_files(target.name, adds)
+
+
+def committed_files(table_name: str, adds: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    """Load-result entries for committed add actions."""
+    import json
+
+    return [
+        {"table": table_name, "path": f"{table_name}/{a['path']}", "rows": json.loads(a["stats"])["numRecords"], "bytes": a["size"]}
+        for a in adds
+    ]
