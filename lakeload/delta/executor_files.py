@@ -190,7 +190,7 @@ class _OpenFile:
             finally:
                 os.remove(self.local)
         return {
-            "path": quote(self.relative, safe="/="),
+            "path": self.relative,  # delta-rs URL-encodes paths itself when it writes the log
             "size": size,
             "partition_values": self.values,
             "modification_time": int(time.time() * 1000),

@@ -12,6 +12,7 @@ Imports only pyarrow, fsspec and executor-safe lakeload modules.
 from __future__ import annotations
 
 import json
+import posixpath
 from collections.abc import Iterator
 from dataclasses import dataclass
 from typing import Any
@@ -55,8 +56,16 @@ def _partition_column(value: str | None, arrow_type: pa.DataType, rows: int) -> 
     return pa.repeat(parsed[0], rows)  # type: ignore[call-overload, no-any-return]
 
 
+def file_name(path: str) -> str:
+    """The value of the file column for a data file (`path` as in the log): its file name, unique in a table."""
+    return posixpath.basename(unquote(path))
+
+
 def read_file(spec: SnapshotSpec, path: str, partition_values: dict[str, str | None]) -> Iterator[pa.Table]:
-    """The rows of one data file (`path` as in the log, relative and URL-encoded), in the output schema."""
+    """The rows of one data file (`path` as in the log, relative and URL-encoded), in the output schema.
+
+    Only the output schema's columns are read from the file.
+    """
     physical = f"{spec.table_dir}/{unquote(path)}"
     table_schema = pa.schema([f for f in spec.schema if f.name != FILE_COLUMN])
     if spec.is_local:
@@ -66,13 +75,16 @@ def read_file(spec: SnapshotSpec, path: str, partition_values: dict[str, str | N
         handle = fs.open(physical, "rb")
     with handle:
         parquet = pq.ParquetFile(handle)
-        for batch in parquet.iter_batches(batch_size=BATCH_ROWS):
+        present = [n for n in table_schema.names if n in parquet.schema_arrow.names]
+        for batch in parquet.iter_batches(batch_size=BATCH_ROWS, columns=present):
             table = pa.Table.from_batches([batch])
             for name, value in partition_values.items():
+                if name not in table_schema.names:
+                    continue
                 table = table.append_column(name, _partition_column(value, table_schema.field(name).type, table.num_rows))
             table = conform(table, table_schema)
             if spec.with_file:
-                table = table.append_column(FILE_COLUMN, pa.array([path] * table.num_rows, pa.string()))
+                table = table.append_column(FILE_COLUMN, pa.array([file_name(path)] * table.num_rows, pa.string()))
             yield table
 
 

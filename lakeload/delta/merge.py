@@ -24,11 +24,13 @@ from __future__ import annotations
 import functools
 import logging
 from typing import TYPE_CHECKING, Any
+from urllib.parse import unquote
 
 import pyarrow as pa
 
 from lakeload.delta.commit import DeltaTarget, txn_version
 from lakeload.delta.executor_files import FILE_COLUMN, partition_value
+from lakeload.delta.executor_read import file_name
 from lakeload.delta.spark_io import package_frame, read_snapshot, snapshot_spec, write_frame
 from lakeload.normalize.executor_relational import C_DLT_ID, C_DLT_PARENT_ID, C_DLT_ROOT_ID, C_OCCURRENCE
 
@@ -40,28 +42,46 @@ if TYPE_CHECKING:
 
 logger = logging.getLogger("lakeload.load")
 KEY_PREFIX = "__lakeload_k_"
+MATCHED = "__lakeload_matched"
+RANK = "__lakeload_rank"
+CACHED_PLAN_CONF = "spark.sql.optimizer.canChangeCachedPlanOutputPartitioning"
 
 
 def _columns_with(table: dict[str, Any], hint: str) -> list[str]:
     return [name for name, column in table["columns"].items() if column.get(hint)]
 
 
-def _and(conditions: list[Column]) -> Column:
-    return functools.reduce(lambda a, b: a & b, conditions)
-
-
-def _keys(frame: DataFrame, columns: list[str]) -> DataFrame:
+def _keys(frame: DataFrame, columns: list[str], tag: str = "") -> DataFrame:
     from pyspark.sql import functions as F
 
-    return frame.select(*[F.col(c).alias(KEY_PREFIX + c) for c in columns]).distinct()
+    return frame.select(*[F.col(c).alias(f"{KEY_PREFIX}{tag}{c}") for c in columns]).distinct()
 
 
-def _match(target: DataFrame, keys: DataFrame, columns: list[str], how: str) -> DataFrame:
-    """`target` semi/anti-joined with `keys` on `columns`, nulls equal (partition values may be null)."""
+def _match(target: DataFrame, keys: DataFrame, columns: list[str], how: str, tag: str = "") -> DataFrame:
+    """`target` joined with `keys` (made by `_keys`) on `columns`, nulls equal (partition values may be null)."""
     from pyspark.sql import functions as F
 
-    condition = _and([target[c].eqNullSafe(F.col(KEY_PREFIX + c)) for c in columns])
+    condition = functools.reduce(lambda a, b: a & b, [target[c].eqNullSafe(F.col(f"{KEY_PREFIX}{tag}{c}")) for c in columns])
     return target.join(keys, condition, how)
+
+
+def flag_matches(stored: DataFrame, key_sets: list[tuple[DataFrame, list[str]]]) -> DataFrame:
+    """`stored` with a boolean MATCHED column: whether any of the key sets holds the row's key.
+
+    One left join per key set against its distinct keys (small: Spark broadcasts them), so the stored rows
+    are read once and not multiplied.
+    """
+    from pyspark.sql import functions as F
+
+    flags = []
+    for i, (keys, columns) in enumerate(key_sets):
+        tag = f"{i}_"
+        marker = f"{KEY_PREFIX}{tag}hit"
+        stored = _match(stored, _keys(keys, columns, tag).withColumn(marker, F.lit(True)), columns, "left", tag)
+        stored = stored.drop(*[f"{KEY_PREFIX}{tag}{c}" for c in columns])
+        flags.append(marker)
+    matched = functools.reduce(lambda a, b: a | b, [F.coalesce(F.col(m), F.lit(False)) for m in flags])
+    return stored.withColumn(MATCHED, matched).drop(*flags)
 
 
 class MergeJob:
@@ -74,6 +94,7 @@ class MergeJob:
         self.loader = loader
         self.spark = loader.spark
         self.schema = schema
+        self.package = package
         self.load_id = package["load_id"]
         self.version = txn_version(self.load_id)
         self.by_table = by_table
@@ -94,24 +115,41 @@ class MergeJob:
         root = self.targets[self.root_name]
         if not self.by_table.get(self.root_name) or root.committed(self.loader.app, self.version):
             return []
+        conf = self.spark.conf
+        previous = conf.get(CACHED_PLAN_CONF, "false") or "false"
+        # let adaptive execution coalesce the shuffle partitions of persisted frames too: without it, every
+        # later job over them runs spark.sql.shuffle.partitions (200) tasks, mostly empty (2x slower at 100k)
+        conf.set(CACHED_PLAN_CONF, "true")
         try:
-            incoming = self._persist(package_frame(self.spark, "", self.by_table[self.root_name]))
-            winners = self._persist(self._winners(incoming))
-            inserts = winners.filter(~self._deleted(winners)) if self.hard_delete else winners
-            root_plan = self._plan_root(root, incoming, inserts)
-            ids = incoming.select(C_DLT_ID).unionByName(root_plan["matched"].select(C_DLT_ID)).distinct()
+            incoming = package_frame(self.spark, "", self.by_table[self.root_name])
+            winners, every_row_wins = self._winners(incoming)
+            if every_row_wins and not self.hard_delete and all(t.table is None for t in self.targets.values()):
+                return self._create_tables()
+            inserts = winners.filter(~self._deleted()) if self.hard_delete else winners
+            plan = self._plan_root(root, incoming, inserts)
+            all_inserted = every_row_wins and not self.hard_delete and plan["inserted"] is inserts
+            ids = incoming.select(C_DLT_ID).unionByName(plan["matched"].select(C_DLT_ID)).distinct()
             cleared = {self.root_name: self._persist(ids)}
             loaded: list[dict[str, Any]] = []
             for name in self._nested_in_tree_order():
                 target = self.targets[name]
                 if not target.committed(self.loader.app, self.version):
-                    nested = self._merge_nested(target, cleared, root_plan["inserted"])
-                    loaded += committed_files(name, nested)
-            loaded += committed_files(self.root_name, self._commit(root, root_plan["new"], root_plan["touched"]))
+                    inserted = None if all_inserted else plan["inserted"]
+                    loaded += committed_files(name, self._merge_nested(target, cleared, inserted))
+            loaded += committed_files(self.root_name, self._commit(root, plan["new"], plan["touched"]))
             return loaded
         finally:
+            conf.set(CACHED_PLAN_CONF, previous)
             for frame in self._persisted:
                 frame.unpersist()
+
+    def _create_tables(self) -> list[dict[str, Any]]:
+        """The first merge into tables that do not exist yet, without duplicates or deletions, is an append:
+        the package's files are rewritten as data files directly (no Spark join needed)."""
+        loaded: list[dict[str, Any]] = []
+        for name in [*self._nested_in_tree_order(), self.root_name]:
+            loaded += self.loader.write_files(self.targets[name], self.package, self.by_table.get(name, []), "append")
+        return loaded
 
     def _persist(self, frame: DataFrame) -> DataFrame:
         from pyspark import StorageLevel
@@ -120,24 +158,31 @@ class MergeJob:
         self._persisted.append(frame)
         return frame
 
-    def _winners(self, incoming: DataFrame) -> DataFrame:
-        """One incoming row per key: the `dedup_sort` column decides, then the later occurrence."""
+    def _winners(self, incoming: DataFrame) -> tuple[DataFrame, bool]:
+        """One incoming row per key, and whether that is every row (no duplicates: no shuffle of whole rows).
+
+        Among duplicates the `dedup_sort` column decides, then the later occurrence in the package.
+        """
         from pyspark.sql import Window
         from pyspark.sql import functions as F
 
         if not self.primary_key:
-            return incoming
+            return incoming, True
+        keys = [*self.primary_key, *self.partition_by]
+        duplicated = incoming.groupBy(*keys).count().filter("count > 1").drop("count")
+        if not duplicated.limit(1).collect():
+            return incoming, True
         order = []
         if self.dedup_sort:
             column, direction = self.dedup_sort
             order.append(F.col(column).desc_nulls_last() if direction == "desc" else F.col(column).asc_nulls_last())
         order.append(F.col(C_OCCURRENCE).desc())
-        window = Window.partitionBy(*self.primary_key, *self.partition_by).orderBy(*order)
-        return incoming.withColumn("__lakeload_rank", F.row_number().over(window)).filter("__lakeload_rank = 1").drop(
-            "__lakeload_rank"
-        )
+        rank = F.row_number().over(Window.partitionBy(*keys).orderBy(*order))
+        dup_keys = _keys(duplicated, keys)
+        ranked = _match(incoming, dup_keys, keys, "left_semi").withColumn(RANK, rank).filter(F.col(RANK) == 1).drop(RANK)
+        return _match(incoming, dup_keys, keys, "left_anti").unionByName(ranked), False
 
-    def _deleted(self, frame: DataFrame) -> Column:
+    def _deleted(self) -> Column:
         from pyspark.sql import functions as F
 
         assert self.hard_delete is not None
@@ -147,44 +192,42 @@ class MergeJob:
         return column.isNotNull()
 
     def _plan_root(self, target: DeltaTarget, incoming: DataFrame, inserts: DataFrame) -> dict[str, Any]:
-        """Matched stored root rows, the files holding them, and the root table's new rows."""
+        """Matched stored root rows, the files holding them, the root rows inserted and the root table's new rows."""
+        from pyspark.sql import functions as F
+
         data_columns = target.table_schema().names
         if target.table is None:
             empty = self.spark.createDataFrame([], "`_dlt_id` string")
-            new = inserts.select(*[c for c in data_columns if c in inserts.columns])
-            return {"matched": empty, "touched": [], "new": new, "inserted": inserts}
+            return {"matched": empty, "touched": [], "new": _select(inserts, data_columns), "inserted": inserts}
         files = target.files()
-        stored = self._read(target, self._candidate_files(target, files, incoming))
         match_on = [*self.primary_key, *self.partition_by] if self.primary_key else []
-        matched_parts = []
-        if match_on:
-            matched_parts.append(_match(stored, _keys(incoming, match_on), match_on, "left_semi"))
+        key_sets = [(incoming, match_on)] if match_on else []
         if self.merge_key:
-            scope = [*self.merge_key, *self.partition_by]
-            matched_parts.append(_match(stored, _keys(incoming, scope), scope, "left_semi"))
-        matched = self._persist(functools.reduce(lambda a, b: a.unionByName(b), matched_parts).distinct())
-        touched = self._touched(matched, files)
+            key_sets.append((incoming, [*self.merge_key, *self.partition_by]))
+        key_columns = list(dict.fromkeys([C_DLT_ID, *(c for _, cols in key_sets for c in cols)]))
+        candidates = self._candidate_files(target, files, incoming)
+        flagged = self._persist(flag_matches(self._read(target, candidates, key_columns), key_sets))
+        matched = flagged.filter(F.col(MATCHED))
         if self.strategy == "insert-only":
             inserted = _match(inserts, _keys(matched, match_on), match_on, "left_anti") if match_on else inserts
-            new = inserted.select(*[c for c in data_columns if c in inserted.columns])
-            return {"matched": matched.limit(0), "touched": [], "new": new, "inserted": inserted}
-        kept = self._kept(stored, touched, matched, [*self.primary_key, *self.merge_key, *self.partition_by])
-        new = kept.unionByName(inserts.select(*[c for c in data_columns if c in inserts.columns]), allowMissingColumns=True)
+            return {"matched": matched.limit(0), "touched": [], "new": _select(inserted, data_columns), "inserted": inserted}
+        touched = self._touched(matched, files)
+        new = self._kept(target, touched, key_sets).unionByName(_select(inserts, data_columns), allowMissingColumns=True)
         return {"matched": matched, "touched": touched, "new": new, "inserted": inserts}
 
-    def _kept(self, stored: DataFrame, touched: list[dict[str, Any]], matched: DataFrame, columns: list[str]) -> DataFrame:
-        """Rows of the touched files that no incoming row replaces."""
+    def _kept(self, target: DeltaTarget, touched: list[dict[str, Any]], key_sets: list[tuple[DataFrame, list[str]]]) -> DataFrame:
+        """Rows of the touched files that no incoming row replaces (only those files are read whole)."""
         from pyspark.sql import functions as F
 
-        paths = [f["path"] for f in touched]
-        in_touched = stored.filter(F.col(FILE_COLUMN).isin(paths)) if paths else stored.limit(0)
-        key_columns = [c for c in dict.fromkeys([C_DLT_ID, *columns]) if c in stored.columns]
-        return _match(in_touched, _keys(matched, key_columns), key_columns, "left_anti").drop(FILE_COLUMN)
+        if not touched:
+            return self._read(target, []).drop(FILE_COLUMN)
+        return flag_matches(self._read(target, touched), key_sets).filter(~F.col(MATCHED)).drop(FILE_COLUMN, MATCHED)
 
-    def _touched(self, matched: DataFrame, files: list[dict[str, Any]]) -> list[dict[str, Any]]:
-        """Add actions of the files holding matched rows (metadata only reaches the driver)."""
-        paths = {row[0] for row in matched.select(FILE_COLUMN).distinct().collect()}
-        return [f for f in files if f["path"] in paths]
+    @staticmethod
+    def _touched(matched: DataFrame, files: list[dict[str, Any]]) -> list[dict[str, Any]]:
+        """Add actions of the files holding matched rows (only file names reach the driver)."""
+        names = {row[0] for row in matched.select(FILE_COLUMN).distinct().collect()}
+        return [f for f in files if file_name(f["path"]) in names]
 
     def _candidate_files(self, target: DeltaTarget, files: list[dict[str, Any]], incoming: DataFrame) -> list[dict[str, Any]]:
         """The files that may hold rows matching `incoming` (partition and key-range pruning)."""
@@ -211,8 +254,11 @@ class MergeJob:
             frontier = children
         return order
 
-    def _merge_nested(self, target: DeltaTarget, cleared: dict[str, DataFrame], inserted: DataFrame) -> list[dict[str, Any]]:
-        """Remove stored rows below cleared root/parent rows; add the nested rows of the inserted root rows.
+    def _merge_nested(
+        self, target: DeltaTarget, cleared: dict[str, DataFrame], inserted: DataFrame | None
+    ) -> list[dict[str, Any]]:
+        """Remove stored rows below cleared root/parent rows; add the nested rows of the inserted root rows
+        (`inserted` None: every incoming record was inserted).
 
         A stored row goes when its `_dlt_root_id` is a cleared root id, or its `_dlt_parent_id` a removed
         parent row (tables filled before the root table was merged have no `_dlt_root_id`).
@@ -224,34 +270,38 @@ class MergeJob:
         frames = []
         if files:
             rows = package_frame(self.spark, "", files)
-            winners = inserted.select(F.col(C_OCCURRENCE).alias(KEY_PREFIX + C_OCCURRENCE))
-            new_rows = rows.join(winners, rows[C_OCCURRENCE] == F.col(KEY_PREFIX + C_OCCURRENCE), "left_semi")
-            frames.append(new_rows.select(*[c for c in data_columns if c in new_rows.columns]))
+            if inserted is not None:
+                winners = inserted.select(F.col(C_OCCURRENCE).alias(KEY_PREFIX + C_OCCURRENCE))
+                rows = rows.join(winners, rows[C_OCCURRENCE] == F.col(KEY_PREFIX + C_OCCURRENCE), "left_semi")
+            frames.append(_select(rows, data_columns))
         touched: list[dict[str, Any]] = []
         if target.table is not None and self.strategy != "insert-only":
             stored_columns = set(pa.schema(target.table.schema().to_arrow()).names)  # type: ignore[arg-type]
-            files = target.files()
-            stored = self._read(target, files)
-            parts = []
+            key_sets = []
             if C_DLT_ROOT_ID in stored_columns:
-                root_ids = cleared[self.root_name].select(F.col(C_DLT_ID).alias(C_DLT_ROOT_ID))
-                parts.append(_match(stored, _keys(root_ids, [C_DLT_ROOT_ID]), [C_DLT_ROOT_ID], "left_semi"))
+                key_sets.append((cleared[self.root_name].select(F.col(C_DLT_ID).alias(C_DLT_ROOT_ID)), [C_DLT_ROOT_ID]))
             parent = self.schema.tables[target.name].get("parent")
             if parent in cleared and C_DLT_PARENT_ID in stored_columns:
-                parent_ids = cleared[parent].select(F.col(C_DLT_ID).alias(C_DLT_PARENT_ID))
-                parts.append(_match(stored, _keys(parent_ids, [C_DLT_PARENT_ID]), [C_DLT_PARENT_ID], "left_semi"))
-            if parts:
-                matched = self._persist(functools.reduce(lambda a, b: a.unionByName(b), parts).distinct())
+                key_sets.append((cleared[parent].select(F.col(C_DLT_ID).alias(C_DLT_PARENT_ID)), [C_DLT_PARENT_ID]))
+            if key_sets:
+                files = target.files()
+                key_columns = list(dict.fromkeys([C_DLT_ID, *(cols[0] for _, cols in key_sets)]))
+                flagged = self._persist(flag_matches(self._read(target, files, key_columns), key_sets))
+                matched = flagged.filter(F.col(MATCHED))
                 cleared[target.name] = matched.select(C_DLT_ID)
                 touched = self._touched(matched, files)
-                frames.append(self._kept(stored, touched, matched, [C_DLT_ID]))
+                frames.append(self._kept(target, touched, key_sets))
         if not frames:
             return []
         new = functools.reduce(lambda a, b: a.unionByName(b, allowMissingColumns=True), frames)
         return self._commit(target, new, touched)
 
-    def _read(self, target: DeltaTarget, files: list[dict[str, Any]]) -> DataFrame:
-        spec = snapshot_spec(self._spec(target), target.table_schema(), with_file=True)
+    def _read(self, target: DeltaTarget, files: list[dict[str, Any]], columns: list[str] | None = None) -> DataFrame:
+        """The rows of `files` (only `columns`, when given), with the name of the file each comes from."""
+        schema = target.table_schema()
+        if columns is not None:
+            schema = pa.schema([f for f in schema if f.name in columns])
+        spec = snapshot_spec(self._spec(target), schema, with_file=True)
         return read_snapshot(self.spark, spec, [{k: v for k, v in f.items() if k != "stats"} for f in files])
 
     def _spec(self, target: DeltaTarget) -> Any:
@@ -259,10 +309,15 @@ class MergeJob:
 
     def _commit(self, target: DeltaTarget, new: DataFrame, touched: list[dict[str, Any]]) -> list[dict[str, Any]]:
         adds = write_frame(self.spark, new, self._spec(target), f"lakeload load {self.load_id}: merge {target.name}")
-        removes = [{"path": f["path"], "size": f["size"], "partition_values": f["partition_values"]} for f in touched]
+        # log paths are URL-encoded; delta-rs encodes the paths of actions itself
+        removes = [{"path": unquote(f["path"]), "size": f["size"], "partition_values": f["partition_values"]} for f in touched]
         if adds or removes:
             target.commit(adds, removes, "append", self.loader.app, self.version)
         return adds
+
+
+def _select(frame: DataFrame, columns: list[str]) -> DataFrame:
+    return frame.select(*[c for c in columns if c in frame.columns])
 
 
 def _may_overlap(stats: dict[str, Any], key: str, low: Any, high: Any) -> bool:

@@ -12,12 +12,15 @@ import functools
 import json
 import os
 from typing import TYPE_CHECKING, Any
+from urllib.parse import unquote
 
 import pyarrow as pa
 
 from lakeload.delta.executor_files import ACTION_SCHEMA, FILE_COLUMN, DeltaFileSpec, write_task
-from lakeload.delta.executor_read import LISTING_SCHEMA, SnapshotSpec, read_task
+from lakeload.delta.executor_read import LISTING_SCHEMA, SnapshotSpec, file_name, read_task
 from lakeload.errors import LoadError
+
+PARTITION_PREFIX = "__lakeload_p_"
 
 if TYPE_CHECKING:
     from pyspark.sql import DataFrame, SparkSession
@@ -44,15 +47,45 @@ def write_frame(spark: SparkSession, frame: DataFrame, spec: DeltaFileSpec, desc
 
 
 def read_snapshot(spark: SparkSession, spec: SnapshotSpec, files: list[dict[str, Any]]) -> DataFrame:
-    """A DataFrame over `files` (`path`, `partition_values` as in the log), read by the executors."""
+    """A DataFrame over `files` (`path`, `partition_values` as in the log) in `spec.schema`.
+
+    Local tables are read by Spark's own Parquet reader (vectorized, only the columns asked for); tables in
+    buckets (and local ones with escaped partition folders) by the executors through fsspec and pyarrow
+    (Spark here has no object-store connectors).
+    """
     schema = spark_schema(spec.schema)
     if not files:
         return spark.createDataFrame([], schema)
+    if spec.is_local and not any("%" in unquote(f["path"]) for f in files):
+        # Hadoop paths mangle '%' (escaped partition values like `k=a%20b`): those tables go the executor way
+        return _read_local(spark, spec, files)
     listing = spark.createDataFrame(
         [(f["path"], json.dumps(f["partition_values"])) for f in files], spark_schema(LISTING_SCHEMA)
     )
     partitions = max(1, min(len(files), spark.sparkContext.defaultParallelism * 4))
     return listing.repartition(partitions).mapInArrow(functools.partial(read_task, spec), schema)
+
+
+def _read_local(spark: SparkSession, spec: SnapshotSpec, files: list[dict[str, Any]]) -> DataFrame:
+    from pyspark.sql import functions as F
+
+    partition_by = [c for c in files[0]["partition_values"] if c in spec.schema.names]
+    stored = [f for f in spec.schema if f.name != FILE_COLUMN and f.name not in partition_by]
+    paths = [f"{spec.table_dir}/{unquote(f['path'])}" for f in files]
+    frame = spark.read.schema(spark_schema(pa.schema(stored))).parquet(*paths)
+    frame = frame.withColumn(FILE_COLUMN, F.col("_metadata.file_name"))
+    if partition_by:
+        rows = [(file_name(f["path"]), *[f["partition_values"][c] for c in partition_by]) for f in files]
+        names = [FILE_COLUMN, *[f"{PARTITION_PREFIX}{c}" for c in partition_by]]
+        lookup = spark.createDataFrame(rows, ", ".join(f"`{n}` string" for n in names))
+        frame = frame.join(F.broadcast(lookup), FILE_COLUMN)
+        for column in partition_by:
+            target = spark_schema(pa.schema([spec.schema.field(column)]))[0].dataType
+            value = F.col(f"{PARTITION_PREFIX}{column}")
+            if target.typeName() == "timestamp":  # log values are UTC wall times, whatever the session zone
+                value = F.concat(value, F.lit("Z"))
+            frame = frame.withColumn(column, value.cast(target))
+    return frame.select(*[f"`{n}`" for n in spec.schema.names])
 
 
 def snapshot_spec(spec: DeltaFileSpec, schema: pa.Schema, with_file: bool) -> SnapshotSpec:

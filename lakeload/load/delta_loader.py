@@ -102,12 +102,15 @@ class DeltaLoader:
                 loaded += job.run()
                 continue
             for name, target in targets.items():
-                loaded += self._write(target, package, by_table.get(name, []), disposition)
+                loaded += self.write_files(target, package, by_table.get(name, []), disposition)
             if disposition == "replace":
                 replaced += tree
         return loaded, replaced
 
-    def _write(self, target: DeltaTarget, package: dict[str, Any], files: list[dict[str, Any]], disposition: str) -> list[dict[str, Any]]:
+    def write_files(
+        self, target: DeltaTarget, package: dict[str, Any], files: list[dict[str, Any]], disposition: str
+    ) -> list[dict[str, Any]]:
+        """Append (or, for `replace`, overwrite with) the package's files of one table, in one commit."""
         load_id = package["load_id"]
         version = txn_version(load_id)
         if target.committed(self.app, version):

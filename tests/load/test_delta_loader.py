@@ -205,3 +205,21 @@ def test_dataset_reads_delta_snapshots_with_spark(bucket: Path, pipelines_dir: P
     frame = p.dataset().users.spark()
     assert sorted((r["id"], r["day"], r["v"]) for r in frame.collect()) == [(1, "a", 10), (2, "b", 2)]
     assert dict(p.dataset().row_counts())["users"] == 2
+
+
+def test_merge_reads_back_partition_values_of_every_kind(bucket: Path, pipelines_dir: Path) -> None:
+    """Partition values with URL-special characters and timestamps survive the merge's read-modify-write."""
+    p = make_pipeline(bucket, pipelines_dir)
+    hot = {"region": {"partition": True}, "at": {"partition": True, "data_type": "timestamp"}}
+    events = upsert(name="events", primary_key="id", columns=hot)
+    first = [{"id": i, "region": region, "at": "2024-01-01T10:00:00.123456+00:00", "v": 0}
+             for i, region in enumerate(["a b", "x/y", "é%", None])]
+    p.run(events(first))
+    p.run(events([{"id": 1, "region": "x/y", "at": "2024-01-01T10:00:00.123456+00:00", "v": 1},
+                  {"id": 3, "region": None, "at": "2024-01-01T10:00:00.123456+00:00", "v": 1}]))
+    got = rows(bucket, "events", "id", "region", "v")
+    assert sorted(got, key=lambda r: r[0]) == [(0, "a b", 0), (1, "x/y", 1), (2, "é%", 0), (3, None, 1)]
+    stamps = {r["at"].isoformat() for r in table(bucket, "events").to_pyarrow_table().to_pylist()}
+    assert stamps == {"2024-01-01T10:00:00.123456+00:00"}
+    frame = p.dataset().events.spark()
+    assert sorted((r["id"], r["region"]) for r in frame.collect()) == [(0, "a b"), (1, "x/y"), (2, "é%"), (3, None)]
