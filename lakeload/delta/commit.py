@@ -36,11 +36,6 @@ def txn_version(load_id: str) -> int:
     return int(Decimal(load_id) * 1_000_000)
 
 
-def partition_columns(table: dict[str, Any]) -> list[str]:
-    """The columns with the `partition` hint, in schema order."""
-    return [name for name, column in table["columns"].items() if column.get("partition")]
-
-
 @dataclass
 class DeltaTarget:
     """One Delta table of a load: where it is and the table as this load sees it."""
@@ -102,13 +97,18 @@ class DeltaTarget:
                 "the table was created with, or load into a new table (or drop this one first)."
             )
 
+    def stored_schema(self) -> pa.Schema:
+        """The Arrow schema of the opened snapshot (empty when the table does not exist)."""
+        if self.table is None:
+            return pa.schema([])
+        return pa.schema(self.table.schema().to_arrow())  # type: ignore[arg-type]
+
     def table_schema(self) -> pa.Schema:
         """The existing table's columns (in their order) followed by this load's new ones."""
         if self.table is None:
             return self.schema
-        existing = pa.schema(self.table.schema().to_arrow())  # type: ignore[arg-type]
-        new = [f for f in self.schema if f.name not in existing.names]
-        return pa.schema([*existing, *new])
+        existing = self.stored_schema()
+        return pa.schema([*existing, *(f for f in self.schema if f.name not in existing.names)])
 
     def evolve(self) -> None:
         """Add this load's new columns to an existing table (a metadata-only commit)."""
@@ -116,7 +116,7 @@ class DeltaTarget:
             return
         from deltalake import Schema as DeltaSchema
 
-        existing = set(pa.schema(self.table.schema().to_arrow()).names)  # type: ignore[arg-type]
+        existing = set(self.stored_schema().names)
         new = [f for f in self.schema if f.name not in existing]
         if new:
             self.table.alter.add_columns(DeltaSchema.from_arrow(pa.schema(new)).fields)

@@ -22,7 +22,6 @@ the root last, each with the load's application transaction (see `lakeload.delta
 from __future__ import annotations
 
 import functools
-import logging
 from typing import TYPE_CHECKING, Any
 from urllib.parse import unquote
 
@@ -33,6 +32,7 @@ from lakeload.delta.executor_files import FILE_COLUMN, partition_value
 from lakeload.delta.executor_read import file_name
 from lakeload.delta.spark_io import package_frame, read_snapshot, snapshot_spec, write_frame
 from lakeload.normalize.executor_relational import C_DLT_ID, C_DLT_PARENT_ID, C_DLT_ROOT_ID, C_OCCURRENCE
+from lakeload.schema.schema import columns_with_hint
 
 if TYPE_CHECKING:
     from pyspark.sql import Column, DataFrame
@@ -40,15 +40,10 @@ if TYPE_CHECKING:
     from lakeload.load.delta_loader import DeltaLoader
     from lakeload.schema.schema import Schema
 
-logger = logging.getLogger("lakeload.load")
 KEY_PREFIX = "__lakeload_k_"
 MATCHED = "__lakeload_matched"
 RANK = "__lakeload_rank"
 CACHED_PLAN_CONF = "spark.sql.optimizer.canChangeCachedPlanOutputPartitioning"
-
-
-def _columns_with(table: dict[str, Any], hint: str) -> list[str]:
-    return [name for name, column in table["columns"].items() if column.get(hint)]
 
 
 def _keys(frame: DataFrame, columns: list[str], tag: str = "") -> DataFrame:
@@ -102,10 +97,10 @@ class MergeJob:
         self.root_name = root_name
         root = schema.tables[root_name]
         self.strategy = root.get("x-merge-strategy", "upsert")
-        self.primary_key = _columns_with(root, "primary_key")
-        self.merge_key = _columns_with(root, "merge_key")
+        self.primary_key = columns_with_hint(root, "primary_key")
+        self.merge_key = columns_with_hint(root, "merge_key")
         self.partition_by = list(targets[root_name].partition_by)
-        self.hard_delete = next(iter(_columns_with(root, "hard_delete")), None)
+        self.hard_delete = next(iter(columns_with_hint(root, "hard_delete")), None)
         self.dedup_sort = next(((n, c["dedup_sort"]) for n, c in root["columns"].items() if c.get("dedup_sort")), None)
         self._persisted: list[DataFrame] = []
 
@@ -276,7 +271,7 @@ class MergeJob:
             frames.append(_select(rows, data_columns))
         touched: list[dict[str, Any]] = []
         if target.table is not None and self.strategy != "insert-only":
-            stored_columns = set(pa.schema(target.table.schema().to_arrow()).names)  # type: ignore[arg-type]
+            stored_columns = set(target.stored_schema().names)
             key_sets = []
             if C_DLT_ROOT_ID in stored_columns:
                 key_sets.append((cleared[self.root_name].select(F.col(C_DLT_ID).alias(C_DLT_ROOT_ID)), [C_DLT_ROOT_ID]))
@@ -302,7 +297,7 @@ class MergeJob:
         if columns is not None:
             schema = pa.schema([f for f in schema if f.name in columns])
         spec = snapshot_spec(self._spec(target), schema, with_file=True)
-        return read_snapshot(self.spark, spec, [{k: v for k, v in f.items() if k != "stats"} for f in files])
+        return read_snapshot(self.spark, spec, files)
 
     def _spec(self, target: DeltaTarget) -> Any:
         return self.loader.file_spec(target, self.load_id, "merge")

@@ -47,7 +47,7 @@ def write_frame(spark: SparkSession, frame: DataFrame, spec: DeltaFileSpec, desc
 
 
 def read_snapshot(spark: SparkSession, spec: SnapshotSpec, files: list[dict[str, Any]]) -> DataFrame:
-    """A DataFrame over `files` (`path`, `partition_values` as in the log) in `spec.schema`.
+    """A DataFrame over `files` (their `path` and `partition_values` as in the log) in `spec.schema`.
 
     Local tables are read by Spark's own Parquet reader (vectorized, only the columns asked for); tables in
     buckets (and local ones with escaped partition folders) by the executors through fsspec and pyarrow

@@ -14,11 +14,12 @@ A table whose log already holds this load's transaction is skipped, so a rerun n
 
 from __future__ import annotations
 
+import json
 import logging
 import os
 from typing import TYPE_CHECKING, Any
 
-from lakeload.delta.commit import DeltaTarget, app_id, partition_columns, txn_version
+from lakeload.delta.commit import DeltaTarget, app_id, txn_version
 from lakeload.delta.executor_files import DeltaFileSpec, delta_schema, write_package_files
 from lakeload.delta.merge import MergeJob
 from lakeload.delta.storage import storage_options, table_uri
@@ -26,7 +27,7 @@ from lakeload.delta.tables import is_delta_table
 from lakeload.destinations.impl.filesystem.client import FilesystemClient, fsspec_kwargs
 from lakeload.errors import DestinationError
 from lakeload.normalize.executor_writers import arrow_schema, complete_columns
-from lakeload.schema.schema import Schema
+from lakeload.schema.schema import Schema, columns_with_hint
 from lakeload.spark.session import run_tasks
 
 if TYPE_CHECKING:
@@ -53,7 +54,7 @@ class DeltaLoader:
 
     def target(self, schema: Schema, table_name: str) -> DeltaTarget:
         table = schema.tables[table_name]
-        partition_by = tuple(partition_columns(table))
+        partition_by = tuple(columns_with_hint(table, "partition"))
         missing = [c for c in partition_by if not table["columns"][c].get("data_type")]
         if missing:
             raise DestinationError(
@@ -128,8 +129,6 @@ class DeltaLoader:
 
 def committed_files(table_name: str, adds: list[dict[str, Any]]) -> list[dict[str, Any]]:
     """Load-result entries for committed add actions."""
-    import json
-
     return [
         {"table": table_name, "path": f"{table_name}/{a['path']}", "rows": json.loads(a["stats"])["numRecords"], "bytes": a["size"]}
         for a in adds

@@ -15,7 +15,6 @@ Order of work, chosen so that a process killed at any point loses nothing and du
 from __future__ import annotations
 
 import logging
-import os
 import time
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
@@ -29,7 +28,7 @@ from lakeload.destinations.impl.filesystem.executor_fs import SFTP_PROTOCOLS
 from lakeload.destinations.impl.filesystem.layout import Layout
 from lakeload.load.delta_loader import DeltaLoader
 from lakeload.load.executor_copy import CopyPayload, copy_files
-from lakeload.runtime.packages import NORMALIZED, PipelineStorage, read_json
+from lakeload.runtime.packages import PipelineStorage
 from lakeload.schema.schema import Schema
 from lakeload.spark.session import run_tasks
 
@@ -71,8 +70,7 @@ class Loader:
 
     def load(self, load_id: str) -> LoadResult:
         started = time.perf_counter()
-        package_dir = self.storage.package_dir(NORMALIZED, load_id)
-        package = read_json(os.path.join(package_dir, "package.json"))
+        package_dir, package = self.storage.normalized_package(load_id)
         schema = Schema.from_dict(package["schema"])
         result = LoadResult(load_id, schema.name, row_counts=package["row_counts"])
         self._ensure_init()

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import os
 import time
 from typing import TYPE_CHECKING
 
@@ -10,7 +9,7 @@ from lakeload.destinations.impl.sink.factory import sink
 from lakeload.errors import LoadError, NormalizeError
 from lakeload.load.executor_sink import SinkPayload, deliver_file
 from lakeload.load.loader import LoadResult
-from lakeload.runtime.packages import NORMALIZED, PipelineStorage, read_json
+from lakeload.runtime.packages import PipelineStorage
 from lakeload.spark.session import run_tasks
 
 if TYPE_CHECKING:
@@ -27,8 +26,7 @@ class SinkLoader:
 
     def load(self, load_id: str) -> LoadResult:
         started = time.perf_counter()
-        package_dir = self.storage.package_dir(NORMALIZED, load_id)
-        package = read_json(os.path.join(package_dir, "package.json"))
+        package_dir, package = self.storage.normalized_package(load_id)
         payload = SinkPayload(
             func=self.destination.func,
             package_dir=package_dir,

@@ -43,7 +43,7 @@ from lakeload.runtime.packages import (
     write_json_atomic,
 )
 from lakeload.schema.naming import NamingConvention
-from lakeload.schema.schema import Schema
+from lakeload.schema.schema import Schema, columns_with_hint
 from lakeload.spark.session import run_tasks
 
 if TYPE_CHECKING:
@@ -83,7 +83,7 @@ def _root_settings(schema: Schema, tables: dict[str, dict[str, Any]], max_nestin
     roots = {}
     for name in tables:
         table = schema.tables[name]
-        pk = tuple(n for n, c in table["columns"].items() if c.get("primary_key"))
+        pk = tuple(columns_with_hint(table, "primary_key"))
         is_merge = table.get("write_disposition") == "merge"
         delta_merge = is_merge and table.get("table_format") == "delta"
         upsert = delta_merge and bool(pk)

@@ -95,6 +95,11 @@ class PipelineStorage:
     def package_dir(self, stage: str, load_id: str) -> str:
         return os.path.join(self.root, "load", stage, load_id)
 
+    def normalized_package(self, load_id: str) -> tuple[str, dict[str, Any]]:
+        """The folder of a normalized package and its `package.json` (files, schema, state)."""
+        package_dir = self.package_dir(NORMALIZED, load_id)
+        return package_dir, read_json(os.path.join(package_dir, "package.json"))
+
     def list_packages(self, stage: str) -> list[str]:
         """Load ids in `stage`, oldest first."""
         folder = os.path.join(self.root, "load", stage)

@@ -94,6 +94,15 @@ def _system_tables() -> dict[str, TTable]:
     return {"_dlt_version": version, "_dlt_loads": loads, "_dlt_pipeline_state": state}
 
 
+def columns_with_hint(table: TTable, hint: str) -> list[str]:
+    """Names of the table's columns that carry `hint` (e.g. `primary_key`, `partition`), in schema order.
+
+    >>> columns_with_hint({"columns": {"id": {"primary_key": True}, "v": {}}}, "primary_key")
+    ['id']
+    """
+    return [name for name, column in table["columns"].items() if column.get(hint)]
+
+
 def is_complete_column(column: TColumn) -> bool:
     """A column is complete once it has a data type; hints-only columns wait for data."""
     return bool(column.get("data_type"))

@@ -144,11 +144,9 @@ def _read_delta(spark: SparkSession, client: FilesystemSqlClient, table: str, co
     target = DeltaTarget(table, table_uri(config, fs_client.dataset_path, table), storage_options(config), pa.schema([]))
     target.table = DeltaTable(target.uri, version=snapshot.version, storage_options=target.storage_options)
     target.partition_by = tuple(target.table.metadata().partition_columns)
-    table_schema = pa.schema(target.table.schema().to_arrow())  # type: ignore[arg-type]
-    spec = SnapshotSpec(config.bucket_url, fsspec_kwargs(config), f"{fs_client.dataset_path}/{table}", table_schema,
+    spec = SnapshotSpec(config.bucket_url, fsspec_kwargs(config), f"{fs_client.dataset_path}/{table}", target.stored_schema(),
                         is_local=config.is_local)
-    files = [{k: v for k, v in f.items() if k != "stats"} for f in target.files()]
-    return _typed(read_snapshot(spark, spec, files), columns, base64_binary=False)
+    return _typed(read_snapshot(spark, spec, target.files()), columns, base64_binary=False)
 
 
 def _read_on_executors(spark: SparkSession, client: FilesystemSqlClient, files: list[str],

@@ -2,19 +2,17 @@
 
 from __future__ import annotations
 
-import ast
-import importlib
 import pickle
 import posixpath
 import re
 import sys
-from pathlib import Path
 from typing import Any
 
 import pendulum
 import pytest
 from dlt.destinations import path_utils
 from dlt.destinations.exceptions import InvalidPlaceholderCallback as DltInvalidPlaceholderCallback
+from executor_safety import imported_names, module_docstring
 
 from lakeload.destinations.impl.filesystem.layout import Layout, UnpicklableLayoutCallback, new_file_id
 from lakeload.destinations.impl.filesystem.layout_template import (
@@ -264,16 +262,7 @@ def test_new_file_id() -> None:
 @pytest.mark.parametrize("module_name", EXECUTOR_SAFE_MODULES)
 def test_module_is_executor_safe(module_name: str) -> None:
     # `lakeload.destinations.filesystem` may be re-exported as a factory function, so import the module by name
-    source = Path(str(importlib.import_module(module_name).__file__)).read_text()
-    tree = ast.parse(source)
-    assert (ast.get_docstring(tree) or "").startswith("Executor-safe:")
+    assert module_docstring(module_name).startswith("Executor-safe:")
     allowed = set(sys.stdlib_module_names) | {"pendulum", "__future__"}
-    for node in ast.walk(tree):
-        if isinstance(node, ast.Import):
-            names = [alias.name for alias in node.names]
-        elif isinstance(node, ast.ImportFrom):
-            names = [node.module or ""]
-        else:
-            continue
-        for name in names:
-            assert name.split(".")[0] in allowed or name in ("lakeload.errors", *EXECUTOR_SAFE_MODULES), name
+    for name in imported_names(module_name):
+        assert name.split(".")[0] in allowed or name in ("lakeload.errors", *EXECUTOR_SAFE_MODULES), name
