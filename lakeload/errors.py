@@ -46,6 +46,10 @@ class ExtractError(LakeloadError):
     """A resource failed or produced data lakeload cannot store."""
 
 
+class SourceError(ExtractError):
+    """A source cannot read its files: the bucket is unreachable, refuses the credentials, or a reader is unknown."""
+
+
 class NormalizeError(LakeloadError):
     """The Spark normalize job failed."""
 

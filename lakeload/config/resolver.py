@@ -89,7 +89,7 @@ def _read_toml(path: str) -> dict[str, Any]:
         return tomllib.load(f)
 
 
-def _toml_values(files: list[str], paths: list[tuple[str, ...]]) -> Iterator[tuple[str, tuple[str, ...], Any]]:
+def read_toml_values(files: list[str], paths: list[tuple[str, ...]]) -> Iterator[tuple[str, tuple[str, ...], Any]]:
     """(file, key path, value) of every key path set in the files, in precedence order."""
     for file in files:
         tree = _read_toml(file)
@@ -150,7 +150,7 @@ def resolve(
             source = f"environment variable {name}"
             return Resolved(_coerce(env[name], hint, source), source, keys_tried)
     files = toml_files()
-    for file, path, value in _toml_values(files, paths):
+    for file, path, value in read_toml_values(files, paths):
         source = f"{file} [{'.'.join(path[:-1])}] {path[-1]}"
         if isinstance(value, str) and hint is not str and hint is not None:
             value = _coerce(value, hint, source)
@@ -247,7 +247,7 @@ def resolve_section(
             if var.startswith(prefix) and field_name and "__" not in field_name:
                 gathered.add_fields({field_name.lower(): env[var]}, f"environment variable {var}")
     files = toml_files()
-    for file, path, value in _toml_values(files, paths):
+    for file, path, value in read_toml_values(files, paths):
         table = f"[{'.'.join(path)}]" if isinstance(value, Mapping) else f"[{'.'.join(path[:-1])}] {path[-1]}"
         gathered.add_whole(value, f"{file} {table}")
     return ResolvedSection(

@@ -119,7 +119,6 @@ def _first(getters: list[Callable[[], Resolved]]) -> Resolved:
 
 def _runtime_lines(pipeline_name: str | None) -> list[ConfigLine]:
     from lakeload.extract.extractor import FILE_MAX_BYTES
-    from lakeload.spark.session import DEFAULT_MASTER
 
     def compression() -> Resolved:
         return _first([
@@ -131,14 +130,54 @@ def _runtime_lines(pipeline_name: str | None) -> list[ConfigLine]:
         _line("normalize.data_writer.disable_compression", compression, False),
         _line("extract.file_max_bytes", partial(resolve, ("extract",), "file_max_bytes", pipeline_name, hint=int),
               FILE_MAX_BYTES),
-        _line("spark.master", partial(resolve, ("spark",), "master", pipeline_name, hint=str), DEFAULT_MASTER),
+        *_spark_lines(pipeline_name),
     ]
 
 
-def show_configuration(pipeline_name: str | None = None, destination: str = "filesystem") -> list[ConfigLine]:
-    """Resolve every setting of the filesystem destination (and a few runtime ones), secrets masked.
+def _working_url_line(pipeline_name: str | None) -> ConfigLine:
+    from lakeload.runtime.working import working_path
 
-    Uses the resolver's precedence: explicit > env > secrets.toml > config.toml > ~/.lakeload.
+    resolved = resolve(("spark",), "working_url", pipeline_name, hint=str)
+    if resolved.value is None:
+        return ConfigLine("spark.working_url", note="load packages stay in the pipeline folder")
+    try:
+        note = f"load packages under {working_path(str(resolved.value))}/{pipeline_name or '<pipeline_name>'}"
+    except ConfigurationError as exc:
+        note = f"invalid: {str(exc).splitlines()[0]}"
+    return ConfigLine("spark.working_url", resolved.value, resolved.source, note=note)
+
+
+def _spark_lines(pipeline_name: str | None) -> list[ConfigLine]:
+    """Master, working_url, and every Spark setting a session lakeload starts would get, with its source."""
+    from lakeload.spark.settings import DEFAULT_MASTER, PINNED_CONF, default_conf, resolve_spark_settings
+
+    master = partial(resolve, ("spark",), "master", pipeline_name, hint=str)
+    try:
+        settings = resolve_spark_settings(pipeline_name)
+    except ConfigurationError as exc:
+        invalid = ConfigLine("spark.conf", note=f"invalid: {str(exc).splitlines()[0]}")
+        return [_line("spark.master", master, DEFAULT_MASTER), _working_url_line(pipeline_name), invalid]
+    lines = [ConfigLine("spark.master", settings.master, settings.master_source, DEFAULT_MASTER),
+             _working_url_line(pipeline_name)]
+    defaults = default_conf()
+    for key in sorted({*defaults, *settings.conf, *PINNED_CONF}):
+        name = f'spark.conf."{key}"'
+        if key in PINNED_CONF:
+            ignored = settings.conf.get(key, PINNED_CONF[key]) != PINNED_CONF[key]
+            lines.append(ConfigLine(name, PINNED_CONF[key], "kept by lakeload",
+                                    note=f"ignored: {settings.sources[key]}" if ignored else None))
+        elif key in settings.conf:
+            lines.append(ConfigLine(name, mask_value(key, settings.conf[key]), settings.sources[key]))
+        else:
+            lines.append(ConfigLine(name, default=defaults[key]))
+    return lines
+
+
+def show_configuration(pipeline_name: str | None = None, destination: str = "filesystem") -> list[ConfigLine]:
+    """Resolve every setting of the filesystem destination (and the runtime and Spark ones), secrets masked.
+
+    Uses the resolver's precedence: explicit > env > secrets.toml > config.toml > ~/.lakeload. The Spark
+    settings are those a session lakeload starts would get; an active session or spark-submit's win over them.
 
     >>> lines = show_configuration("quick_start")
     >>> [str(line) for line in lines if line.key.endswith("bucket_url")]

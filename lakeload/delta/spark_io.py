@@ -19,6 +19,7 @@ import pyarrow as pa
 from lakeload.delta.executor_files import ACTION_SCHEMA, FILE_COLUMN, DeltaFileSpec, write_task
 from lakeload.delta.executor_read import LISTING_SCHEMA, SnapshotSpec, file_name, read_task
 from lakeload.errors import LoadError
+from lakeload.spark.local_paths import local_uri
 
 PARTITION_PREFIX = "__lakeload_p_"
 
@@ -71,7 +72,7 @@ def _read_local(spark: SparkSession, spec: SnapshotSpec, files: list[dict[str, A
 
     partition_by = [c for c in files[0]["partition_values"] if c in spec.schema.names]
     stored = [f for f in spec.schema if f.name != FILE_COLUMN and f.name not in partition_by]
-    paths = [f"{spec.table_dir}/{unquote(f['path'])}" for f in files]
+    paths = [local_uri(f"{spec.table_dir}/{unquote(f['path'])}") for f in files]
     frame = spark.read.schema(spark_schema(pa.schema(stored))).parquet(*paths)
     frame = frame.withColumn(FILE_COLUMN, F.col("_metadata.file_name"))
     if partition_by:
@@ -97,7 +98,7 @@ def snapshot_spec(spec: DeltaFileSpec, schema: pa.Schema, with_file: bool) -> Sn
 
 def package_frame(spark: SparkSession, package_dir: str, files: list[dict[str, Any]]) -> DataFrame:
     """The rows of one table in a package (its normalized Parquet files)."""
-    paths = [os.path.join(package_dir, f["path"]) for f in files]
+    paths = [local_uri(os.path.join(package_dir, f["path"])) for f in files]
     return spark.read.option("mergeSchema", "true").parquet(*paths)
 
 

@@ -11,15 +11,18 @@ import os
 import time
 from collections.abc import Callable
 from dataclasses import dataclass, field
-from typing import IO, Any
+from typing import IO, Any, Protocol
 
 import pendulum
 
 from lakeload.errors import ExtractError
+from lakeload.extract.context import ExtractContext
+from lakeload.extract.external import ExternalFiles, split_entries
 from lakeload.extract.resource import Resource, TableHints
 from lakeload.runtime.packages import EXTRACTED, EXTRACTING, PipelineStorage, new_load_id, write_json_atomic
 from lakeload.schema import typed_json
 from lakeload.schema.naming import NamingConvention
+from lakeload.spark.local_paths import local_uri
 
 FILE_MAX_BYTES = 64 * 1024 * 1024
 BUFFER_BYTES = 4 * 1024 * 1024
@@ -43,15 +46,20 @@ class ExtractResult:
     items: dict[str, int] = field(default_factory=dict)
     files: int = 0
     elapsed: float = 0.0
+    source_options: dict[str, dict[str, Any]] = field(default_factory=dict, repr=False)  # bucket_url -> fsspec options
 
 
 class PackageWriter:
     """Writes the items of one package, rotating files per root table."""
 
-    def __init__(self, data_dir: str, file_max_bytes: int = FILE_MAX_BYTES) -> None:
+    def __init__(
+        self, data_dir: str, file_max_bytes: int = FILE_MAX_BYTES, on_closed: Callable[[int, dict[str, Any]], None] | None = None
+    ) -> None:
         self.data_dir = data_dir
         self.file_max_bytes = file_max_bytes
+        self.on_closed = on_closed  # hears of every complete JSONL file (split index, split entry)
         self.splits: list[dict[str, Any]] = []
+        self.source_options: dict[str, dict[str, Any]] = {}  # of external files' buckets; never in the manifest
         self._open: dict[str, _JsonlFile] = {}
         os.makedirs(data_dir, exist_ok=True)
 
@@ -91,23 +99,36 @@ class PackageWriter:
         return data.num_rows
 
     def write_spark(self, table: str, frame: Any) -> None:
-        """A Spark DataFrame is written by its executors as Parquet, one split per part file."""
+        """A Spark DataFrame is written by its executors as Parquet (its types kept): one split, normalized by Spark."""
         folder = self._new_path(table, "spark")
-        frame.write.mode("overwrite").parquet(folder)
-        for name in sorted(os.listdir(folder)):
-            if name.endswith(".parquet"):
-                self.splits.append({"path": os.path.join(folder, name), "root_table": table, "file_format": "parquet"})
+        frame.write.mode("overwrite").parquet(local_uri(folder))
+        self.splits.append({"path": folder, "root_table": table, "file_format": "frame"})
+
+    def write_external(self, table: str, external: ExternalFiles) -> None:
+        """Files read in place by normalize: registered as splits (byte ranges of big plain files), not read here."""
+        self.source_options[external.bucket_url] = external.options
+        self.splits.extend(split_entries(external, table, self.file_max_bytes))
 
     def _close(self, table: str) -> None:
         current = self._open.pop(table)
         current.handle.close()
-        for split in self.splits:
+        for index, split in enumerate(self.splits):
             if split["path"] == current.path:
                 split.update(items=current.items, may_have_tags=current.may_have_tags)
+                if self.on_closed is not None:
+                    self.on_closed(index, dict(split))
 
     def close(self) -> None:
         for table in list(self._open):
             self._close(table)
+
+
+class SplitListener(Protocol):
+    """Hears of complete extracted files while extract runs (see `lakeload.normalize.early`)."""
+
+    def submit(self, load_id: str, index: int, split: dict[str, Any], tables: dict[str, dict[str, Any]]) -> None: ...
+
+    def wait(self) -> None: ...
 
 
 def table_schema_from_hints(name: str, resource_name: str, hints: TableHints, naming: NamingConvention) -> dict[str, Any]:
@@ -146,16 +167,28 @@ def extract_resources(
     schema_name: str,
     naming: NamingConvention,
     progress: Callable[[int], None] | None = None,
-    extra_manifest: dict[str, Any] | None = None,
+    extra_manifest: dict[str, Any] | Callable[[], dict[str, Any]] | None = None,
     file_max_bytes: int = FILE_MAX_BYTES,
+    context: ExtractContext | None = None,
+    listener: SplitListener | None = None,
 ) -> ExtractResult:
-    """Stream every selected resource into a new package and move it to `extracted`."""
+    """Stream every selected resource into a new package and move it to `extracted`.
+
+    Resources that take a context get `context` (see `lakeload.extract.context`). A callable
+    `extra_manifest` is called once every resource was extracted, so it can carry the state they changed.
+    A `listener` hears of every complete JSONL file while extract goes on (normalize can start on it),
+    and is waited for before the package is complete.
+    """
     started = time.perf_counter()
     load_id = new_load_id()
     package = storage.package_dir(EXTRACTING, load_id)
-    writer = PackageWriter(os.path.join(package, "data"), file_max_bytes)
-    result = ExtractResult(load_id=load_id, schema_name=schema_name)
     tables: dict[str, dict[str, Any]] = {}
+    on_closed = None
+    if listener is not None:
+        def on_closed(index: int, split: dict[str, Any]) -> None:
+            listener.submit(load_id, index, split, tables)
+    writer = PackageWriter(os.path.join(package, "data"), file_max_bytes, on_closed)
+    result = ExtractResult(load_id=load_id, schema_name=schema_name)
     pending = 0
     try:
         for res in resources:
@@ -163,7 +196,7 @@ def extract_resources(
             if static is not None or res.hints.table_name is None:
                 name = naming.normalize_tables_path(static or res.name)
                 tables.setdefault(name, table_schema_from_hints(name, res.name, res.hints, naming))
-            for item in res:
+            for item in res.iterate(context.for_resource(res.name) if context else None):
                 items = item if isinstance(item, (list, tuple)) else (item,)
                 for one in items:
                     name = naming.normalize_tables_path(res.table_name_for(one))
@@ -176,32 +209,43 @@ def extract_resources(
                         progress(pending)
                         pending = 0
     except ExtractError:
-        writer.close()
-        storage.discard(EXTRACTING, load_id)
+        _abandon(writer, storage, load_id)
         raise
     except Exception as exc:
-        writer.close()
-        storage.discard(EXTRACTING, load_id)
+        _abandon(writer, storage, load_id)
         raise ExtractError(f"Resource failed during extract: {type(exc).__name__}: {exc}") from exc
     writer.close()
     if progress is not None and pending:
         progress(pending)
+    extra = extra_manifest() if callable(extra_manifest) else extra_manifest
     manifest = {
         "load_id": load_id,
         "schema_name": schema_name,
         "created_at": pendulum.now("UTC").isoformat(),
         "tables": tables,
-        "splits": [{**s, "path": os.path.relpath(s["path"], package)} for s in writer.splits],
-        **(extra_manifest or {}),
+        "splits": [s if "source" in s else {**s, "path": os.path.relpath(s["path"], package)} for s in writer.splits],
+        **(extra or {}),
     }
     write_json_atomic(os.path.join(package, "manifest.json"), manifest)
+    if listener is not None:
+        listener.wait()  # its tasks read files of the package, which moves now
     storage.move(load_id, EXTRACTING, EXTRACTED)
     result.files = len(writer.splits)
+    result.source_options = writer.source_options
     result.elapsed = time.perf_counter() - started
     return result
 
 
+def _abandon(writer: PackageWriter, storage: PipelineStorage, load_id: str) -> None:
+    writer.on_closed = None  # nothing more for normalize: the package goes
+    writer.close()
+    storage.discard(EXTRACTING, load_id)
+
+
 def _write_one(writer: PackageWriter, table: str, item: Any) -> int:
+    if isinstance(item, ExternalFiles):
+        writer.write_external(table, item)
+        return 0
     module = type(item).__module__
     if module.startswith("pyspark"):
         writer.write_spark(table, item)

@@ -16,6 +16,7 @@ from dataclasses import dataclass, field, replace
 from typing import Any
 
 from lakeload.errors import ExtractError
+from lakeload.extract.context import ExtractContext
 
 WRITE_DISPOSITIONS = ("append", "replace", "merge", "skip")
 DELTA_MERGE_STRATEGIES = ("upsert", "insert-only")
@@ -69,12 +70,17 @@ class TableHints:
 
 @dataclass
 class Resource:
-    """A named stream of items (dicts, lists of dicts, Arrow tables, pandas or Spark DataFrames)."""
+    """A named stream of items (dicts, lists of dicts, Arrow tables, pandas or Spark DataFrames).
+
+    With `takes_context=True`, `data` is a function called with the extract's `ExtractContext`
+    (the resource's state, the pipeline's Spark session; see `lakeload.extract.context`).
+    """
 
     name: str
     data: Any
     hints: TableHints = field(default_factory=TableHints)
     selected: bool = True
+    takes_context: bool = False
 
     def apply_hints(self, **hints: Any) -> Resource:
         """Change table hints in place (`table_name`, `write_disposition`, `primary_key`, `columns`, ...)."""
@@ -86,6 +92,14 @@ class Resource:
     def with_hints(self, **hints: Any) -> Resource:
         return replace(self, hints=self.hints).apply_hints(**hints)
 
+    def with_name(self, name: str) -> Resource:
+        """A copy under another name (dlt's `with_name`); the name keys the resource's state.
+
+        >>> resource([{"id": 1}], name="users").with_name("people").name
+        'people'
+        """
+        return replace(self, name=name)
+
     def table_name_for(self, item: Any) -> str:
         hint = self.hints.table_name
         if hint is None:
@@ -93,8 +107,14 @@ class Resource:
         return hint(item) if callable(hint) else hint
 
     def __iter__(self) -> Iterator[Any]:
+        return self.iterate()
+
+    def iterate(self, context: ExtractContext | None = None) -> Iterator[Any]:
+        """The resource's items; a resource that takes a context gets `context` (or an empty one)."""
         data = self.data
-        if callable(data) and not inspect.isgenerator(data):
+        if self.takes_context:
+            data = data(context or ExtractContext(resource_name=self.name))
+        elif callable(data) and not inspect.isgenerator(data):
             data = data()
         if _is_single_item(data):
             yield data

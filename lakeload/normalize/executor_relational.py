@@ -35,11 +35,12 @@ C_DLT_LOAD_ID = "_dlt_load_id"
 C_DLT_PARENT_ID = "_dlt_parent_id"
 C_DLT_LIST_IDX = "_dlt_list_idx"
 C_DLT_ROOT_ID = "_dlt_root_id"
-# package-only column of Delta merge tables: which record of the package a row came from (split index in
-# the high 32 bits, record number in the low ones), so the loader can keep the winning duplicate's
+# package-only column of Delta merge tables: which record of the package a row came from (split index
+# shifted by OCCURRENCE_SHIFT bits, plus the record's number in the split), so the loader can keep the winning duplicate's
 # nested rows. Never stored in the schema nor in the destination.
 C_OCCURRENCE = "_lakeload_seq"
 C_VALUE = "value"
+OCCURRENCE_SHIFT = 40
 ID_LENGTH_BYTES = 10
 
 # (table name, parent table name, row) in the order dlt emits them: a row, then its child rows depth first
@@ -73,8 +74,11 @@ def random_row_id() -> str:
 
 
 def digest_id(value: bytes) -> str:
-    """A deterministic `_dlt_id` from bytes: shake-128, 10 bytes, base64 without padding."""
-    return base64.b64encode(hashlib.shake_128(value).digest(ID_LENGTH_BYTES)).decode("ascii").rstrip("=")
+    """A deterministic `_dlt_id` from bytes: the first 10 bytes of sha-256, base64 without padding.
+
+    Spark computes the same ids natively (`sha2`, `unhex`, `base64`) for DataFrame inputs.
+    """
+    return base64.b64encode(hashlib.sha256(value).digest()[:ID_LENGTH_BYTES]).decode("ascii").rstrip("=")
 
 
 def nested_row_id(parent_row_id: str, table: str, list_idx: int) -> str:
@@ -106,7 +110,7 @@ class RelationalNormalizer:
         self._name_cache: dict[str, dict[str, list[Any]]] = {}
         self.collisions: dict[str, dict[str, list[str]]] = {}  # table -> column -> original keys
         self._table_names: dict[tuple[str, tuple[str, ...]], str] = {}
-        self.occurrence_base = 0  # split index << 32, set by the task that owns this normalizer
+        self.occurrence_base = 0  # split index << OCCURRENCE_SHIFT, set by the task that owns this normalizer
         self._records = 0
 
     def normalize(self, item: Any, root_table: str) -> Iterator[NormalizedRow]:

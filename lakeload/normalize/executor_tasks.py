@@ -3,6 +3,8 @@
 - `normalize_split` (pass 1) parses the split once: it runs dlt's sequential schema inference from the
   stored schema and writes the coerced rows: jsonl straight into final files, parquet/csv as Arrow
   IPC chunks in the split's own column set. It returns its schema additions, in order, and its files.
+  Plain JSON lines (no typed-JSON tags) take the vectorized pyarrow path of `executor_arrow` first,
+  which gives the same result or steps aside (`LAKELOAD_ARROW_NORMALIZE=0` turns it off).
 - `finalize_split` (pass 2) turns a split's Arrow chunks into final parquet/csv files with the final
   table schema (columns in final order, nulls for columns the split never saw): Arrow work only.
 - `infer_split` and `write_split` redo a split from its source when its first guesses disagreed
@@ -26,8 +28,10 @@ import pyarrow as pa
 import pyarrow.parquet as pq
 
 from lakeload.errors import NormalizeError
+from lakeload.normalize import executor_arrow
 from lakeload.normalize.executor_coerce import RowCoercer
-from lakeload.normalize.executor_relational import NormalizerSettings, RelationalNormalizer
+from lakeload.normalize.executor_relational import OCCURRENCE_SHIFT, NormalizerSettings, RelationalNormalizer
+from lakeload.normalize.executor_split_io import SourceFile, iter_split_lines, read_split_bytes
 from lakeload.normalize.executor_writers import (
     ArrowChunkWriter,
     TableFileWriter,
@@ -39,17 +43,19 @@ from lakeload.schema import typed_json
 from lakeload.schema.naming import NamingConvention
 
 TTable = dict[str, Any]
+FRAME_FORMAT = "frame"  # a split that is a Spark DataFrame written as a Parquet folder, normalized by Spark
 
 
 @dataclass(frozen=True)
 class Split:
-    """One extracted file of a package: JSONL of typed-JSON items, or Parquet."""
+    """One extracted file of a package: JSONL of typed-JSON items, Parquet, or a DataFrame's Parquet folder."""
 
     index: int
     path: str
     root_table: str
-    file_format: str = "jsonl"  # "jsonl" | "parquet"
+    file_format: str = "jsonl"  # "jsonl" | "parquet" | FRAME_FORMAT
     may_have_tags: bool = False
+    source: SourceFile | None = None  # a (byte range of a) JSONL file a source registered, read in place
 
 
 @dataclass
@@ -80,6 +86,9 @@ def read_records(split: Split) -> Iterator[Any]:
         for batch in parquet.iter_batches(batch_size=10_000):
             yield from batch.to_pylist()
         return
+    if split.source is not None:
+        yield from _source_records(split.source)
+        return
     opener = gzip.open if split.path.endswith(".gz") else open
     loads = typed_json.loads
     with opener(split.path, "rb") as f:
@@ -95,9 +104,27 @@ def read_records(split: Split) -> Iterator[Any]:
                 ) from exc
 
 
+def _source_records(source: SourceFile) -> Iterator[Any]:
+    """The records of a source file's split (plain JSON lines, no typed-JSON tags)."""
+    loads = typed_json.loads
+    for line_no, line in enumerate(iter_split_lines(source), 1):
+        if not line.strip():
+            continue
+        try:
+            record = loads(line, False)
+        except ValueError as exc:
+            raise NormalizeError(
+                f"Malformed JSON at line {line_no} of {source.describe()}: {exc}. The package is kept; "
+                "fix the file, or remove the pending package from the pipeline's working folder."
+            ) from exc
+        if source.add_file_name and isinstance(record, dict):
+            record["_file_name"] = source.url
+        yield record
+
+
 def _normalizer(plan: NormalizePlan, split: Split) -> RelationalNormalizer:
     normalizer = RelationalNormalizer(plan.normalizer)
-    normalizer.occurrence_base = split.index << 32
+    normalizer.occurrence_base = split.index << OCCURRENCE_SHIFT
     return normalizer
 
 
@@ -159,8 +186,35 @@ def _abort_all(writers: dict[str, Any]) -> None:
         writer.abort()
 
 
+def _arrow_fast_path(plan: NormalizePlan, split: Split) -> dict[str, Any] | None:
+    """`normalize_split` vectorized for plain JSON lines (`executor_arrow`); None: take the Python path."""
+    if not executor_arrow.eligible(split):
+        return None
+    file_name = None
+    data: bytes | bytearray
+    if split.source is not None:
+        data = read_split_bytes(split.source)
+        file_name = split.source.url if split.source.add_file_name else None
+    elif split.path.endswith(".gz"):
+        with gzip.open(split.path, "rb") as unzipped:
+            data = unzipped.read()
+    else:  # mutable: the fast path blanks the records it leaves to Python in place
+        data = bytearray(os.path.getsize(split.path))
+        with open(split.path, "rb") as f:
+            del data[f.readinto(data) :]
+
+    def new_writer(table_name: str, tables: dict[str, TTable]) -> TableFileWriter:
+        return _final_writer(plan, split, table_name, tables)
+
+    base = _normalizer(plan, split).occurrence_base
+    return executor_arrow.normalize_arrow(plan, split, data, base, file_name, new_writer)
+
+
 def normalize_split(plan: NormalizePlan, split: Split) -> dict[str, Any]:
     """Pass 1: infer and write in one parse. Files are final (jsonl) or Arrow chunks (parquet, csv)."""
+    report = _arrow_fast_path(plan, split)
+    if report is not None:
+        return report
     tables = copy.deepcopy(plan.tables)
     coercer = RowCoercer(tables, plan.naming, plan.detections, plan.default_hints)
     writers: dict[str, Any] = {}

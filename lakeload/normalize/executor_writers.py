@@ -120,6 +120,12 @@ class TableFileWriter:
         assert self._schema is not None
         self.write_arrow(rows_to_arrow(rows, self.columns, self._schema))
 
+    def write_lines(self, lines: bytes, rows: int) -> None:
+        """Append `rows` rows already rendered as jsonl lines, each ending with a newline (jsonl only)."""
+        self._flush()
+        self.rows += rows
+        self._open_stream().write(lines)
+
     def write_arrow(self, table: pa.Table) -> None:
         """Append an Arrow table that already has this file's schema (parquet and csv only)."""
         self.rows += table.num_rows

@@ -28,12 +28,15 @@ from typing import TYPE_CHECKING, Any
 from lakeload.errors import NormalizeError
 from lakeload.normalize.executor_relational import C_OCCURRENCE, NormalizerSettings, RootTableSettings
 from lakeload.normalize.executor_tasks import (
+    FRAME_FORMAT,
     NormalizePlan,
     Split,
     finalize_split,
     infer_split,
     normalize_split,
 )
+from lakeload.normalize.frame_splits import plan_frame_split, write_frame_tables
+from lakeload.normalize.source_splits import OptionsFor, plan_splits
 from lakeload.runtime.packages import (
     EXTRACTED,
     NORMALIZED,
@@ -148,6 +151,15 @@ def _fold(tables: dict[str, dict[str, Any]], result: dict[str, Any]) -> None:
             tables[table_name].setdefault("x-normalizer", {})["seen-data"] = True
 
 
+EarlyResults = dict[int, tuple[str, dict[str, Any]]]  # split index -> (file name, pass-1 result)
+
+
+def _matching(splits: list[Split], early: EarlyResults) -> dict[int, dict[str, Any]]:
+    """The early results that belong to these splits (same index and file), by split index."""
+    names = {split.index: os.path.basename(split.path) for split in splits}
+    return {index: result for index, (name, result) in early.items() if names.get(index) == name}
+
+
 class Normalizer:
     """Runs the normalize step of packages on Spark."""
 
@@ -160,8 +172,10 @@ class Normalizer:
         compressed: bool = True,
         max_nesting: int = 1000,
         on_progress: Callable[[int], None] | None = None,
+        source_options: OptionsFor | None = None,
     ) -> None:
         self.spark = spark
+        self.source_options = source_options  # bucket_url -> fsspec options, for files sources read in place
         self.storage = storage
         self.naming = naming
         self.file_format = file_format
@@ -169,17 +183,19 @@ class Normalizer:
         self.max_nesting = max_nesting
         self.on_progress = on_progress
 
-    def normalize(self, load_id: str, schema: Schema) -> NormalizeResult:
-        """Normalize the extracted package `load_id`; `schema` is updated in place."""
+    def normalize(self, load_id: str, schema: Schema, early: EarlyResults | None = None) -> NormalizeResult:
+        """Normalize the extracted package `load_id`; `schema` is updated in place.
+
+        `early` holds pass-1 results of splits normalized while extract ran (`early.EarlyNormalize`).
+        """
         started = time.perf_counter()
         package = self.storage.package_dir(EXTRACTED, load_id)
         manifest = read_json(os.path.join(package, "manifest.json"))
-        _apply_table_hints(schema, manifest["tables"])
-        plan = self._plan(load_id, schema, manifest, package)
+        plan = self.plan(load_id, schema, manifest["tables"], plan_splits(package, manifest["splits"], self.source_options))
         out_dir = self.storage.package_dir(NORMALIZING, load_id)
         plan.output_dir = os.path.join(out_dir, "data")
         os.makedirs(plan.output_dir, exist_ok=True)
-        written, jobs = self._first_pass(plan)
+        written, jobs = self._first_pass(plan, _matching(plan.splits, early or {}))
         schema.tables = plan.tables
         self._warn_null_only(plan)
         if jobs:
@@ -209,15 +225,13 @@ class Normalizer:
         self.storage.discard(EXTRACTED, load_id)
         return NormalizeResult(load_id, schema.name, row_counts, len(files), version, time.perf_counter() - started)
 
-    def _plan(self, load_id: str, schema: Schema, manifest: dict[str, Any], package: str) -> NormalizePlan:
-        splits = [
-            Split(i, os.path.join(package, s["path"]), s["root_table"], s["file_format"], s.get("may_have_tags", False))
-            for i, s in enumerate(manifest["splits"])
-        ]
+    def plan(self, load_id: str, schema: Schema, tables: dict[str, dict[str, Any]], splits: list[Split]) -> NormalizePlan:
+        """What the normalize tasks of `splits` need; the root `tables` (extract's hints) are applied to `schema`."""
+        _apply_table_hints(schema, tables)
         settings = NormalizerSettings(
             load_id=load_id,
             naming=self.naming,
-            roots=_root_settings(schema, manifest["tables"], self.max_nesting),
+            roots=_root_settings(schema, tables, self.max_nesting),
             json_columns=_json_columns(schema),
         )
         return NormalizePlan(
@@ -230,20 +244,35 @@ class Normalizer:
             splits=splits,
             file_format=self.file_format,
             compressed=self.compressed,
-            root_formats=_root_formats(schema, manifest["tables"], self.file_format),
+            root_formats=_root_formats(schema, tables, self.file_format),
         )
 
-    def _first_pass(self, plan: NormalizePlan) -> tuple[list[dict[str, Any]], list[dict[str, Any]]]:
-        """Run pass 1 and fold its results; returns final files written and the finalize jobs."""
-        results = run_tasks(
-            self.spark, normalize_split, plan, plan.splits, f"lakeload normalize {plan.load_id}", self.on_progress
+    def _first_pass(
+        self, plan: NormalizePlan, early: dict[int, dict[str, Any]]
+    ) -> tuple[list[dict[str, Any]], list[dict[str, Any]]]:
+        """Run pass 1 (splits without an early result) and fold all results in split order.
+
+        Returns the final files written and the finalize jobs.
+        """
+        python_splits = [s for s in plan.splits if s.file_format != FRAME_FORMAT and s.index not in early]
+        computed = run_tasks(
+            self.spark, normalize_split, plan, python_splits, f"lakeload normalize {plan.load_id}", self.on_progress
         )
+        results = {split.index: result for split, result in zip(python_splits, computed, strict=True)}
+        results.update(early)
         tables = plan.tables
         self.null_only: dict[str, set[str]] = {}
         self.collisions: dict[tuple[str, str], list[str]] = {}
         final_files: list[dict[str, Any]] = []
         jobs: list[dict[str, Any]] = []
-        for split, result in zip(plan.splits, results, strict=True):
+        frames = []
+        for split in plan.splits:
+            if split.file_format == FRAME_FORMAT:  # planned against the schema folded so far
+                frame_plan = plan_frame_split(self.spark, plan, split, tables)
+                frames.append((split, frame_plan))
+                result = frame_plan.report
+            else:
+                result = results[split.index]
             if _conflicts(tables, result):
                 for f in result["files"]:
                     os.remove(f["path"])
@@ -255,8 +284,8 @@ class Normalizer:
                     raise NormalizeError(f"Schema inference did not converge for {clash}")
                 jobs.append({"split": split, "rewrite": True})
             else:
-                chunks = [f for f in result["files"] if f.get("chunk")]
-                final_files += [f for f in result["files"] if not f.get("chunk")]
+                chunks = [f for f in result.get("files", ()) if f.get("chunk")]
+                final_files += [f for f in result.get("files", ()) if not f.get("chunk")]
                 if chunks:
                     jobs.append({"split": split, "chunks": chunks})
             _fold(tables, result)
@@ -264,6 +293,7 @@ class Normalizer:
                 self.null_only.setdefault(table_name, set()).update(cols)
             self._collect_collisions(result.get("collisions", {}))
         self._warn_collisions()
+        final_files += write_frame_tables(self.spark, plan, frames, self.on_progress)
         return final_files, jobs
 
     def _collect_collisions(self, collisions: dict[str, dict[str, list[str]]]) -> None:

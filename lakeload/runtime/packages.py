@@ -12,7 +12,9 @@
 ```
 
 Every state change is a directory rename, so a process killed at any point leaves each package in
-exactly one complete state (or an incomplete one that is redone).
+exactly one complete state (or an incomplete one that is redone). With `[spark] working_url` set, the
+`load/` folders live under `<working_url>/<pipeline_name>/` instead (where every Spark host can read them);
+state and schemas stay in the pipeline folder.
 """
 
 from __future__ import annotations
@@ -59,12 +61,17 @@ def read_json(path: str) -> Any:
 
 @dataclass
 class PipelineStorage:
-    """Access to one pipeline's working folder."""
+    """Access to one pipeline's working folder (`root`) and its load packages (under `packages_root`).
+
+    >>> storage = PipelineStorage("~/.lakeload/pipelines/p", packages_root="/mnt/shared/lakeload/p")
+    """
 
     root: str
+    packages_root: str = ""
 
     def __post_init__(self) -> None:
         self.root = os.path.abspath(os.path.expanduser(self.root))
+        self.packages_root = os.path.abspath(os.path.expanduser(self.packages_root)) if self.packages_root else self.root
 
     # -- state and schemas -------------------------------------------------------------------------
     @property
@@ -88,12 +95,13 @@ class PipelineStorage:
         write_json_atomic(self.schema_path(schema.name), schema.to_dict())
 
     def wipe(self) -> None:
-        """Remove the whole working folder (what `pipeline.drop()` does)."""
+        """Remove the whole working folder and the packages folder (what `pipeline.drop()` does)."""
         shutil.rmtree(self.root, ignore_errors=True)
+        shutil.rmtree(self.packages_root, ignore_errors=True)
 
     # -- packages ----------------------------------------------------------------------------------
     def package_dir(self, stage: str, load_id: str) -> str:
-        return os.path.join(self.root, "load", stage, load_id)
+        return os.path.join(self.packages_root, "load", stage, load_id)
 
     def normalized_package(self, load_id: str) -> tuple[str, dict[str, Any]]:
         """The folder of a normalized package and its `package.json` (files, schema, state)."""
@@ -102,7 +110,7 @@ class PipelineStorage:
 
     def list_packages(self, stage: str) -> list[str]:
         """Load ids in `stage`, oldest first."""
-        folder = os.path.join(self.root, "load", stage)
+        folder = os.path.join(self.packages_root, "load", stage)
         if not os.path.isdir(folder):
             return []
         return sorted((d for d in os.listdir(folder) if not d.startswith(".")), key=float)

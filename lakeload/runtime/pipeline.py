@@ -8,6 +8,7 @@
 from __future__ import annotations
 
 import contextlib
+import copy
 import logging
 import os
 import time
@@ -17,27 +18,26 @@ from typing import TYPE_CHECKING, Any
 
 import pendulum
 
-from lakeload.config.resolver import resolve
 from lakeload.destinations.impl.filesystem.client import FilesystemClient
-from lakeload.destinations.impl.filesystem.configuration import FilesystemConfiguration
 from lakeload.destinations.impl.filesystem.factory import filesystem
-from lakeload.destinations.impl.filesystem.layout import Layout
 from lakeload.destinations.impl.sink.factory import sink
 from lakeload.destinations.registry import resolve_destination
 from lakeload.errors import LakeloadError, PipelineStepFailed
-from lakeload.extract.extractor import FILE_MAX_BYTES, extract_resources
+from lakeload.extract.context import ExtractContext
+from lakeload.extract.extractor import extract_resources
 from lakeload.extract.resource import resources_from
 from lakeload.load.loader import Loader, LoadResult
 from lakeload.load.sink_loader import SinkLoader
-from lakeload.normalize.normalizer import Normalizer
+from lakeload.normalize.early import EarlyNormalize
+from lakeload.normalize.normalizer import EarlyResults, Normalizer
 from lakeload.runtime.info import LoadInfo, PackageInfo
-from lakeload.runtime.packages import EXTRACTED, NORMALIZED, PipelineStorage, read_json
+from lakeload.runtime.packages import EXTRACTED, EXTRACTING, NORMALIZED, NORMALIZING, read_json
+from lakeload.runtime.pipeline_settings import PipelineSettings
 from lakeload.runtime.progress import Progress, make_progress
-from lakeload.runtime.state import bump_state, new_state, restore_from_bucket, stored_state
+from lakeload.runtime.state import bump_state, new_state, restore_from_bucket, staged_state, stored_state
 from lakeload.runtime.trace import RunTrace
-from lakeload.schema.naming import NamingConvention, get_naming
+from lakeload.runtime.working import pipeline_storage, warn_unreachable_packages
 from lakeload.schema.schema import Schema
-from lakeload.spark.shipping import dumps_for_executors
 
 if TYPE_CHECKING:
     from pyspark.sql import SparkSession
@@ -49,7 +49,7 @@ logger = logging.getLogger("lakeload.pipeline")
 DEFAULT_PIPELINES_DIR = os.path.join("~", ".lakeload", "pipelines")
 
 
-class Pipeline:
+class Pipeline(PipelineSettings):
     """Moves data from resources to a dataset in a bucket. Create it with `lakeload.pipeline(...)`."""
 
     def __init__(
@@ -65,9 +65,13 @@ class Pipeline:
         self.destination = resolve_destination(destination)
         self.dataset_name = dataset_name or f"{pipeline_name}_dataset"
         self.pipelines_dir = os.path.expanduser(pipelines_dir or DEFAULT_PIPELINES_DIR)
-        self.storage = PipelineStorage(os.path.join(self.pipelines_dir, pipeline_name))
+        self.storage = pipeline_storage(self.pipelines_dir, pipeline_name)
         self.progress = make_progress(progress)
         self._spark = spark
+        self._spark_checked = False
+        self._source_options: dict[str, dict[str, Any]] = {}  # bucket_url -> fsspec options of files sources
+        self._overlap = False
+        self._early: dict[str, EarlyResults] = {}  # load id -> pass-1 results computed during extract
         state = self.storage.load_state()
         self.state: dict[str, Any] = state or new_state(pipeline_name, self.dataset_name, "filesystem", None)
         self.state["dataset_name"] = self.dataset_name
@@ -78,61 +82,14 @@ class Pipeline:
     # -- plumbing ----------------------------------------------------------------------------------
     @property
     def spark(self) -> SparkSession:
-        """The Spark session lakeload runs on (the active one, or a local one it starts)."""
-        if self._spark is None:
-            from lakeload.spark.session import get_spark
+        """The Spark session lakeload runs on: the one passed in, the active one, or one it starts from `[spark]`."""
+        if self._spark is None or not self._spark_checked:
+            from lakeload.spark.session import session_for
 
-            master = resolve(("spark",), "master", self.pipeline_name).value
-            self._spark = get_spark(master)
+            self._spark = session_for(self.pipeline_name, self._spark)
+            warn_unreachable_packages(self._spark.sparkContext.master, self.storage)
+            self._spark_checked = True
         return self._spark
-
-    def _configuration(self) -> FilesystemConfiguration:
-        if self.destination is None:
-            raise LakeloadError(
-                "No destination: pass destination='filesystem' (or a lakeload.destinations.filesystem(...) factory) "
-                "to lakeload.pipeline() or to run()."
-            )
-        if isinstance(self.destination, sink):
-            raise LakeloadError(f"Destination {self.destination!r} is a sink: it has no bucket.")
-        return self.destination.configuration(self.pipeline_name)
-
-    def _client(self) -> FilesystemClient:
-        return FilesystemClient(self._configuration(), self.dataset_name)
-
-    def _layout(self, config: FilesystemConfiguration) -> Layout:
-        layout = Layout.parse(config.layout, config.extra_placeholders, config.current_datetime)
-        layout.ensure_picklable(dumps_for_executors)
-        return layout
-
-    @property
-    def naming(self) -> NamingConvention:
-        """The naming convention of new schemas: the destination's (snake_case unless overridden)."""
-        name = self.destination.capabilities().naming_convention if self.destination is not None else "snake_case"
-        return get_naming(name)
-
-    def _schema_naming(self, schema: Schema) -> NamingConvention:
-        """A stored schema keeps the naming it was created with; a different destination naming is an error."""
-        naming = self.naming
-        stored = schema.normalizers.get("names", naming.name)
-        if schema.data_tables(seen_data_only=True) and stored != naming.name:
-            raise LakeloadError(
-                f"Schema '{schema.name}' was created with the '{stored}' naming convention but the destination "
-                f"asks for '{naming.name}'. Load into a new dataset (and pipeline), or keep naming_convention='{stored}'."
-            )
-        schema.normalizers["names"] = naming.name
-        return naming
-
-    def _compressed(self) -> bool:
-        for sections in (("normalize", "data_writer"), ("data_writer",)):
-            value = resolve(sections, "disable_compression", self.pipeline_name, hint=bool).value
-            if value is not None:
-                return not value
-        return True
-
-    def _file_max_bytes(self) -> int:
-        """Size at which extract starts a new file; more files let more Spark tasks share the work."""
-        value = resolve(("extract",), "file_max_bytes", self.pipeline_name, hint=int).value
-        return int(value) if value else FILE_MAX_BYTES
 
     @property
     def default_schema_name(self) -> str | None:
@@ -192,7 +149,15 @@ class Pipeline:
         if schema_name not in self.state["schema_names"]:
             self.state["schema_names"].append(schema_name)
         naming = self._schema_naming(self.schema(schema_name))
-        carries_state = bump_state(self.state)
+        context = ExtractContext(self.pipeline_name, schema_name, sources_state=copy.deepcopy(self.state.get("sources", {})),
+                                 spark_session=lambda: self.spark)
+        staged: dict[str, Any] = {}
+
+        def manifest_extras() -> dict[str, Any]:  # runs after the resources: the state carries what they changed
+            staged.update(staged_state(self.state, context.sources_state))
+            return {"state": stored_state(staged) if bump_state(staged) else None, "loader_file_format": loader_file_format}
+
+        listener = self._early_normalize(schema_name, loader_file_format) if self._overlap else None
         self.progress.start("extract")
         try:
             result = extract_resources(
@@ -201,22 +166,45 @@ class Pipeline:
                 schema_name,
                 naming,
                 progress=lambda n: self.progress.update("extract", n),
-                extra_manifest={
-                    "state": stored_state(self.state) if carries_state else None,
-                    "loader_file_format": loader_file_format,
-                },
+                extra_manifest=manifest_extras,
                 file_max_bytes=self._file_max_bytes(),
+                context=context,
+                listener=listener,
             )
         except LakeloadError as exc:
+            if listener is not None:
+                listener.abandon()
             raise PipelineStepFailed("extract", None, str(exc)) from exc
+        if listener is not None:
+            self._early[result.load_id] = listener.results(result.load_id)
+        self.state = staged  # committed only now: a failed extract leaves the state (and picks the same files again)
+        self._source_options.update(result.source_options)
         self._save_state()
         self.progress.end("extract", f"{sum(result.items.values())} items into {result.files} files")
         self._stage_seconds["extract"] = self._stage_seconds.get("extract", 0.0) + time.perf_counter() - started
         return result.load_id
 
+    def _early_normalize(self, schema_name: str, loader_file_format: str | None) -> EarlyNormalize:
+        """Normalize that starts on extracted files while extract goes on (`run()` only)."""
+        schema = self.schema(schema_name)
+        fmt = loader_file_format or self._preferred_format()
+        return EarlyNormalize(lambda: self.spark, lambda: self._normalizer(schema, fmt), schema)
+
+    def _normalizer(self, schema: Schema, fmt: str) -> Normalizer:
+        return Normalizer(
+            self.spark, self.storage, self._schema_naming(schema), fmt, self._compressed(),
+            max_nesting=self._max_nesting(),
+            on_progress=lambda n: self.progress.update("normalize", n),
+            source_options=self._source_options_for,
+        )
+
     def normalize(self) -> list[PackageInfo]:
         """Normalize every extracted package on Spark."""
         self.storage.recover()
+        self._early.clear()
+        return self._normalize_extracted()
+
+    def _normalize_extracted(self) -> list[PackageInfo]:
         infos = []
         for load_id in self.storage.list_packages(EXTRACTED):
             started = time.perf_counter()
@@ -225,12 +213,7 @@ class Pipeline:
             fmt = manifest.get("loader_file_format") or self._preferred_format()
             self.progress.start("normalize", len(manifest["splits"]), unit="Spark tasks")
             try:
-                normalizer = Normalizer(
-                    self.spark, self.storage, self._schema_naming(schema), fmt, self._compressed(),
-                    max_nesting=self._max_nesting(),
-                    on_progress=lambda n: self.progress.update("normalize", n),
-                )
-                result = normalizer.normalize(load_id, schema)
+                result = self._normalizer(schema, fmt).normalize(load_id, schema, self._early.pop(load_id, None))
             except LakeloadError as exc:
                 raise PipelineStepFailed("normalize", load_id, str(exc)) from exc
             self.storage.save_schema(schema)
@@ -239,15 +222,6 @@ class Pipeline:
             self._stage_seconds["normalize"] = self._stage_seconds.get("normalize", 0.0) + time.perf_counter() - started
             infos.append(PackageInfo(load_id, schema.name, result.row_counts, normalize_seconds=result.elapsed))
         return infos
-
-    def _max_nesting(self) -> int:
-        """Sinks receive nested data whole by default (dlt's max_table_nesting=0 for sinks)."""
-        if isinstance(self.destination, sink):
-            return self.destination.max_table_nesting
-        return 1000
-
-    def _preferred_format(self) -> str:
-        return self.destination.capabilities().preferred_loader_file_format if self.destination else "jsonl"
 
     def _warn_merge_fallback(self, schema: Schema, manifest: dict[str, Any]) -> None:
         for name in manifest["tables"]:
@@ -330,12 +304,17 @@ class Pipeline:
             self.normalize()
         if data is not None:
             with self._step(trace, "extract"):
-                self.extract(
-                    data, table_name=table_name, write_disposition=write_disposition, columns=columns,
-                    primary_key=primary_key, schema=schema, loader_file_format=loader_file_format, table_format=table_format,
-                )
+                self._overlap = True  # normalize starts on extracted files while extract goes on
+                try:
+                    self.extract(
+                        data, table_name=table_name, write_disposition=write_disposition, columns=columns,
+                        primary_key=primary_key, schema=schema, loader_file_format=loader_file_format,
+                        table_format=table_format,
+                    )
+                finally:
+                    self._overlap = False
             with self._step(trace, "normalize"):
-                self.normalize()
+                self._normalize_extracted()
         with self._step(trace, "load"):
             trace.load_info = self.load()
         return trace.load_info
@@ -352,10 +331,25 @@ class Pipeline:
             record.finished_at = pendulum.now("UTC")
 
     def drop(self) -> None:
-        """Delete the local working folder (state, schemas, pending packages); the bucket is untouched."""
+        """Delete the working folder (state, schemas) and the pending packages (also under working_url); the bucket is untouched."""
         self.storage.wipe()
         self.state = new_state(self.pipeline_name, self.dataset_name, "filesystem", None)
         self._synced = False
+
+    def drop_pending_packages(self) -> None:
+        """Delete every package not loaded yet; incremental sources go back to what the bucket has loaded.
+
+        Files that an incremental files source picked for a dropped package are picked again by the next run.
+        """
+        for stage in (EXTRACTING, EXTRACTED, NORMALIZING, NORMALIZED):
+            for load_id in self.storage.list_packages(stage):
+                self.storage.discard(stage, load_id)
+        self._early.clear()
+        loaded = None
+        if isinstance(self.destination, filesystem):
+            loaded, _ = restore_from_bucket(self._client(), self.pipeline_name)
+        self.state["sources"] = (loaded or {}).get("sources", {})
+        self._save_state()
 
     def sql_client(self, schema: str | None = None) -> FilesystemSqlClient:
         """SQL over the dataset through DuckDB views, like dlt's filesystem `sql_client()`.

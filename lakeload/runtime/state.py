@@ -48,6 +48,18 @@ def bump_state(state: dict[str, Any]) -> bool:
     return True
 
 
+def staged_state(state: dict[str, Any], sources_state: dict[str, Any]) -> dict[str, Any]:
+    """A copy of `state` with the sources' state an extract produced (`state["sources"]`, dlt's shape).
+
+    >>> staged_state({"_state_version": 1}, {})
+    {'_state_version': 1}
+    """
+    staged = copy.deepcopy(state)
+    if sources_state or "sources" in staged:
+        staged["sources"] = copy.deepcopy(sources_state)
+    return staged
+
+
 def stored_state(state: dict[str, Any]) -> dict[str, Any]:
     return copy.deepcopy({k: v for k, v in state.items() if k != "_local"})
 

@@ -20,28 +20,27 @@ from typing import TYPE_CHECKING, Any, TypeVar
 import orjson
 
 from lakeload.errors import NormalizeError, SparkSetupError
+from lakeload.spark.settings import (
+    DEFAULT_MASTER,
+    is_local_master,
+    resolve_spark_settings,
+    session_conf,
+    warn_ignored,
+    warn_submitted,
+)
 
 if TYPE_CHECKING:
     from pyspark.sql import SparkSession
 
 logger = logging.getLogger("lakeload.spark")
 _lock = threading.Lock()
-DEFAULT_MASTER = "local[*]"
 JAVA_HELP = (
     "lakeload runs Apache Spark, which needs Java 17 or newer. Install it with "
     "`sudo apt-get install -y openjdk-17-jre-headless` (Debian/Ubuntu), `brew install openjdk@17` (macOS), "
     "or any JDK 17+, then set JAVA_HOME or put `java` on PATH."
 )
-DEFAULT_CONF: dict[str, str] = {
-    "spark.ui.showConsoleProgress": "false",
-    "spark.ui.enabled": "false",
-    "spark.sql.execution.arrow.pyspark.enabled": "true",
-    "spark.sql.parquet.outputTimestampType": "TIMESTAMP_MICROS",
-    "spark.sql.session.timeZone": "UTC",
-    "spark.python.worker.reuse": "true",
-}
-LOG4J_CONFIG = os.path.join(os.path.dirname(__file__), "log4j2.properties")
 PANDAS_WARNING = "PySpark does not yet fully support pandas"
+PYTHON_KEY = "spark.pyspark.python"  # the Python executors start
 
 
 def java_version(java: str) -> int | None:
@@ -69,45 +68,76 @@ def check_java() -> str:
     return java
 
 
-def _prepare_environment() -> None:
+def _prepare_environment(master: str, conf: Mapping[str, str]) -> None:
     warnings.filterwarnings("ignore", message=PANDAS_WARNING, category=FutureWarning)
     os.environ.setdefault("PYTHONWARNINGS", f"ignore:{PANDAS_WARNING}:FutureWarning")
+    if PYTHON_KEY in conf:  # as spark-submit does: PySpark itself only reads the environment variable
+        os.environ["PYSPARK_PYTHON"] = conf[PYTHON_KEY]
     os.environ.setdefault("PYSPARK_PYTHON", sys.executable)
     os.environ.setdefault("PYSPARK_DRIVER_PYTHON", sys.executable)
-    os.environ.setdefault("SPARK_LOCAL_IP", "127.0.0.1")
+    if is_local_master(master):  # executors on other hosts must reach the driver on a real address
+        os.environ.setdefault("SPARK_LOCAL_IP", "127.0.0.1")
 
 
-def get_spark(master: str | None = None, conf: Mapping[str, str] | None = None) -> SparkSession:
-    """The active Spark session, or a new one on `master` (default `local[*]`) with quiet logs.
+def _submitted_conf() -> dict[str, str]:
+    """Settings spark-submit gave this driver (its JVM is already up), or {} when lakeload launches Spark itself."""
+    if "PYSPARK_GATEWAY_PORT" not in os.environ:
+        return {}
+    from pyspark import SparkConf, SparkContext
 
-    >>> spark = get_spark()                       # local[*] unless a session is already active
-    >>> spark = get_spark("local-cluster[2,1,1024]")
+    SparkContext._ensure_initialized()
+    return dict(SparkConf().getAll())
+
+
+def get_spark(
+    master: str | None = None, conf: Mapping[str, str] | None = None, pipeline_name: str | None = None
+) -> SparkSession:
+    """The active Spark session, or a new one set up from lakeload's configuration, with quiet logs.
+
+    A new session takes, lowest to highest: lakeload's defaults, `[spark]` configuration (env and TOML, for
+    `pipeline_name`), the `master` and `conf` arguments, and what spark-submit passed; the session time
+    zone stays UTC. An active session is used as it is (a warning names configured settings it lacks).
+
+    >>> spark = get_spark()                       # local[*] unless configured or a session is already active
+    >>> spark = get_spark("local-cluster[2,1,1024]", {"spark.executor.memory": "512m"})
     """
     from pyspark.sql import SparkSession
 
     with _lock:
+        settings = resolve_spark_settings(pipeline_name)
         active = SparkSession.getActiveSession()
         if active is not None:
+            warn_ignored(active, settings)
             return active
         check_java()
-        master = master or os.environ.get("SPARK__MASTER") or DEFAULT_MASTER
-        _prepare_environment()
-        builder = SparkSession.builder.appName("lakeload").master(master)
-        java_options = f"-Dlog4j2.configurationFile=file:{LOG4J_CONFIG}"
-        settings = {
-            **DEFAULT_CONF,
-            "spark.driver.extraJavaOptions": java_options,
-            "spark.executor.extraJavaOptions": java_options,
-            **(conf or {}),
-        }
-        for key, value in settings.items():
-            builder = builder.config(key, value)
-        try:
-            session = builder.getOrCreate()
-        except Exception as exc:
-            raise SparkSetupError(f"Spark could not start: {exc}. {JAVA_HELP}") from exc
-        session.sparkContext.setLogLevel("ERROR")
-        return session
+        submitted = _submitted_conf()
+        warn_submitted(settings, submitted)
+        final = session_conf(settings, conf, submitted)
+        master = submitted.get("spark.master") or master or settings.master or DEFAULT_MASTER
+        _prepare_environment(master, final)
+        return _start(master, final)
+
+
+def _start(master: str, conf: Mapping[str, str]) -> SparkSession:
+    from pyspark.sql import SparkSession
+
+    builder = SparkSession.builder.appName("lakeload").master(master)
+    for key, value in conf.items():
+        builder = builder.config(key, value)
+    try:
+        session = builder.getOrCreate()
+    except Exception as exc:
+        raise SparkSetupError(f"Spark could not start: {exc}. {JAVA_HELP}") from exc
+    session.sparkContext.setLogLevel("ERROR")
+    return session
+
+
+def session_for(pipeline_name: str | None, session: SparkSession | None = None) -> SparkSession:
+    """`session` when given (a warning names configured settings it lacks), else `get_spark` for the pipeline."""
+    if session is None:
+        return get_spark(pipeline_name=pipeline_name)
+    warn_ignored(session, resolve_spark_settings(pipeline_name))
+    return session
 
 
 T = TypeVar("T")

@@ -110,3 +110,28 @@ def test_cli_config_show_subprocess(tmp_path: Path) -> None:
     result = subprocess.run([sys.executable, "-m", "lakeload.cli", "config"], capture_output=True, text=True,
                             timeout=120, cwd=cwd, env=env)
     assert result.returncode == 2 and "show" in result.stderr
+
+
+def test_spark_settings_with_sources(monkeypatch: pytest.MonkeyPatch) -> None:
+    write(Path(".lakeload/config.toml"),
+          '[spark]\nworking_url = "file:///mnt/shared"\n[spark.conf]\n"spark.executor.memory" = "2g"\n'
+          '"spark.ui.enabled" = true\n"spark.sql.session.timeZone" = "Europe/Berlin"\n')
+    monkeypatch.setenv("SPARK__CONF__SPARK__AUTHENTICATE__SECRET", "spark-secret")
+    lines = show_configuration("p1")
+    text = render_configuration(lines)
+    found = by_key(lines)
+    assert "spark-secret" not in text
+    assert str(found['spark.conf."spark.authenticate.secret"']) == (
+        'spark.conf."spark.authenticate.secret" = ***  (environment variable SPARK__CONF__SPARK__AUTHENTICATE__SECRET)')
+    config = os.path.abspath(".lakeload/config.toml")
+    assert str(found['spark.conf."spark.executor.memory"']) == f'spark.conf."spark.executor.memory" = 2g  ({config} [spark.conf])'
+    assert found['spark.conf."spark.ui.enabled"'].value == "true"  # configured beats lakeload's default
+    assert str(found['spark.conf."spark.ui.showConsoleProgress"']).endswith("= false  (not set; default)")
+    assert str(found['spark.conf."spark.sql.session.timeZone"']) == (
+        f'spark.conf."spark.sql.session.timeZone" = UTC  (kept by lakeload)  [ignored: {config} [spark.conf]]')
+    assert str(found["spark.working_url"]).endswith("[load packages under /mnt/shared/p1]")
+    monkeypatch.setenv("SPARK__CONF__SPARK__NO__SUCH__KEY", "1")
+    monkeypatch.setenv("SPARK__WORKING_URL", "s3://bucket/work")
+    found = by_key(show_configuration("p1"))
+    assert "invalid: Environment variable SPARK__CONF__SPARK__NO__SUCH__KEY" in str(found["spark.conf"])
+    assert "invalid: [spark] working_url = 's3://bucket/work': only shared file systems" in str(found["spark.working_url"])

@@ -22,17 +22,19 @@ FIRST_USERS, FIRST_PETS = 50, sum(i % 3 for i in range(50))
 SECOND_USERS, SECOND_PETS = 30, sum(i % 3 for i in range(1000, 1030))
 
 
-def run_child(bucket: Path, pipes: Path, *args: str) -> str:
-    env = dict(os.environ, PYSPARK_PYTHON=sys.executable)
+def run_child(bucket: Path, pipes: Path, *args: str, extra_env: dict[str, str] | None = None) -> str:
+    env = dict(os.environ, PYSPARK_PYTHON=sys.executable, **(extra_env or {}))
     done = subprocess.run([sys.executable, str(CHILD), str(bucket), str(pipes), *args], env=env,
                           capture_output=True, text=True, timeout=300)
     assert done.returncode == 0, done.stderr[-3000:]
     return done.stdout
 
 
-def kill_child_in(bucket: Path, pipes: Path, tmp_path: Path, step: str, *args: str) -> None:
+def kill_child_in(
+    bucket: Path, pipes: Path, tmp_path: Path, step: str, *args: str, extra_env: dict[str, str] | None = None
+) -> None:
     marker = tmp_path / f"paused-{step}"
-    env = dict(os.environ, PYSPARK_PYTHON=sys.executable)
+    env = dict(os.environ, PYSPARK_PYTHON=sys.executable, **(extra_env or {}))
     child = subprocess.Popen(
         [sys.executable, str(CHILD), str(bucket), str(pipes), *args, "--pause-in", step, "--marker", str(marker)],
         env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE, start_new_session=True,
@@ -60,6 +62,19 @@ def test_kill_during_normalize_then_run_finishes_the_package(bucket: Path, tmp_p
     assert len(read_rows(bucket, "ds", "users__pets")) == FIRST_PETS + SECOND_PETS
     assert len(loads_records(bucket, "ds")) == 2
     assert list((pipes / "resumable" / "load" / "extracted").iterdir()) == []
+
+
+def test_resume_with_packages_under_working_url(bucket: Path, tmp_path: Path) -> None:
+    pipes, shared = tmp_path / "pipes", tmp_path / "shared"
+    env = {"SPARK__WORKING_URL": shared.as_uri()}
+    run_child(bucket, pipes, "first", extra_env=env)
+    kill_child_in(bucket, pipes, tmp_path, "normalize", "second", extra_env=env)
+    assert (shared / "resumable" / "load" / "normalizing").exists() and not (pipes / "resumable" / "load").exists()
+    run_child(bucket, pipes, "resume", extra_env=env)
+    assert len(read_rows(bucket, "ds", "users")) == FIRST_USERS + SECOND_USERS
+    assert len(loads_records(bucket, "ds")) == 2
+    assert list((shared / "resumable" / "load" / "extracted").iterdir()) == []
+    assert (pipes / "resumable" / "state.json").exists() and not (pipes / "resumable" / "load").exists()
 
 
 @pytest.mark.parametrize("disposition", ["append", "replace"])

@@ -14,9 +14,10 @@ from fsspec import AbstractFileSystem
 from lakeload.destinations.impl.filesystem.configuration import FilesystemConfiguration
 from lakeload.destinations.impl.filesystem.credentials import fsspec_options, masked_options, secret_values
 from lakeload.destinations.impl.filesystem.executor_fs import url_to_fs
-from lakeload.errors import DestinationError
+from lakeload.errors import DestinationError, LakeloadError
 
 T = TypeVar("T")
+E = TypeVar("E", bound=LakeloadError)
 
 
 def fsspec_kwargs(config: FilesystemConfiguration) -> dict[str, Any]:
@@ -57,6 +58,11 @@ def destination_error(exc: BaseException, bucket_url: str, options: Mapping[str,
 
     The original exception is chained only when none of its messages holds a secret value.
     """
+    return bucket_error(exc, bucket_url, options, action, DestinationError)
+
+
+def bucket_error(exc: BaseException, bucket_url: str, options: Mapping[str, Any], action: str, error_class: type[E]) -> E:
+    """`destination_error` as any lakeload error class (a files source raises `SourceError`)."""
     secrets = secret_values(options)
     url = urlsplit(bucket_url)
     if url.password:
@@ -74,7 +80,7 @@ def destination_error(exc: BaseException, bucket_url: str, options: Mapping[str,
         hint = " (access refused: check the credentials)"
     elif isinstance(exc, (ConnectionError, TimeoutError, OSError)) and "connect" in text:
         hint = " (bucket unreachable: check bucket_url, endpoint_url and the network)"
-    error = DestinationError(
+    error = error_class(
         f"Cannot {action} bucket {_safe_url(bucket_url)}{hint}: {type(exc).__name__}: {_scrub(str(exc), secrets)}. "
         f"Options: {masked_options(options)}"
     )

@@ -1,0 +1,246 @@
+#!/usr/bin/env python
+"""Side-by-side benchmark of loading JSONL files, and of lakeload's fixed costs on tiny runs.
+
+Scenarios (each tool/configuration in its own fresh process, like ``bench_vs_dlt.py``):
+
+- ``files``: ``generate_events(n)`` is written once as JSONL files (``--files`` plain files, the
+  same bytes for every tool), then loaded to parquet by
+  dlt 1.31 (``filesystem(...) | read_jsonl()``, 2 normalize workers with extract file rotation, its best
+  configuration), lakeload's file source (``filesystem(...) | read_jsonl()``), and a bare Spark
+  ``spark.read.json(files).write.parquet(...)`` (Spark's inference pass plus its parse pass);
+- ``small``: in one process, Spark's own session start and first job, lakeload's first 10-record run
+  (cold) and the median of 5 more 10-record runs (warm, session already started).
+
+Examples::
+
+    python bench/bench_inputs.py --events 1000000 --scenarios files
+    python bench/bench_inputs.py --scenarios small
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import statistics
+import subprocess
+import sys
+import time
+from pathlib import Path
+from typing import Any
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+import bench_vs_dlt as core  # noqa: E402
+
+WORKDIR = core.DEFAULT_WORKDIR / "inputs"
+
+
+def write_jsonl_files(n: int, seed: int, folder: Path, files: int) -> dict[str, Any]:
+    """The events as `files` plain JSONL files of near-equal size (written once, shared by all tools)."""
+    import orjson
+
+    marker = folder / f".done-{n}-{seed}-{files}"
+    if marker.exists():
+        return json.loads(marker.read_text())
+    core._reset_dir(folder)
+    per_file = -(-n // files)
+    handles = [open(folder / f"events-{i:03d}.jsonl", "wb", buffering=8 << 20) for i in range(files)]  # noqa: SIM115
+    for i, event in enumerate(core.generate_events(n, seed)):
+        handles[i // per_file].write(orjson.dumps(event) + b"\n")
+    for handle in handles:
+        handle.close()
+    info = {"files": files, "bytes": sum(f.stat().st_size for f in folder.glob("*.jsonl"))}
+    marker.write_text(json.dumps(info))
+    return info
+
+
+def _result(n: int, started: float, ready: float, end: float, stages: dict[str, float], bucket: Path) -> dict[str, Any]:
+    return {
+        "stages": stages,
+        "startup_s": ready - started,
+        "total_s": end - ready,
+        "total_with_startup_s": end - started,
+        "rows_per_s": n / (end - ready),
+        "driver_peak_rss_mb": core.self_peak_rss_mb(),
+        "readback": core.read_back(bucket / core.DATASET),
+    }
+
+
+def child_dlt_files(spec: dict[str, Any]) -> dict[str, Any]:
+    os.environ.setdefault("RUNTIME__DLTHUB_TELEMETRY", "false")
+    os.environ.update(core.dlt_rotation_env(core.dlt_file_max_items(spec["events"], 2) or spec["events"]))
+    started = time.perf_counter()
+    import dlt
+    from dlt.sources.filesystem import filesystem, read_jsonl
+
+    bucket, pipes = Path(spec["bucket"]), Path(spec["pipelines_dir"])
+    pipeline = dlt.pipeline("bench_dlt_files", destination=dlt.destinations.filesystem("file://" + str(bucket)),
+                            dataset_name=core.DATASET, pipelines_dir=str(pipes))
+    ready = time.perf_counter()
+    files = filesystem(bucket_url="file://" + spec["source"], file_glob="*.jsonl") | read_jsonl()
+    pipeline.extract(files.with_name(core.RESOURCE_NAME), loader_file_format="parquet")
+    t_extract = time.perf_counter()
+    pipeline.normalize(workers=2)
+    t_normalize = time.perf_counter()
+    pipeline.load()
+    end = time.perf_counter()
+    stages = {"extract": t_extract - ready, "normalize": t_normalize - t_extract, "load": end - t_normalize}
+    return _result(spec["events"], started, ready, end, stages, bucket)
+
+
+def child_lakeload_files(spec: dict[str, Any]) -> dict[str, Any]:
+    started = time.perf_counter()
+    import lakeload
+    from lakeload.sources.filesystem import filesystem, read_jsonl
+    from lakeload.spark.session import get_spark
+
+    get_spark()
+    bucket, pipes = Path(spec["bucket"]), Path(spec["pipelines_dir"])
+    pipeline = lakeload.pipeline("bench_ll_files", destination=lakeload.destinations.filesystem(str(bucket)),
+                                 dataset_name=core.DATASET, pipelines_dir=str(pipes))
+    ready = time.perf_counter()
+    pipeline.extract(filesystem(bucket_url=spec["source"], file_glob="*.jsonl") | read_jsonl(),
+                     table_name=core.RESOURCE_NAME, loader_file_format="parquet")
+    t_extract = time.perf_counter()
+    pipeline.normalize()
+    t_normalize = time.perf_counter()
+    pipeline.load()
+    end = time.perf_counter()
+    stages = {"extract": t_extract - ready, "normalize": t_normalize - t_extract, "load": end - t_normalize}
+    return _result(spec["events"], started, ready, end, stages, bucket)
+
+
+def child_spark_files(spec: dict[str, Any]) -> dict[str, Any]:
+    started = time.perf_counter()
+    from lakeload.spark.session import get_spark
+
+    spark = get_spark()
+    ready = time.perf_counter()
+    out = Path(spec["bucket"]) / core.DATASET / core.RESOURCE_NAME
+    spark.read.json(str(Path(spec["source"]) / "*.jsonl")).write.mode("overwrite").parquet(str(out))
+    end = time.perf_counter()
+    return _result(spec["events"], started, ready, end, {"read_json_write_parquet": end - ready}, Path(spec["bucket"]))
+
+
+def child_small(spec: dict[str, Any]) -> dict[str, Any]:
+    """Spark's own start and first job, then lakeload's cold and warm 10-record runs."""
+    started = time.perf_counter()
+    import lakeload
+    from lakeload.spark.session import get_spark
+
+    t_import = time.perf_counter()
+    spark = get_spark()
+    t_session = time.perf_counter()
+    spark.range(2, numPartitions=2).mapInArrow(lambda batches: batches, "id long").collect()
+    t_first_job = time.perf_counter()
+    records = [{"id": i, "name": f"user {i}", "tags": ["a", "b"], "address": {"city": "x"}} for i in range(10)]
+    pipeline = lakeload.pipeline("bench_small", destination=lakeload.destinations.filesystem(spec["bucket"]),
+                                 dataset_name=core.DATASET, pipelines_dir=spec["pipelines_dir"])
+    t0 = time.perf_counter()
+    pipeline.run(records, table_name="users")
+    cold = time.perf_counter() - t0
+    warm = []
+    for _ in range(5):
+        t0 = time.perf_counter()
+        pipeline.run(records, table_name="users")
+        warm.append(time.perf_counter() - t0)
+    return {
+        "stages": {"import": t_import - started, "spark_session_start": t_session - t_import,
+                   "spark_first_python_job": t_first_job - t_session, "lakeload_cold_run": cold,
+                   "lakeload_warm_run_median": statistics.median(warm)},
+        "warm_runs": warm,
+        "total_s": cold,
+        "rows_per_s": 10 / statistics.median(warm),
+        "driver_peak_rss_mb": core.self_peak_rss_mb(),
+        "readback": core.read_back(Path(spec["bucket"]) / core.DATASET),
+    }
+
+
+CHILDREN = {"dlt_files": child_dlt_files, "lakeload_files": child_lakeload_files, "spark_files": child_spark_files,
+            "small": child_small}
+
+
+def run_child(spec: dict[str, Any]) -> dict[str, Any]:
+    run_dir = Path(spec["run_dir"])
+    core._reset_dir(run_dir)
+    spec = {**spec, "bucket": str(run_dir / "bucket"), "pipelines_dir": str(run_dir / "pipelines")}
+    spec_path = run_dir / "spec.json"
+    spec_path.write_text(json.dumps(spec))
+    print(f"--> {spec['label']} log: {run_dir / 'child.log'}", flush=True)
+    env = dict(os.environ, PYTHONPATH=str(core.REPO_ROOT))
+    with open(run_dir / "child.log", "wb") as log:
+        proc = subprocess.Popen([sys.executable, __file__, "--child", str(spec_path)], stdout=log, stderr=subprocess.STDOUT,
+                                env=env, cwd=run_dir)
+        sampler = core.TreeRssSampler(proc.pid)
+        sampler.start()
+        proc.wait()
+        sampler.stop()
+    result_path = run_dir / "result.json"
+    result = json.loads(result_path.read_text()) if result_path.exists() else {"error": f"exit {proc.returncode}"}
+    result.update(label=spec["label"], sampled_driver_peak_rss_mb=sampler.peak_process_mb,
+                  sampled_tree_peak_rss_mb=sampler.peak_tree_mb)
+    print(json.dumps({k: result.get(k) for k in ("stages", "total_s", "error")}, default=str), flush=True)
+    return result
+
+
+def rows(result: dict[str, Any]) -> dict[str, int]:
+    tables = result.get("readback", {}).get("tables", {})
+    return {t: v["rows"] for t, v in tables.items() if not t.startswith("_dlt")}
+
+
+def print_files(results: list[dict[str, Any]]) -> None:
+    by = {r["label"]: r for r in results}
+    dlt_total = by.get("dlt_files", {}).get("total_s")
+    print(f"\n{'':34}{'total [s]':>12}{'vs dlt':>9}{'driver RSS [MB]':>18}  stages")
+    for label, r in by.items():
+        total = r.get("total_s")
+        ratio = f"{dlt_total / total:.2f}x" if dlt_total and total else ""
+        rss = r.get("sampled_driver_peak_rss_mb") or 0
+        stages = ", ".join(f"{k} {v:.1f}" for k, v in r.get("stages", {}).items())
+        print(f"{label:34}{total or float('nan'):12.1f}{ratio:>9}{rss:18.0f}  {stages}")
+    ll, sp = by.get("lakeload_files", {}), by.get("spark_files", {})
+    if ll.get("stages") and sp.get("total_s"):
+        ours = ll["stages"]["normalize"] + ll["stages"]["load"]
+        print(f"lakeload normalize+load {ours:.1f} s vs bare Spark read.json->write.parquet {sp['total_s']:.1f} s: "
+              f"{sp['total_s'] / ours:.2f}x")
+    counted = {label: rows(r).get(core.RESOURCE_NAME) for label, r in by.items()}
+    print(f"root rows per tool: {counted}")
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("--events", type=int, default=100_000)
+    parser.add_argument("--seed", type=int, default=0)
+    parser.add_argument("--files", type=int, default=8, help="JSONL files the events are written to")
+    parser.add_argument("--scenarios", default="files,small")
+    parser.add_argument("--tools", default="dlt_files,lakeload_files,spark_files")
+    parser.add_argument("--child")
+    args = parser.parse_args(argv)
+    if args.child:
+        spec = json.loads(Path(args.child).read_text())
+        result = CHILDREN[spec["tool"]](spec)
+        (Path(spec["run_dir"]) / "result.json").write_text(json.dumps(result, default=str))
+        return 0
+    scenarios = args.scenarios.split(",")
+    results = []
+    if "files" in scenarios:
+        source = WORKDIR / "source"
+        info = write_jsonl_files(args.events, args.seed, source, args.files)
+        print(f"{args.events:,} events in {info['files']} JSONL files, {info['bytes'] / 1e6:,.0f} MB", flush=True)
+        for tool in args.tools.split(","):
+            spec = {"label": tool, "tool": tool, "events": args.events, "source": str(source), "run_dir": str(WORKDIR / tool)}
+            results.append(run_child(spec))
+        print_files(results)
+    if "small" in scenarios:
+        result = run_child({"label": "small", "tool": "small", "events": 10, "run_dir": str(WORKDIR / "small")})
+        stages = result.get("stages", {})
+        print("\n" + "\n".join(f"{k:28}{v:8.2f} s" for k, v in stages.items()))
+        results.append(result)
+    out = WORKDIR / f"results-{int(time.time())}.json"
+    out.write_text(json.dumps(results, indent=2, default=str))
+    print(f"raw results: {out}")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

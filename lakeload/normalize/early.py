@@ -1,0 +1,92 @@
+"""Normalize while extract runs: pass 1 of every extracted file starts on Spark as soon as the file is closed.
+
+`pipeline.run()` overlaps the two steps. Extract closes a JSONL file when it reaches `file_max_bytes`; that
+file's normalize task (parse, infer, write; see `executor_tasks.normalize_split`) is submitted as its own
+Spark job from a small thread pool while the generator goes on producing the next file. Before the package
+leaves `extracting`, every submitted task is awaited; the normalize step then folds the results in split
+order with those of any file extract did not hand over, exactly as if all had run at the end, so the
+tables come out the same. If extract fails, the tasks are awaited and their output dropped with the package.
+"""
+
+from __future__ import annotations
+
+import copy
+import logging
+import os
+import threading
+from collections.abc import Callable
+from concurrent.futures import Future, ThreadPoolExecutor
+from typing import TYPE_CHECKING, Any
+
+from lakeload.normalize.executor_tasks import Split, normalize_split
+from lakeload.runtime.packages import NORMALIZING
+from lakeload.spark.session import run_tasks
+
+if TYPE_CHECKING:
+    from pyspark.sql import SparkSession
+
+    from lakeload.normalize.normalizer import Normalizer
+    from lakeload.schema.schema import Schema
+
+logger = logging.getLogger("lakeload.normalize")
+EARLY_JOBS = 2  # Spark jobs in flight at once: enough to keep local cores busy beside the generator
+
+
+class EarlyNormalize:
+    """Runs pass 1 of closed splits of package `load_id` in the background."""
+
+    def __init__(self, spark: Callable[[], SparkSession], normalizer: Callable[[], Normalizer], schema: Schema) -> None:
+        self._spark = spark
+        self._normalizer = normalizer
+        self._schema = copy.deepcopy(schema)
+        self._pool = ThreadPoolExecutor(max_workers=EARLY_JOBS, thread_name_prefix="lakeload-normalize")
+        self._futures: dict[int, tuple[str, Future[dict[str, Any]]]] = {}
+        self._load_ids: dict[int, str] = {}
+        self._lock = threading.Lock()
+
+    def submit(self, load_id: str, index: int, split: dict[str, Any], tables: dict[str, dict[str, Any]]) -> None:
+        """Called by extract when split `index` (a closed JSONL file) is complete."""
+        if split.get("file_format") != "jsonl":
+            return
+        hints = copy.deepcopy(tables)
+        future = self._pool.submit(self._run, load_id, index, split, hints)
+        with self._lock:
+            self._futures[index] = (os.path.basename(split["path"]), future)
+            self._load_ids[index] = load_id
+
+    def _run(self, load_id: str, index: int, split: dict[str, Any], tables: dict[str, dict[str, Any]]) -> dict[str, Any]:
+        normalizer = self._normalizer()
+        schema = copy.deepcopy(self._schema)
+        item = Split(index, split["path"], split["root_table"], "jsonl", split.get("may_have_tags", False))
+        plan = normalizer.plan(load_id, schema, tables, [item])
+        plan.output_dir = os.path.join(normalizer.storage.package_dir(NORMALIZING, load_id), "data")
+        os.makedirs(plan.output_dir, exist_ok=True)
+        result: dict[str, Any] = run_tasks(self._spark(), normalize_split, plan, [item], f"lakeload normalize {load_id}")[0]
+        return result
+
+    def wait(self) -> None:
+        """Wait for every submitted task. A failed one is left to the normalize step, which runs it again
+        and reports its error there (extract itself succeeded)."""
+        with self._lock:
+            futures = [f for _, f in self._futures.values()]
+        for future in futures:
+            if future.exception() is not None:
+                logger.debug("early normalize task failed; normalize runs it again", exc_info=future.exception())
+
+    def results(self, load_id: str) -> dict[int, tuple[str, dict[str, Any]]]:
+        """Successful pass-1 results of package `load_id` by split index, with the split's file name."""
+        self.wait()
+        self._pool.shutdown(wait=True)
+        with self._lock:
+            return {
+                index: (name, future.result())
+                for index, (name, future) in self._futures.items()
+                if self._load_ids.get(index) == load_id and future.exception() is None
+            }
+
+    def abandon(self) -> None:
+        """Extract failed: stop, wait for running tasks, and drop what they wrote."""
+        self._pool.shutdown(wait=True, cancel_futures=True)
+        storage = self._normalizer().storage
+        for load_id in set(self._load_ids.values()):
+            storage.discard(NORMALIZING, load_id)

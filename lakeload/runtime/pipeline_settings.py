@@ -1,0 +1,93 @@
+"""The settings a pipeline looks up: its destination's configuration, naming, file sizes and formats.
+
+`Pipeline` inherits them; every value comes from the one resolver (`lakeload.config`) or the destination.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from lakeload.config.resolver import resolve
+from lakeload.destinations.impl.filesystem.client import FilesystemClient
+from lakeload.destinations.impl.filesystem.configuration import FilesystemConfiguration
+from lakeload.destinations.impl.filesystem.layout import Layout
+from lakeload.destinations.impl.sink.factory import sink
+from lakeload.errors import LakeloadError
+from lakeload.extract.extractor import FILE_MAX_BYTES
+from lakeload.schema.naming import NamingConvention, get_naming
+from lakeload.schema.schema import Schema
+from lakeload.spark.shipping import dumps_for_executors
+
+
+class PipelineSettings:
+    """Configuration lookups of a pipeline (named `pipeline_name`, loading to `destination`)."""
+
+    pipeline_name: str
+    destination: Any
+    dataset_name: str
+    _source_options: dict[str, dict[str, Any]]
+
+    def _configuration(self) -> FilesystemConfiguration:
+        if self.destination is None:
+            raise LakeloadError(
+                "No destination: pass destination='filesystem' (or a lakeload.destinations.filesystem(...) factory) "
+                "to lakeload.pipeline() or to run()."
+            )
+        if isinstance(self.destination, sink):
+            raise LakeloadError(f"Destination {self.destination!r} is a sink: it has no bucket.")
+        return self.destination.configuration(self.pipeline_name)
+
+    def _client(self) -> FilesystemClient:
+        return FilesystemClient(self._configuration(), self.dataset_name)
+
+    def _layout(self, config: FilesystemConfiguration) -> Layout:
+        layout = Layout.parse(config.layout, config.extra_placeholders, config.current_datetime)
+        layout.ensure_picklable(dumps_for_executors)
+        return layout
+
+    @property
+    def naming(self) -> NamingConvention:
+        """The naming convention of new schemas: the destination's (snake_case unless overridden)."""
+        name = self.destination.capabilities().naming_convention if self.destination is not None else "snake_case"
+        return get_naming(name)
+
+    def _schema_naming(self, schema: Schema) -> NamingConvention:
+        """A stored schema keeps the naming it was created with; a different destination naming is an error."""
+        naming = self.naming
+        stored = schema.normalizers.get("names", naming.name)
+        if schema.data_tables(seen_data_only=True) and stored != naming.name:
+            raise LakeloadError(
+                f"Schema '{schema.name}' was created with the '{stored}' naming convention but the destination "
+                f"asks for '{naming.name}'. Load into a new dataset (and pipeline), or keep naming_convention='{stored}'."
+            )
+        schema.normalizers["names"] = naming.name
+        return naming
+
+    def _compressed(self) -> bool:
+        for sections in (("normalize", "data_writer"), ("data_writer",)):
+            value = resolve(sections, "disable_compression", self.pipeline_name, hint=bool).value
+            if value is not None:
+                return not value
+        return True
+
+    def _file_max_bytes(self) -> int:
+        """Size at which extract starts a new file; more files let more Spark tasks share the work."""
+        value = resolve(("extract",), "file_max_bytes", self.pipeline_name, hint=int).value
+        return int(value) if value else FILE_MAX_BYTES
+
+    def _source_options_for(self, bucket_url: str) -> dict[str, Any]:
+        """fsspec options of a files source's bucket: those extract used, else from `[sources.filesystem]`."""
+        if bucket_url not in self._source_options:
+            from lakeload.sources.filesystem import configured_options
+
+            self._source_options[bucket_url] = configured_options(bucket_url, self.pipeline_name)
+        return self._source_options[bucket_url]
+
+    def _max_nesting(self) -> int:
+        """Sinks receive nested data whole by default (dlt's max_table_nesting=0 for sinks)."""
+        if isinstance(self.destination, sink):
+            return self.destination.max_table_nesting
+        return 1000
+
+    def _preferred_format(self) -> str:
+        return self.destination.capabilities().preferred_loader_file_format if self.destination else "jsonl"

@@ -1,0 +1,182 @@
+"""Files sources: JSONL, Parquet and CSV files in a local folder or a bucket, read by Spark, not by the driver.
+
+>>> from lakeload.sources.filesystem import filesystem, read_jsonl, read_parquet
+>>> files = filesystem(bucket_url="s3://bucket/events", file_glob="**/*.jsonl.gz", incremental=True)
+>>> pipeline.run(files | read_jsonl(), table_name="events")
+>>> pipeline.run(filesystem("data/", "*.parquet") | read_parquet(), table_name="t")
+
+- `read_jsonl()`: the files are not opened on the driver. Extract registers them as splits of the load
+  package (plain files bigger than `[extract] file_max_bytes` as several byte ranges, a gzip file as one);
+  normalize's Spark tasks read them in place, and fail naming the file when it changed or vanished
+  since extract (the package is kept).
+- `read_parquet()` / `read_csv()`: the resource yields one Spark DataFrame over all the files (see
+  `lakeload.sources.spark_files`).
+"""
+
+from __future__ import annotations
+
+import functools
+import gzip
+from collections.abc import Iterator
+from dataclasses import dataclass, field
+from typing import Any
+
+import orjson
+
+from lakeload.destinations.impl.filesystem.client import open_filesystem
+from lakeload.errors import SourceError
+from lakeload.extract.context import ExtractContext
+from lakeload.extract.external import ExternalFiles
+from lakeload.extract.resource import Resource, TableHints
+from lakeload.sources.listing import (
+    ListedFile,
+    SourceConfiguration,
+    configured_options,
+    list_files,
+    pick_new,
+    resolve_source,
+)
+from lakeload.sources.spark_files import files_frame
+
+__all__ = ["FileReader", "FilesystemResource", "configured_options", "filesystem", "read_csv", "read_jsonl", "read_parquet"]
+FORMATS = ("jsonl", "parquet", "csv")
+READERS = "read_jsonl(), read_parquet() or read_csv()"
+
+
+@dataclass(frozen=True)
+class FileSelection:
+    """What `filesystem(...)` was given; resolved and listed when a pipeline extracts."""
+
+    bucket_url: str | None
+    file_glob: str = "*"
+    incremental: bool = False
+    credentials: Any = field(default=None, repr=False)
+    kwargs: dict[str, Any] | None = field(default=None, repr=False)
+    client_kwargs: dict[str, Any] | None = field(default=None, repr=False)
+
+    def select(self, context: ExtractContext) -> tuple[SourceConfiguration, list[ListedFile]]:
+        """The resolved bucket and the files to read: all matching ones, or with `incremental` only new ones."""
+        config = resolve_source(self.bucket_url, self.credentials, self.kwargs, self.client_kwargs, context.pipeline_name)
+        files = list_files(config, self.file_glob)
+        if self.incremental:
+            files = pick_new(files, context.resource_state(), config, self.file_glob)
+        return config, files
+
+
+@dataclass(frozen=True)
+class FileReader:
+    """Turns files into items; pipe a `filesystem(...)` resource into one: `files | read_jsonl()`."""
+
+    file_format: str
+    add_file_name: bool = False
+
+    def __post_init__(self) -> None:
+        if self.file_format not in FORMATS:
+            raise SourceError(f"Unknown file format {self.file_format!r}: use {READERS}.")
+
+    @property
+    def name(self) -> str:
+        return f"read_{self.file_format}"
+
+    def read(self, selection: FileSelection, context: ExtractContext) -> Iterator[Any]:
+        """The items of the selected files: one `ExternalFiles` (JSONL) or one Spark DataFrame; none without files."""
+        config, files = selection.select(context)
+        if not files:
+            return
+        if self.file_format != "jsonl":
+            yield files_frame(context.spark(), config, files, self.file_format, self.add_file_name)
+        elif config.protocol == "memory":  # lives in this process only: executors cannot see it
+            yield from _driver_records(config, files, self.add_file_name)
+        else:
+            yield ExternalFiles(config.bucket_url, list(files), config.options, "jsonl", self.add_file_name)
+
+
+def _driver_records(config: SourceConfiguration, files: list[ListedFile], add_file_name: bool) -> Iterator[Any]:
+    fs, _ = open_filesystem(config.bucket_url, config.options)
+    for file in files:
+        data = fs.cat_file(file.path)
+        for line in (gzip.decompress(data) if file.compression else data).splitlines():
+            if line.strip():
+                record = orjson.loads(line)
+                if add_file_name and isinstance(record, dict):
+                    record["_file_name"] = file.url
+                yield record
+
+
+@dataclass
+class FilesystemResource(Resource):
+    """The files `filesystem(...)` matches. Alone it yields dlt's file items; `| read_jsonl()` etc. reads them."""
+
+    selection: FileSelection | None = None
+
+    def __or__(self, reader: Any) -> Resource:
+        if not isinstance(reader, FileReader) or self.selection is None:
+            raise SourceError(f"Cannot pipe the files of '{self.name}' into {reader!r}: use {READERS}.")
+        return Resource(reader.name, functools.partial(reader.read, self.selection), TableHints(), takes_context=True)
+
+
+def _file_items(selection: FileSelection, context: ExtractContext) -> Iterator[list[dict[str, Any]]]:
+    _, files = selection.select(context)
+    if files:
+        yield [f.item() for f in files]
+
+
+def filesystem(
+    bucket_url: str | None = None,
+    file_glob: str = "*",
+    credentials: Any = None,
+    *,
+    incremental: bool = False,
+    kwargs: dict[str, Any] | None = None,
+    client_kwargs: dict[str, Any] | None = None,
+    name: str = "filesystem",
+) -> FilesystemResource:
+    """The files below `bucket_url` that match `file_glob` (`**` spans folders), dlt-style.
+
+    `bucket_url`: a local folder, `file://` URL or bucket (`s3://`, `gs://`, `az://`, `abfss://`, `sftp://`,
+    `memory://`); `credentials`, `kwargs`, `client_kwargs` take the forms of the filesystem destination's.
+    Unset ones come from `[sources.filesystem]` (`SOURCES__FILESYSTEM__BUCKET_URL`,
+    `[sources.filesystem.credentials]`), resolved when the pipeline extracts. No matching file: a warning.
+
+    `incremental=True` picks only files not loaded before: a file is new when its URL is not in the
+    pipeline state or its version (etag on object stores, else modification time) changed. The state
+    holds `state["sources"][<schema>]["resources"][<resource>]["files"] = {url: version}` and is committed
+    only when the extract succeeded, so a failed extract picks the same files again. Tradeoff: one entry
+    (~100 bytes) per existing file, written with every state change to `_dlt_pipeline_state`: fine for
+    tens of thousands of files, heavy for millions (then split the glob by date prefix). Entries of
+    files deleted from the bucket are dropped; a high-water mark on modification time would be constant
+    size but miss files that arrive late with older times. The state is keyed by resource name: give
+    two incremental sources in one pipeline different names (`(files | read_jsonl()).with_name("events")`).
+
+    >>> files = filesystem("data/", "**/*.jsonl", incremental=True)
+    >>> pipeline.run(files | read_jsonl(), table_name="events")
+    """
+    selection = FileSelection(bucket_url, file_glob, incremental, credentials, kwargs, client_kwargs)
+    data = functools.partial(_file_items, selection)
+    return FilesystemResource(name, data, TableHints(), takes_context=True, selection=selection)
+
+
+def read_jsonl(*, add_file_name: bool = False) -> FileReader:
+    """Read JSON lines files (`.jsonl`, `.ndjson`, `.json`; gzip `.gz`): normalize's Spark tasks parse them in place.
+
+    `add_file_name=True` adds the column `_file_name` (the file's URL).
+
+    >>> pipeline.run(filesystem("s3://bucket/events", "*.jsonl.gz") | read_jsonl(), table_name="events")
+    """
+    return FileReader("jsonl", add_file_name)
+
+
+def read_parquet(*, add_file_name: bool = False) -> FileReader:
+    """Read Parquet files as one Spark DataFrame (the columns' union; types from the files).
+
+    >>> pipeline.run(filesystem("data/", "*.parquet") | read_parquet(), table_name="t")
+    """
+    return FileReader("parquet", add_file_name)
+
+
+def read_csv(*, add_file_name: bool = False) -> FileReader:
+    """Read CSV files with a header row (gzip `.gz` too) as one Spark DataFrame, with inferred column types.
+
+    >>> pipeline.run(filesystem("data/", "*.csv") | read_csv(), table_name="t")
+    """
+    return FileReader("csv", add_file_name)

@@ -1,0 +1,167 @@
+"""Files sources (driver side): where the files are, which of them match, and which are new.
+
+Configuration comes from the arguments of `filesystem(...)`, else from `[sources.filesystem]`
+(`SOURCES__FILESYSTEM__BUCKET_URL`, `[sources.filesystem.credentials]`, `kwargs`, `client_kwargs`),
+resolved with `lakeload.config.resolve` and mapped to fsspec options exactly as the filesystem
+destination maps its own (same credential forms and fields).
+
+>>> file_glob_pattern("**/*.jsonl").fullmatch("2024/05/a.jsonl") is not None
+True
+"""
+
+from __future__ import annotations
+
+import logging
+import posixpath
+import re
+import warnings
+from dataclasses import dataclass, field
+from datetime import datetime, timezone
+from typing import Any
+from urllib.parse import urlsplit
+
+from fsspec.utils import glob_translate
+
+from lakeload.config.resolver import resolve
+from lakeload.destinations.impl.filesystem.client import bucket_error, open_filesystem
+from lakeload.destinations.impl.filesystem.configuration import (
+    as_dict,
+    normalize_bucket_url,
+    resolve_credentials,
+)
+from lakeload.destinations.impl.filesystem.credentials import fsspec_options
+from lakeload.errors import ConfigurationError, DestinationError, SourceError
+from lakeload.extract.external import ExternalFile
+from lakeload.normalize.executor_split_io import file_version
+
+logger = logging.getLogger("lakeload.sources")
+SECTIONS = ("sources", "filesystem")
+
+
+@dataclass(frozen=True)
+class SourceConfiguration:
+    """A files source's resolved bucket: its normalized URL and fsspec options (secrets in clear, never shown)."""
+
+    bucket_url: str
+    options: dict[str, Any] = field(default_factory=dict, repr=False, compare=False)
+
+    @property
+    def protocol(self) -> str:
+        return urlsplit(self.bucket_url).scheme or "file"
+
+
+def resolve_source(
+    bucket_url: str | None, credentials: Any = None, kwargs: dict[str, Any] | None = None,
+    client_kwargs: dict[str, Any] | None = None, pipeline_name: str | None = None,
+) -> SourceConfiguration:
+    """Explicit arguments over `[sources.filesystem]` configuration (env vars, TOML), as for the destination.
+
+    >>> resolve_source("/tmp/data").bucket_url
+    'file:///tmp/data'
+    """
+
+    def get(key: str, explicit: Any, hint: type) -> Any:
+        return resolve(SECTIONS, key, pipeline_name, explicit, hint, required=key == "bucket_url")
+
+    url = normalize_bucket_url(get("bucket_url", bucket_url, str).value).rstrip("/")
+    if urlsplit(url).password:
+        raise ConfigurationError(
+            f"The files source's bucket_url holds a password; remove it from the URL and give it as a credential "
+            f"(e.g. sftp_password in [sources.filesystem.credentials]): {urlsplit(url)._replace(netloc='***').geturl()}"
+        )
+    creds = resolve_credentials(credentials, SECTIONS, pipeline_name)
+    options = fsspec_options(
+        urlsplit(url).scheme or "file", creds, as_dict(get("kwargs", kwargs, dict), "kwargs"),
+        as_dict(get("client_kwargs", client_kwargs, dict), "client_kwargs"), bucket_url=url,
+    )
+    return SourceConfiguration(url, options)
+
+
+def configured_options(bucket_url: str, pipeline_name: str | None = None) -> dict[str, Any]:
+    """fsspec options for `bucket_url` from `[sources.filesystem]` configuration alone (no explicit arguments)."""
+    return resolve_source(bucket_url, pipeline_name=pipeline_name).options
+
+
+def file_glob_pattern(file_glob: str) -> re.Pattern[str]:
+    """A regex for paths relative to the bucket URL; `**` matches any number of folders."""
+    return re.compile(glob_translate(file_glob.strip("/") or "*"))
+
+
+@dataclass(frozen=True)
+class ListedFile(ExternalFile):
+    """A matched file: `ExternalFile` plus its path relative to the bucket URL and its modification time."""
+
+    relative: str = ""
+    modified: datetime | None = None
+
+    def item(self) -> dict[str, Any]:
+        """dlt's file item fields (what `filesystem()` alone yields)."""
+        import mimetypes
+
+        return {
+            "file_url": self.url, "file_name": self.relative, "size_in_bytes": self.size,
+            "modification_date": self.modified, "mime_type": mimetypes.guess_type(self.relative)[0],
+        }
+
+
+def _modified(info: dict[str, Any]) -> datetime | None:
+    for key in ("mtime", "LastModified", "last_modified", "updated"):
+        value = info.get(key)
+        if isinstance(value, (int, float)):
+            return datetime.fromtimestamp(value, tz=timezone.utc)
+        if isinstance(value, datetime):
+            return value if value.tzinfo else value.replace(tzinfo=timezone.utc)
+    return None
+
+
+def _find(config: SourceConfiguration, file_glob: str) -> tuple[str, dict[str, dict[str, Any]]]:
+    try:
+        fs, root = open_filesystem(config.bucket_url, config.options)
+    except DestinationError as exc:
+        raise SourceError(str(exc).replace("Cannot open bucket", "Files source: cannot open bucket")) from None
+    depth = None if "**" in file_glob else file_glob.strip("/").count("/") + 1
+    try:
+        fs.info(root)  # raises on refused credentials, which some backends' `find` swallows
+        found = fs.find(root, maxdepth=depth, detail=True)
+    except FileNotFoundError:
+        found = {}
+    except Exception as exc:
+        error = bucket_error(exc, config.bucket_url, config.options, "list files in", SourceError)
+        raise error from None
+    return root.rstrip("/"), found
+
+
+def list_files(config: SourceConfiguration, file_glob: str) -> list[ListedFile]:
+    """The files below the bucket URL that match `file_glob`, sorted by path; a warning when none do."""
+    root, found = _find(config, file_glob)
+    pattern = file_glob_pattern(file_glob)
+    files = []
+    for path, info in sorted(found.items()):
+        relative = posixpath.relpath(path, root) if root else path
+        if info.get("type", "file") != "file" or not pattern.fullmatch(relative):
+            continue
+        url = f"{config.bucket_url}/{relative}"
+        files.append(ListedFile(url, path, int(info.get("size") or 0), file_version(info), relative, _modified(info)))
+    if not files:
+        message = f"No file in {config.bucket_url} matches file_glob {file_glob!r}; nothing is extracted from it."
+        logger.warning(message)
+        warnings.warn(message, stacklevel=4)
+    return files
+
+
+def pick_new(files: list[ListedFile], resource_state: dict[str, Any], config: SourceConfiguration, file_glob: str) -> list[ListedFile]:
+    """The files not loaded before (unknown URL or another version), recorded in `resource_state["files"]`.
+
+    Files of this source's scope (bucket URL and glob) that are gone from the listing are forgotten,
+    so the state holds at most one entry per existing file.
+    """
+    known: dict[str, str] = resource_state.setdefault("files", {})
+    new = [f for f in files if known.get(f.url) != f.version]
+    listed = {f.url for f in files}
+    prefix, pattern = config.bucket_url + "/", file_glob_pattern(file_glob)
+    for url in [u for u in known if u not in listed and u.startswith(prefix)]:
+        if pattern.fullmatch(url[len(prefix):]):
+            del known[url]
+    known.update({f.url: f.version for f in new})
+    logger.info("%d new or changed of %d files in %s (%s)", len(new), len(files), config.bucket_url, file_glob)
+    return new

@@ -1,0 +1,254 @@
+"""Spark settings from lakeload's configuration: `[spark] master` and the `[spark.conf]` table.
+
+```toml
+[spark]
+master = "spark://host:7077"
+
+[spark.conf]
+"spark.executor.memory" = "2g"
+"spark.sql.shuffle.partitions" = 8
+```
+
+Environment: `SPARK__MASTER`, `SPARK__CONF` (a JSON object with Spark's exact keys) and single settings as
+`SPARK__CONF__<KEY>`, the key written with `__` for its dots (`SPARK__CONF__SPARK__EXECUTOR__MEMORYOVERHEAD`).
+Spark's keys are case-sensitive, so such a name is matched case-insensitively against the settings Spark 4
+defines (`spark_keys.txt`) and takes their spelling; a name that matches none is an error (use `SPARK__CONF`).
+Pipeline-scoped forms (`<PIPELINE>__SPARK__CONF__...`, `[<pipeline>.spark.conf]`) come first. Every setting
+is taken from the first place it is found: env (a single-key variable before the JSON object) >
+secrets.toml > config.toml > ~/.lakeload.
+
+>>> resolve_spark_settings("my_pipeline").conf
+{}
+"""
+
+from __future__ import annotations
+
+import functools
+import logging
+import os
+from collections.abc import Iterator, Mapping
+from dataclasses import dataclass, field
+from importlib import resources
+from typing import TYPE_CHECKING, Any
+
+import orjson
+
+from lakeload.config.resolver import env_name, read_toml_values, resolve, toml_files
+from lakeload.errors import ConfigurationError
+
+if TYPE_CHECKING:
+    from pyspark.sql import SparkSession
+
+logger = logging.getLogger("lakeload.spark")
+MASTER_KEY = "spark.master"
+DEFAULT_MASTER = "local[*]"
+DEFAULT_CONF: dict[str, str] = {
+    "spark.ui.showConsoleProgress": "false",
+    "spark.ui.enabled": "false",
+    "spark.sql.execution.arrow.pyspark.enabled": "true",
+    "spark.sql.parquet.outputTimestampType": "TIMESTAMP_MICROS",
+    "spark.python.worker.reuse": "true",
+}
+# dlt's timestamps are UTC: Spark's conversions of naive values and strings must not shift them
+PINNED_CONF: dict[str, str] = {"spark.sql.session.timeZone": "UTC"}
+LOG4J_CONFIG = os.path.join(os.path.dirname(__file__), "log4j2.properties")
+_warned: set[str] = set()
+
+
+@dataclass(frozen=True)
+class SparkSettings:
+    """Spark settings the user configured (not lakeload's defaults), each with where it came from."""
+
+    master: str | None = None
+    master_source: str | None = None
+    conf: dict[str, str] = field(default_factory=dict)
+    sources: dict[str, str] = field(default_factory=dict)
+
+
+def is_local_master(master: str) -> bool:
+    """True for masters whose executors run on this host (`local`, `local[4]`, `local-cluster[2,1,1024]`)."""
+    return master == "local" or master.startswith(("local[", "local-cluster["))
+
+
+def warn_once(message: str) -> None:
+    """Log `message` as a warning the first time this process meets it."""
+    if message not in _warned:
+        _warned.add(message)
+        logger.warning(message)
+
+
+@functools.lru_cache(maxsize=1)
+def spark_keys() -> dict[str, str]:
+    """Spark's settings by their lower-case spelling: `{"spark.executor.memoryoverhead": "spark.executor.memoryOverhead"}`."""
+    text = resources.files("lakeload.spark").joinpath("spark_keys.txt").read_text()
+    return {line.lower(): line for line in text.splitlines() if line and not line.startswith("#")}
+
+
+def key_from_env(var: str, suffix: str) -> str:
+    """The Spark key an environment variable `..._CONF__<suffix>` names, in Spark's spelling."""
+    wanted = suffix.replace("__", ".").lower()
+    key = spark_keys().get(wanted)
+    if key is None:
+        raise ConfigurationError(
+            f"Environment variable {var} does not name a Spark setting lakeload knows ({wanted!r} is not one of "
+            "Spark 4's settings, compared case-insensitively). Spark keys are case-sensitive and environment names "
+            "are upper-case, so lakeload cannot spell unknown keys: set it in SPARK__CONF as a JSON object, e.g. "
+            f"SPARK__CONF='{{\"{wanted}\": \"...\"}}' with the key in Spark's spelling, or under [spark.conf] in "
+            ".lakeload/config.toml."
+        )
+    return key
+
+
+def setting_text(key: str, value: Any, source: str) -> str:
+    """A Spark setting's value as Spark wants it: a string (`8` -> "8", `true` -> "true")."""
+    if isinstance(value, bool):
+        return "true" if value else "false"
+    if isinstance(value, (str, int, float)):
+        return str(value)
+    raise ConfigurationError(
+        f"Spark setting {key!r} from {source} is a {type(value).__name__}; Spark settings are strings, numbers "
+        "or booleans. Write it as a string."
+    )
+
+
+def flatten(table: Mapping[str, Any], prefix: str = "") -> Iterator[tuple[str, Any]]:
+    """Unquoted dotted TOML keys (`spark.executor.memory = "2g"`) arrive as nested tables: join them back."""
+    for name, value in table.items():
+        key = f"{prefix}{name}"
+        if isinstance(value, Mapping):
+            yield from flatten(value, f"{key}.")
+        else:
+            yield key, value
+
+
+def _json_object(text: str, source: str) -> dict[str, Any]:
+    try:
+        value = orjson.loads(text)
+    except orjson.JSONDecodeError as exc:
+        value = exc
+    if not isinstance(value, dict):
+        raise ConfigurationError(
+            f"{source} must be a JSON object of Spark settings, e.g. '{{\"spark.executor.memory\": \"2g\"}}'; "
+            f"got {text[:80]!r}."
+        )
+    return value
+
+
+class _Gathered:
+    """Settings in precedence order: the first place a key is found wins."""
+
+    def __init__(self) -> None:
+        self.conf: dict[str, str] = {}
+        self.sources: dict[str, str] = {}
+
+    def add(self, key: str, value: Any, source: str) -> None:
+        if key not in self.conf and value is not None:
+            self.conf[key] = setting_text(key, value, source)
+            self.sources[key] = source
+
+    def add_table(self, table: Any, source: str) -> None:
+        values = _json_object(table, source) if isinstance(table, str) else table
+        if not isinstance(values, Mapping):
+            raise ConfigurationError(f"{source} must be a table of Spark settings ([spark.conf]), not {values!r}.")
+        for key, value in flatten(values):
+            self.add(key, value, source)
+
+
+def conf_paths(pipeline_name: str | None) -> list[tuple[str, ...]]:
+    """Where `[spark.conf]` is looked up, most specific first (no section-less fallback such as `CONF`)."""
+    return ([(pipeline_name, "spark", "conf")] if pipeline_name else []) + [("spark", "conf")]
+
+
+def _gather_conf(pipeline_name: str | None, env: Mapping[str, str]) -> _Gathered:
+    gathered = _Gathered()
+    paths = conf_paths(pipeline_name)
+    for path in paths:
+        name = env_name(path)
+        prefix = f"{name}__"
+        for var in sorted(v for v in env if v.startswith(prefix)):
+            gathered.add(key_from_env(var, var[len(prefix):]), env[var], f"environment variable {var}")
+        if name in env:
+            gathered.add_table(env[name], f"environment variable {name}")
+    for file, path, value in read_toml_values(toml_files(), paths):
+        gathered.add_table(value, f"{file} [{'.'.join(path)}]")
+    return gathered
+
+
+def resolve_spark_settings(pipeline_name: str | None = None, environ: Mapping[str, str] | None = None) -> SparkSettings:
+    """The Spark master and settings configured for `pipeline_name` (env and TOML), with their sources.
+
+    `[spark] master` wins over a `"spark.master"` entry in `[spark.conf]`; the returned `conf` never holds it.
+
+    >>> resolve_spark_settings("quick_start", {"SPARK__CONF__SPARK__SQL__SHUFFLE__PARTITIONS": "8"}).conf
+    {'spark.sql.shuffle.partitions': '8'}
+    """
+    env = os.environ if environ is None else environ
+    gathered = _gather_conf(pipeline_name, env)
+    master = resolve(("spark",), "master", pipeline_name, hint=str, environ=env)
+    conf_master = gathered.conf.pop(MASTER_KEY, None)
+    conf_master_source = gathered.sources.pop(MASTER_KEY, None)
+    if master.value is not None:
+        return SparkSettings(str(master.value), master.source, gathered.conf, gathered.sources)
+    return SparkSettings(conf_master, conf_master_source, gathered.conf, gathered.sources)
+
+
+def default_conf() -> dict[str, str]:
+    """lakeload's defaults for a session it starts (quiet logs, no UI, Arrow, microsecond Parquet timestamps)."""
+    java_options = f"-Dlog4j2.configurationFile=file:{LOG4J_CONFIG}"
+    return {**DEFAULT_CONF, "spark.driver.extraJavaOptions": java_options, "spark.executor.extraJavaOptions": java_options}
+
+
+def session_conf(
+    settings: SparkSettings, explicit: Mapping[str, str] | None = None, submitted: Mapping[str, str] | None = None
+) -> dict[str, str]:
+    """Settings for a session lakeload starts: defaults < configured < `explicit` < spark-submit's, then pinned ones.
+
+    >>> session_conf(SparkSettings(conf={"spark.sql.shuffle.partitions": "8"}))["spark.sql.shuffle.partitions"]
+    '8'
+    """
+    merged = {**default_conf(), **settings.conf, **(explicit or {}), **(submitted or {})}
+    for key, value in PINNED_CONF.items():
+        if merged.get(key, value) != value:
+            warn_once(f"lakeload keeps {key}={value} (dlt's timestamps are UTC); the configured {merged[key]!r} is ignored.")
+        merged[key] = value
+    return merged
+
+
+def warn_submitted(settings: SparkSettings, submitted: Mapping[str, str]) -> None:
+    """One warning naming configured settings that spark-submit's own (`--master`, `--conf`) replace."""
+    replaced = [MASTER_KEY] if settings.master and submitted.get(MASTER_KEY, settings.master) != settings.master else []
+    replaced += [key for key, value in settings.conf.items() if submitted.get(key, value) != value]
+    if replaced:
+        warn_once(f"spark-submit's settings win over lakeload's configuration; ignored: {', '.join(replaced)}.")
+
+
+def _running_value(session: SparkSession, key: str) -> str | None:
+    from pyspark.errors import PySparkException
+
+    value = session.sparkContext.getConf().get(key)
+    if value is not None:
+        return value
+    try:
+        return session.conf.get(key)  # SQL settings: the session's value or Spark's default
+    except PySparkException:  # neither set nor defined with a default
+        return None
+
+
+def ignored_settings(session: SparkSession, settings: SparkSettings) -> list[str]:
+    """Configured keys whose value differs from what the running `session` has."""
+    ignored = []
+    if settings.master is not None and settings.master != session.sparkContext.master:
+        ignored.append(MASTER_KEY)
+    ignored += [key for key, value in settings.conf.items() if _running_value(session, key) != value]
+    return ignored
+
+
+def warn_ignored(session: SparkSession, settings: SparkSettings) -> None:
+    """One warning naming the configured settings a session lakeload did not start leaves unapplied."""
+    ignored = ignored_settings(session, settings)
+    if ignored:
+        warn_once(
+            "lakeload runs on a Spark session it did not start (passed as spark=, or already active) and never "
+            f"changes a running session's settings, so these configured ones are ignored: {', '.join(ignored)}. "
+            "Set them where that session is created, or let lakeload start the session."
+        )

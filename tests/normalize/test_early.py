@@ -1,0 +1,81 @@
+"""`run()` normalizes extracted files while extract goes on, and builds exactly the tables of separate steps."""
+
+from __future__ import annotations
+
+import os
+import sys
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "conformance"))
+from harness import canonicalize, diff, read_bucket  # noqa: E402
+
+import lakeload  # noqa: E402
+from lakeload.demo.events import generate_events  # noqa: E402
+from lakeload.errors import PipelineStepFailed  # noqa: E402
+from lakeload.normalize import early  # noqa: E402
+
+pytestmark = pytest.mark.usefixtures("spark")
+
+
+def _pipeline(tmp_path: Path, name: str) -> lakeload.Pipeline:
+    return lakeload.pipeline("early", destination=lakeload.destinations.filesystem(str(tmp_path / name / "bucket")),
+                             dataset_name="ds", pipelines_dir=str(tmp_path / name / "pipes"))
+
+
+@pytest.fixture
+def early_results(monkeypatch: pytest.MonkeyPatch) -> list[int]:
+    """How many splits each run got from the early normalize."""
+    seen: list[int] = []
+    original = early.EarlyNormalize.results
+
+    def spy(self: early.EarlyNormalize, load_id: str) -> Any:
+        found = original(self, load_id)
+        seen.append(len(found))
+        return found
+
+    monkeypatch.setattr(early.EarlyNormalize, "results", spy)
+    return seen
+
+
+def test_run_overlapping_extract_and_normalize_builds_the_same_tables(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, early_results: list[int]
+) -> None:
+    monkeypatch.setenv("EXTRACT__FILE_MAX_BYTES", "200000")  # ~8 files for 1,500 events
+    steps = _pipeline(tmp_path, "steps")
+    steps.extract(lakeload.resource(generate_events(1500), name="events"), loader_file_format="parquet")
+    steps.normalize()
+    steps.load()
+    assert early_results == []
+    overlapped = _pipeline(tmp_path, "overlap")
+    info = overlapped.run(lakeload.resource(generate_events(1500), name="events"), loader_file_format="parquet")
+    assert early_results and early_results[0] >= 5
+    assert info.row_counts["events"] == 1500
+    expected = canonicalize(read_bucket(tmp_path / "steps" / "bucket", "ds"))
+    assert diff(expected, canonicalize(read_bucket(tmp_path / "overlap" / "bucket", "ds"))) == []
+    columns = overlapped.default_schema.tables["events"]["columns"]
+    assert list(columns) == list(steps.default_schema.tables["events"]["columns"])
+    assert "external_ref__v_text" in columns
+
+
+def test_failed_extract_drops_what_early_normalize_wrote(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, early_results: list[int]
+) -> None:
+    monkeypatch.setenv("EXTRACT__FILE_MAX_BYTES", "100000")
+
+    def failing() -> Iterator[dict[str, Any]]:
+        yield from generate_events(800)
+        raise RuntimeError("source broke")
+
+    p = _pipeline(tmp_path, "failing")
+    with pytest.raises(PipelineStepFailed, match="source broke"):
+        p.run(lakeload.resource(failing(), name="events"), loader_file_format="parquet")
+    load_dir = Path(p.storage.packages_root) / "load"
+    leftovers = [str(x) for x in load_dir.rglob("*") if x.is_file()] if load_dir.exists() else []
+    assert leftovers == []
+    info = p.run(lakeload.resource(generate_events(300), name="events"))
+    assert info.row_counts["events"] == 300
+    assert os.listdir(tmp_path / "failing" / "bucket" / "ds" / "events") != []

@@ -1,0 +1,39 @@
+"""Child process: a pipeline's Spark session started from lakeload's configuration (env, TOML, spark-submit).
+
+Run from a folder with `.lakeload/config.toml`; prints one JSON line: the master, the settings the tests
+look at, and the environment marker the executors' Python reports.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+from collections.abc import Iterator
+
+import pyarrow as pa
+
+import lakeload
+
+KEYS = (
+    "spark.sql.shuffle.partitions", "spark.executor.memory", "spark.sql.adaptive.coalescePartitions.enabled",
+    "spark.sql.session.timeZone", "spark.ui.enabled",
+)
+
+
+def worker_marker(batches: Iterator[pa.RecordBatch]) -> Iterator[pa.RecordBatch]:
+    for _ in batches:
+        yield pa.RecordBatch.from_pylist([{"marker": os.environ.get("LAKELOAD_TEST_WORKER", "none")}])
+
+
+def main() -> None:
+    spark = lakeload.pipeline("child", destination="filesystem").spark
+    marker = spark.range(1, numPartitions=1).mapInArrow(worker_marker, "marker string").collect()[0][0]
+    print(json.dumps({
+        "master": spark.sparkContext.master,
+        "conf": {key: spark.conf.get(key, None) for key in KEYS},
+        "worker": marker,
+    }))
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,61 @@
+"""On `local-cluster[2,1,1024]` (executors are other processes), one pipeline loads JSON records, a Spark DataFrame
+and JSONL/Parquet files read from the S3 server into a bucket on the S3 server (moto on 127.0.0.1, auth enforced)."""
+
+from __future__ import annotations
+
+import gzip
+import io
+import json
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import pyarrow as pa
+import pyarrow.parquet as pq
+import s3fs
+from servers.fixtures import S3Server, fresh_prefix, s3_storage_options
+
+CHILD = Path(__file__).with_name("cluster_s3_child.py")
+
+
+def _credential_env(s3: S3Server) -> dict[str, str]:
+    env = {}
+    for section in ("DESTINATION__FILESYSTEM", "SOURCES__FILESYSTEM"):
+        env.update({
+            f"{section}__CREDENTIALS__AWS_ACCESS_KEY_ID": s3.access_key,
+            f"{section}__CREDENTIALS__AWS_SECRET_ACCESS_KEY": s3.secret_key,
+            f"{section}__CREDENTIALS__ENDPOINT_URL": s3.endpoint_url,
+            f"{section}__CREDENTIALS__REGION_NAME": s3.region,
+        })
+    return env
+
+
+def test_full_pipeline_on_local_cluster_into_s3(s3_server: S3Server, tmp_path: Path) -> None:
+    fs = s3fs.S3FileSystem(**s3_storage_options(s3_server))
+    prefix = f"{s3_server.bucket}/{fresh_prefix('cluster')}"
+    lines = [json.dumps({"id": i, "kind": "file", "items": [{"n": i}, {"n": i + 1}]}) for i in range(500)]
+    fs.pipe(f"{prefix}/source/a.jsonl", "\n".join(lines[:300]).encode() + b"\n")
+    fs.pipe(f"{prefix}/source/b.jsonl.gz", gzip.compress("\n".join(lines[300:]).encode() + b"\n"))
+    sink = io.BytesIO()
+    pq.write_table(pa.table({"id": pa.array(range(40), pa.int32()), "label": [f"l{i}" for i in range(40)]}), sink)
+    fs.pipe(f"{prefix}/source/rows.parquet", sink.getvalue())
+    env = dict(os.environ, PYSPARK_PYTHON=sys.executable, EXTRACT__FILE_MAX_BYTES="400000", **_credential_env(s3_server))
+    done = subprocess.run(
+        [sys.executable, str(CHILD), f"s3://{prefix}/lake", f"s3://{prefix}/source", str(tmp_path / "pipes")],
+        env=env, capture_output=True, text=True, timeout=900, cwd=tmp_path,
+    )
+    assert done.returncode == 0, done.stderr[-4000:]
+    assert s3_server.secret_key not in done.stdout + done.stderr
+    result = json.loads(done.stdout.strip().splitlines()[-1])
+    assert result["executors"] == 2 and result["worker_pids"] >= 2 and not result["driver_in_workers"]
+    counts = result["counts"]
+    assert counts["json"]["events"] == 3000
+    assert counts["frame"] == {"frame_rows": 100, "frame_rows__tags": 200, "frame_rows__pets": 100}
+    assert counts["jsonl_files"] == {"file_events": 500, "file_events__items": 1000}
+    assert counts["again"] == {}  # incremental: no new files
+    assert counts["parquet_files"] == {"file_rows": 40}
+    stored = result["stored"]
+    assert stored["events"] == 3000 and stored["frame_rows__tags"] == 200 and stored["file_events__items"] == 1000
+    tables = {p.rsplit("/", 1)[-1] for p in fs.ls(f"{prefix}/lake/ds")}
+    assert {"events", "frame_rows", "frame_rows__pets", "file_events", "file_rows", "_dlt_loads", "init"} <= tables
