@@ -8,8 +8,9 @@ Scenarios (each tool/configuration in its own fresh process, like ``bench_vs_dlt
   dlt 1.31 (``filesystem(...) | read_jsonl()``, 2 normalize workers with extract file rotation, its best
   configuration), lakeload's file source (``filesystem(...) | read_jsonl()``), and a bare Spark
   ``spark.read.json(files).write.parquet(...)`` (Spark's inference pass plus its parse pass);
-- ``small``: in one process, Spark's own session start and first job, lakeload's first 10-record run
-  (cold) and the median of 5 more 10-record runs (warm, session already started).
+- ``small``: in one process, Spark's own session start and first Python job (JVM and worker warm-up), lakeload's
+  first 10-record run (cold) and the median of 5 more 10-record runs (warm, session already started); then
+  the same in a fresh process without the warm-up job (lakeload's first run pays Spark's warm-up).
 
 Examples::
 
@@ -131,7 +132,8 @@ def child_small(spec: dict[str, Any]) -> dict[str, Any]:
     t_import = time.perf_counter()
     spark = get_spark()
     t_session = time.perf_counter()
-    spark.range(2, numPartitions=2).mapInArrow(lambda batches: batches, "id long").collect()
+    if spec.get("warm_up", True):  # Spark's own first Python job (JVM and Python worker warm-up)
+        spark.range(2, numPartitions=2).mapInArrow(lambda batches: batches, "id long").collect()
     t_first_job = time.perf_counter()
     records = [{"id": i, "name": f"user {i}", "tags": ["a", "b"], "address": {"city": "x"}} for i in range(10)]
     pipeline = lakeload.pipeline("bench_small", destination=lakeload.destinations.filesystem(spec["bucket"]),
@@ -232,10 +234,12 @@ def main(argv: list[str] | None = None) -> int:
             results.append(run_child(spec))
         print_files(results)
     if "small" in scenarios:
-        result = run_child({"label": "small", "tool": "small", "events": 10, "run_dir": str(WORKDIR / "small")})
-        stages = result.get("stages", {})
-        print("\n" + "\n".join(f"{k:28}{v:8.2f} s" for k, v in stages.items()))
-        results.append(result)
+        for warm_up in (True, False):
+            label = "small" if warm_up else "small, no Spark warm-up job first"
+            spec = {"label": label, "tool": "small", "events": 10, "warm_up": warm_up, "run_dir": str(WORKDIR / "small")}
+            result = run_child(spec)
+            print(f"\n{label}:\n" + "\n".join(f"  {k:28}{v:8.2f} s" for k, v in result.get("stages", {}).items()))
+            results.append(result)
     out = WORKDIR / f"results-{int(time.time())}.json"
     out.write_text(json.dumps(results, indent=2, default=str))
     print(f"raw results: {out}")

@@ -18,6 +18,7 @@ from typing import Any
 import orjson
 import pyarrow as pa
 
+from lakeload.normalize.executor_tasks import conform
 from lakeload.normalize.executor_writers import TableFileWriter, arrow_schema, file_extension
 
 TColumn = dict[str, Any]
@@ -42,15 +43,7 @@ class FrameWriteSpec:
 
 def conform_batch(batch: pa.RecordBatch, schema: pa.Schema) -> pa.Table:
     """`batch` with exactly the columns of `schema`, in its order, cast to its types (nulls where absent)."""
-    arrays = []
-    for target in schema:
-        index = batch.schema.get_field_index(target.name)
-        if index < 0:
-            arrays.append(pa.nulls(batch.num_rows, target.type))
-            continue
-        column = batch.column(index)
-        arrays.append(column if column.type == target.type else column.cast(target.type))
-    return pa.Table.from_arrays(arrays, schema=schema)
+    return conform(pa.Table.from_batches([batch]), schema)
 
 
 def _json_rows(table: pa.Table, json_columns: frozenset[str]) -> Iterator[dict[str, Any]]:

@@ -11,6 +11,7 @@ import contextlib
 import copy
 import logging
 import os
+import threading
 import time
 import warnings
 from collections.abc import Callable, Iterator, Sequence
@@ -69,6 +70,7 @@ class Pipeline(PipelineSettings):
         self.progress = make_progress(progress)
         self._spark = spark
         self._spark_checked = False
+        self._spark_lock = threading.RLock()
         self._source_options: dict[str, dict[str, Any]] = {}  # bucket_url -> fsspec options of files sources
         self._overlap = False
         self._early: dict[str, EarlyResults] = {}  # load id -> pass-1 results computed during extract
@@ -83,13 +85,14 @@ class Pipeline(PipelineSettings):
     @property
     def spark(self) -> SparkSession:
         """The Spark session lakeload runs on: the one passed in, the active one, or one it starts from `[spark]`."""
-        if self._spark is None or not self._spark_checked:
-            from lakeload.spark.session import session_for
+        with self._spark_lock:
+            if self._spark is None or not self._spark_checked:
+                from lakeload.spark.session import session_for
 
-            self._spark = session_for(self.pipeline_name, self._spark)
-            warn_unreachable_packages(self._spark.sparkContext.master, self.storage)
-            self._spark_checked = True
-        return self._spark
+                self._spark = session_for(self.pipeline_name, self._spark)
+                warn_unreachable_packages(self._spark.sparkContext.master, self.storage)
+                self._spark_checked = True
+            return self._spark
 
     @property
     def default_schema_name(self) -> str | None:
