@@ -75,7 +75,7 @@ class Loader:
         result = LoadResult(load_id, schema.name, row_counts=package["row_counts"])
         self._ensure_init()
         plain = [f for f in package["files"] if not is_delta_table(schema, f["table"])]
-        if len(plain) < len(package["files"]):
+        if any(is_delta_table(schema, root) for root in package["root_tables"]):  # also without rows: replace empties
             delta_files, result.replaced_tables = DeltaLoader(self.spark, self.client, self.pipeline_name).load(
                 package_dir, package, schema
             )

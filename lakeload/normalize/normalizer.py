@@ -260,6 +260,8 @@ class Normalizer:
         )
         results = {split.index: result for split, result in zip(python_splits, computed, strict=True)}
         results.update(early)
+        if early and self.on_progress is not None:
+            self.on_progress(len(early))  # done while extract ran
         tables = plan.tables
         self.null_only: dict[str, set[str]] = {}
         self.collisions: dict[tuple[str, str], list[str]] = {}

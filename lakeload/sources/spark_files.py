@@ -5,8 +5,8 @@
   timestamps (pandas writes those), which Spark refuses: they are read like bucket files.
 - Buckets (Spark here has no s3a/gs/abfs connectors): executors read the files through fsspec and
   pyarrow (`lakeload.spark.executor_file_read`). The schema is fixed on the driver from metadata only: the union of the
-  Parquet footers, or pyarrow's CSV inference over the first block of the first file; columns a file
-  lacks are null.
+  Parquet footers, or of pyarrow's CSV inference over each file's first block (types that disagree become
+  `double` or text); columns a file lacks are null.
 - `memory://` buckets live in the driver process, so the driver reads those.
 """
 
@@ -137,13 +137,33 @@ def _has_nanos(schema: pa.Schema | pa.DataType) -> bool:
 
 
 def _driver_schema(fs: Any, files: list[ListedFile], file_format: str) -> tuple[pa.Schema, dict[str, pa.DataType]]:
-    """Metadata only: the union of the Parquet footers, or the CSV types of the first file's first block."""
+    """Metadata only: the union of the Parquet footers, or of the CSV types of every file's first block."""
     if file_format == "parquet":
         return _parquet_schema(fs, files), {}
+    with ThreadPoolExecutor(max_workers=8) as pool:
+        schemas = list(pool.map(lambda f: _csv_block_schema(fs, f.path), files))
+    schema = _union_csv(schemas)
+    return schema, {field.name: field.type for field in schema}
+
+
+def _csv_block_schema(fs: Any, path: str) -> pa.Schema:
     import pyarrow.csv as pacsv
 
-    first = files[0].path
-    compression = "gzip" if first.lower().endswith((".gz", ".gzip")) else None
-    with fs.open(first, "rb", compression=compression) as f:
-        schema = pacsv.open_csv(f, read_options=pacsv.ReadOptions(block_size=CSV_INFER_BYTES)).schema
-    return schema, {field.name: field.type for field in schema}
+    compression = "gzip" if path.lower().endswith((".gz", ".gzip")) else None
+    with fs.open(path, "rb", compression=compression) as f:
+        return pacsv.open_csv(f, read_options=pacsv.ReadOptions(block_size=CSV_INFER_BYTES)).schema
+
+
+def _union_csv(schemas: list[pa.Schema]) -> pa.Schema:
+    """Every column of every file, in order of first appearance; types that disagree become the wider
+    number (`double`) or text, so no file's values are lost."""
+    types: dict[str, pa.DataType] = {}
+    for schema in schemas:
+        for field in schema:
+            known = types.get(field.name)
+            if known is None or pa.types.is_null(known):
+                types[field.name] = field.type
+            elif known != field.type and not pa.types.is_null(field.type):
+                numeric = all(pa.types.is_integer(t) or pa.types.is_floating(t) for t in (known, field.type))
+                types[field.name] = pa.float64() if numeric else pa.string()
+    return pa.schema([pa.field(name, t) for name, t in types.items()])

@@ -70,6 +70,8 @@ def test_replace_is_one_version_per_load_and_empties_nested_tables(bucket: Path,
     assert sorted(r["id"] for r in ev.to_pyarrow_table().to_pylist()) == [1, 2]  # history kept
     with p.sql_client() as client:
         assert client.execute_sql("SELECT id FROM ev") == [(3,)]
+    p.run([], table_name="ev", table_format="delta", write_disposition="replace")  # no rows: the table is emptied
+    assert rows(bucket, "ev", "id") == [] and table(bucket, "ev").version() == 2
 
 
 def test_upsert_removes_nested_rows_of_updated_records(bucket: Path, pipelines_dir: Path) -> None:

@@ -58,6 +58,7 @@ def test_jsonl_parquet_and_csv_from_s3(
     fs.pipe_file(f"{prefix}/tables/p1.parquet", parquet(pa.table({"id": [1, 2], "price": [1.5, None]})))
     fs.pipe_file(f"{prefix}/tables/p2.parquet", parquet(pa.table({"id": [3], "label": ["x"]})))
     fs.pipe_file(f"{prefix}/tables/c.csv", b"id,amount\n1,0.5\n2,1.5\n")
+    fs.pipe_file(f"{prefix}/tables/d.csv", b"id,amount,note\n3,7,late\n")  # one more column, ints: nothing dropped
     monkeypatch.setenv("EXTRACT__FILE_MAX_BYTES", "300")
     url, creds = f"s3://{prefix}", credentials(s3_server)
     p = make_pipeline(bucket, pipelines_dir)
@@ -76,8 +77,10 @@ def test_jsonl_parquet_and_csv_from_s3(
         "id": "bigint", "price": "double", "label": "text", "_file_name": "text"}
 
     info = p.run(filesystem(f"{url}/tables", "*.csv", creds) | read_csv(), table_name="amounts")
-    assert info.row_counts == {"amounts": 2}
+    assert info.row_counts == {"amounts": 3}
     assert p.default_schema.tables["amounts"]["columns"]["amount"]["data_type"] == "double"
+    stored = p.dataset()("SELECT id, amount, note FROM amounts ORDER BY id").arrow().to_pylist()
+    assert stored[-1] == {"id": 3, "amount": 7.0, "note": "late"} and stored[0]["note"] is None
 
 
 def test_incremental_on_s3_and_normalize_in_a_new_process_with_configured_credentials(
