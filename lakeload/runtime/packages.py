@@ -12,9 +12,14 @@
 ```
 
 Every state change is a directory rename, so a process killed at any point leaves each package in
-exactly one complete state (or an incomplete one that is redone). With `[spark] working_url` set, the
-`load/` folders live under `<working_url>/<pipeline_name>/` instead (where every Spark host can read them);
-state and schemas stay in the pipeline folder.
+exactly one complete state (or an incomplete one that is redone). With `[spark] working_url` set to a
+shared folder, the `load/` folders live under `<working_url>/<pipeline_name>/` instead (where every Spark
+host can read them); state and schemas stay in the pipeline folder.
+
+With `working_url` on an object store, package metadata (stage folders, manifest.json, package.json) stays
+in the pipeline folder and only data files go to the bucket, at `<working_url>/<pipeline_name>/<load_id>/
+extracted/data/...` and `.../normalized/data/...`: paths in the manifest are relative to that data base, so
+stage renames never move data. Discarding, completing or dropping a package deletes its bucket data too.
 """
 
 from __future__ import annotations
@@ -28,6 +33,7 @@ from typing import Any
 import orjson
 
 from lakeload.schema.schema import Schema
+from lakeload.spark.executor_working import WorkingStore, remove_tree
 
 EXTRACTING, EXTRACTED, NORMALIZING, NORMALIZED, LOADED = (
     "extracting",
@@ -64,10 +70,13 @@ class PipelineStorage:
     """Access to one pipeline's working folder (`root`) and its load packages (under `packages_root`).
 
     >>> storage = PipelineStorage("~/.lakeload/pipelines/p", packages_root="/mnt/shared/lakeload/p")
+
+    `working` (an object store) makes data files live under `working.url` (see the module docstring).
     """
 
     root: str
     packages_root: str = ""
+    working: WorkingStore | None = None
 
     def __post_init__(self) -> None:
         self.root = os.path.abspath(os.path.expanduser(self.root))
@@ -98,15 +107,28 @@ class PipelineStorage:
         """Remove the whole working folder and the packages folder (what `pipeline.drop()` does)."""
         shutil.rmtree(self.root, ignore_errors=True)
         shutil.rmtree(self.packages_root, ignore_errors=True)
+        if self.working is not None:
+            remove_tree(self.working.url, self.working)
 
     # -- packages ----------------------------------------------------------------------------------
     def package_dir(self, stage: str, load_id: str) -> str:
         return os.path.join(self.packages_root, "load", stage, load_id)
 
+    def data_base(self, stage: str, load_id: str) -> str:
+        """What a package's data paths (`data/...`) are relative to: its folder, or its bucket prefix."""
+        if self.working is None:
+            return self.package_dir(stage, load_id)
+        part = "extracted" if stage in (EXTRACTING, EXTRACTED) else "normalized"
+        return f"{self.working.url}/{load_id}/{part}"
+
+    def _drop_data(self, stage: str, load_id: str) -> None:
+        if self.working is not None:
+            remove_tree(self.data_base(stage, load_id), self.working)
+
     def normalized_package(self, load_id: str) -> tuple[str, dict[str, Any]]:
-        """The folder of a normalized package and its `package.json` (files, schema, state)."""
+        """The data base of a normalized package (see `data_base`) and its `package.json` (files, schema, state)."""
         package_dir = self.package_dir(NORMALIZED, load_id)
-        return package_dir, read_json(os.path.join(package_dir, "package.json"))
+        return self.data_base(NORMALIZED, load_id), read_json(os.path.join(package_dir, "package.json"))
 
     def list_packages(self, stage: str) -> list[str]:
         """Load ids in `stage`, oldest first."""
@@ -127,10 +149,13 @@ class PipelineStorage:
     def complete(self, load_id: str) -> None:
         """A loaded package keeps its package.json as the record of the load; its data files go."""
         shutil.rmtree(os.path.join(self.package_dir(NORMALIZED, load_id), "data"), ignore_errors=True)
+        if self.working is not None:
+            remove_tree(f"{self.working.url}/{load_id}", self.working)
         self.move(load_id, NORMALIZED, LOADED)
 
     def discard(self, stage: str, load_id: str) -> None:
         shutil.rmtree(self.package_dir(stage, load_id), ignore_errors=True)
+        self._drop_data(stage, load_id)
 
     def recover(self) -> None:
         """Bring packages left by a killed process back to a complete state.

@@ -10,7 +10,12 @@ import pytest
 
 from lakeload.errors import ConfigurationError
 from lakeload.runtime.packages import EXTRACTED, NORMALIZED, PipelineStorage
-from lakeload.runtime.working import pipeline_storage, warn_unreachable_packages, working_path
+from lakeload.runtime.working import (
+    is_object_store,
+    pipeline_storage,
+    warn_unreachable_packages,
+    working_path,
+)
 from lakeload.spark import settings as spark_settings
 from lakeload.spark.settings import is_local_master
 
@@ -26,9 +31,10 @@ def test_working_url_forms() -> None:
     assert working_path("/mnt/shared/") == "/mnt/shared"
     assert working_path("file:///mnt/shared%20data") == "/mnt/shared data"
     assert working_path("file://localhost/mnt/x") == "/mnt/x"
-    for url in ("s3://bucket/work", "gs://bucket", "az://container/x", "abfss://c@a.dfs.core.windows.net/x"):
-        with pytest.raises(ConfigurationError, match="only shared file systems are supported as working_url for now"):
-            working_path(url)
+    for url in ("s3://bucket/work", "gs://bucket", "az://container/x", "abfss://c@a.dfs.core.windows.net/x", "memory://w"):
+        assert is_object_store(url)
+    with pytest.raises(ConfigurationError, match="ftp:// is not supported as working_url.*working_credentials"):
+        working_path("ftp://host/x")
     for url in ("relative/folder", "file://server/share", "file:relative"):
         with pytest.raises(ConfigurationError, match="is not an absolute local path.*SPARK__WORKING_URL"):
             working_path(url)
