@@ -19,9 +19,12 @@ from lakeload.errors import ExtractError
 from lakeload.extract.context import ExtractContext
 from lakeload.extract.external import ExternalFiles, split_entries
 from lakeload.extract.resource import Resource, TableHints
+from lakeload.extract.spark_parts import write_frame_parts
 from lakeload.runtime.packages import EXTRACTED, EXTRACTING, PipelineStorage, new_load_id, write_json_atomic
 from lakeload.schema import typed_json
 from lakeload.schema.naming import NamingConvention
+from lakeload.spark import executor_working as wio
+from lakeload.spark.executor_working import WorkingStore
 from lakeload.spark.local_paths import local_uri
 
 FILE_MAX_BYTES = 64 * 1024 * 1024
@@ -32,6 +35,7 @@ BUFFER_BYTES = 4 * 1024 * 1024
 class _JsonlFile:
     path: str
     handle: IO[bytes]
+    local: str = ""  # the executor-local file uploaded to `path` when it is a bucket URL
     items: int = 0
     bytes: int = 0
     may_have_tags: bool = False
@@ -53,24 +57,30 @@ class PackageWriter:
     """Writes the items of one package, rotating files per root table."""
 
     def __init__(
-        self, data_dir: str, file_max_bytes: int = FILE_MAX_BYTES, on_closed: Callable[[int, dict[str, Any]], None] | None = None
+        self, data_dir: str, file_max_bytes: int = FILE_MAX_BYTES, on_closed: Callable[[int, dict[str, Any]], None] | None = None,
+        working: WorkingStore | None = None,
     ) -> None:
         self.data_dir = data_dir
+        self.working = working  # the bucket of `data_dir` when it is a URL (`[spark] working_url`)
         self.file_max_bytes = file_max_bytes
         self.on_closed = on_closed  # hears of every complete JSONL file (split index, split entry)
         self.splits: list[dict[str, Any]] = []
         self.source_options: dict[str, dict[str, Any]] = {}  # of external files' buckets; never in the manifest
         self._open: dict[str, _JsonlFile] = {}
-        os.makedirs(data_dir, exist_ok=True)
+        wio.make_dirs(data_dir)
 
     def _new_path(self, table: str, ext: str) -> str:
-        return os.path.join(self.data_dir, f"{len(self.splits):06d}.{table}.{ext}")
+        return wio.join(self.data_dir, f"{len(self.splits):06d}.{table}.{ext}")
+
+    def _new_jsonl(self, path: str) -> _JsonlFile:
+        local = wio.local_temp(path) if wio.is_remote(path) else ""
+        return _JsonlFile(path, open(local or path, "wb", buffering=BUFFER_BYTES), local)  # noqa: SIM115
 
     def write_item(self, table: str, item: Any) -> None:
         current = self._open.get(table)
         if current is None:
             path = self._new_path(table, "jsonl")
-            current = self._open[table] = _JsonlFile(path, open(path, "wb", buffering=BUFFER_BYTES))  # noqa: SIM115
+            current = self._open[table] = self._new_jsonl(path)
             self.splits.append({"path": path, "root_table": table, "file_format": "jsonl"})
         try:
             line, tagged = typed_json.dumps_tracked(item)
@@ -94,14 +104,18 @@ class PackageWriter:
         if not isinstance(data, (pa.Table, pa.RecordBatch)):
             data = pa.Table.from_pandas(data, preserve_index=False)
         path = self._new_path(table, "parquet")
-        pq.write_table(pa.table(data) if isinstance(data, pa.RecordBatch) else data, path)
+        with wio.local_target(path, self.working) as local:
+            pq.write_table(pa.table(data) if isinstance(data, pa.RecordBatch) else data, local)
         self.splits.append({"path": path, "root_table": table, "file_format": "parquet"})
         return data.num_rows
 
     def write_spark(self, table: str, frame: Any) -> None:
         """A Spark DataFrame is written by its executors as Parquet (its types kept): one split, normalized by Spark."""
         folder = self._new_path(table, "spark")
-        frame.write.mode("overwrite").parquet(local_uri(folder))
+        if wio.is_remote(folder):
+            write_frame_parts(frame, folder, self.working)
+        else:
+            frame.write.mode("overwrite").parquet(local_uri(folder))
         self.splits.append({"path": folder, "root_table": table, "file_format": "frame"})
 
     def write_external(self, table: str, external: ExternalFiles) -> None:
@@ -112,6 +126,9 @@ class PackageWriter:
     def _close(self, table: str) -> None:
         current = self._open.pop(table)
         current.handle.close()
+        if current.local:
+            wio.upload(current.local, current.path, self.working)
+            os.remove(current.local)
         for index, split in enumerate(self.splits):
             if split["path"] == current.path:
                 split.update(items=current.items, may_have_tags=current.may_have_tags)
@@ -121,6 +138,14 @@ class PackageWriter:
     def close(self) -> None:
         for table in list(self._open):
             self._close(table)
+
+    def abort(self) -> None:
+        """Close open files without publishing them (the package is discarded)."""
+        for current in self._open.values():
+            current.handle.close()
+            if current.local:
+                os.remove(current.local)
+        self._open.clear()
 
 
 class SplitListener(Protocol):
@@ -182,12 +207,14 @@ def extract_resources(
     started = time.perf_counter()
     load_id = new_load_id()
     package = storage.package_dir(EXTRACTING, load_id)
+    os.makedirs(package, exist_ok=True)  # marks the package (and its bucket data) for recovery
+    data_base = storage.data_base(EXTRACTING, load_id)
     tables: dict[str, dict[str, Any]] = {}
     on_closed = None
     if listener is not None:
         def on_closed(index: int, split: dict[str, Any]) -> None:
             listener.submit(load_id, index, split, tables)
-    writer = PackageWriter(os.path.join(package, "data"), file_max_bytes, on_closed)
+    writer = PackageWriter(wio.join(data_base, "data"), file_max_bytes, on_closed, storage.working)
     result = ExtractResult(load_id=load_id, schema_name=schema_name)
     pending = 0
     try:
@@ -223,7 +250,7 @@ def extract_resources(
         "schema_name": schema_name,
         "created_at": pendulum.now("UTC").isoformat(),
         "tables": tables,
-        "splits": [s if "source" in s else {**s, "path": os.path.relpath(s["path"], package)} for s in writer.splits],
+        "splits": [s if "source" in s else {**s, "path": wio.relative(s["path"], data_base)} for s in writer.splits],
         **(extra or {}),
     }
     write_json_atomic(os.path.join(package, "manifest.json"), manifest)
@@ -238,7 +265,7 @@ def extract_resources(
 
 def _abandon(writer: PackageWriter, storage: PipelineStorage, load_id: str) -> None:
     writer.on_closed = None  # nothing more for normalize: the package goes
-    writer.close()
+    writer.abort()
     storage.discard(EXTRACTING, load_id)
 
 

@@ -20,6 +20,7 @@ from typing import TYPE_CHECKING, Any
 
 from lakeload.normalize.executor_tasks import Split, normalize_split
 from lakeload.runtime.packages import NORMALIZING
+from lakeload.spark import executor_working as wio
 from lakeload.spark.session import run_tasks
 
 if TYPE_CHECKING:
@@ -59,9 +60,12 @@ class EarlyNormalize:
         schema = copy.deepcopy(self._schema)
         item = Split(index, split["path"], split["root_table"], "jsonl", split.get("may_have_tags", False))
         plan = normalizer.plan(load_id, schema, tables, [item])
-        plan.output_dir = os.path.join(normalizer.storage.package_dir(NORMALIZING, load_id), "data")
-        os.makedirs(plan.output_dir, exist_ok=True)
-        result: dict[str, Any] = run_tasks(self._spark(), normalize_split, plan, [item], f"lakeload normalize {load_id}")[0]
+        storage = normalizer.storage
+        os.makedirs(storage.package_dir(NORMALIZING, load_id), exist_ok=True)  # marks the data for recovery
+        plan.output_dir = wio.join(storage.data_base(NORMALIZING, load_id), "data")
+        wio.make_dirs(plan.output_dir)
+        description = f"lakeload normalize {load_id}"
+        result: dict[str, Any] = run_tasks(self._spark(), normalize_split, plan, [item], description, working=storage.working)[0]
         return result
 
     def wait(self) -> None:

@@ -45,8 +45,9 @@ from lakeload.normalize.executor_relational import (
     C_OCCURRENCE,
     RootTableSettings,
 )
-from lakeload.normalize.executor_writers import arrow_schema, complete_columns, rows_to_arrow
+from lakeload.normalize.executor_writers import arrow_schema, complete_columns, rows_to_arrow, write_ipc
 from lakeload.schema.datatypes import JSONL_OPTIONS, jsonl_default
+from lakeload.spark import executor_working as wio
 
 if TYPE_CHECKING:
     from lakeload.normalize.executor_tasks import NormalizePlan, Split
@@ -266,18 +267,15 @@ class _Run:
                     files.extend(self._jsonl(name, part, columns, python, done, new_writer))
         except BaseException:
             for meta in files:
-                if os.path.exists(meta["path"]):
-                    os.remove(meta["path"])
+                wio.remove(meta["path"])
             raise
         return files
 
     def _chunk(self, name: str, data: pa.Table) -> str:
         """One Arrow IPC chunk, named and laid out like `ArrowChunkWriter`'s."""
-        stem = os.path.join(self.plan.output_dir, f"_chunks.{self.split.index:06d}.{name}")
+        stem = wio.join(self.plan.output_dir, f"_chunks.{self.split.index:06d}.{name}")
         path = f"{stem}.0000.arrow"
-        os.makedirs(os.path.dirname(path), exist_ok=True)
-        with pa.OSFile(path, "wb") as sink, pa.ipc.new_file(sink, data.schema) as writer:
-            writer.write_table(data)
+        write_ipc(path, data)
         return path
 
     def _jsonl(

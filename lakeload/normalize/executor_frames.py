@@ -9,7 +9,6 @@ Imports only pyarrow, orjson and executor-safe lakeload modules.
 
 from __future__ import annotations
 
-import os
 import uuid
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass
@@ -20,6 +19,8 @@ import pyarrow as pa
 
 from lakeload.normalize.executor_tasks import conform
 from lakeload.normalize.executor_writers import TableFileWriter, arrow_schema, file_extension
+from lakeload.spark import executor_working as wio
+from lakeload.spark.executor_working import WorkingStore
 
 TColumn = dict[str, Any]
 META_SCHEMA = "result string"
@@ -35,6 +36,7 @@ class FrameWriteSpec:
     compressed: bool
     output_dir: str
     split: int
+    working: WorkingStore | None = None  # the bucket of `output_dir` when it is a URL
 
     @property
     def json_columns(self) -> frozenset[str]:
@@ -60,7 +62,7 @@ def _json_rows(table: pa.Table, json_columns: frozenset[str]) -> Iterator[dict[s
 def _writer(spec: FrameWriteSpec) -> TableFileWriter:
     ext = file_extension(spec.file_format, spec.compressed)
     file_id = uuid.uuid4().hex[:10]
-    path = os.path.join(spec.output_dir, f"{spec.table}.{file_id}.{ext}")
+    path = wio.join(spec.output_dir, f"{spec.table}.{file_id}.{ext}")
     return TableFileWriter(path, spec.file_format, spec.columns, spec.compressed, spec.table, file_id, ext)
 
 
@@ -70,6 +72,7 @@ def write_partition(spec: FrameWriteSpec) -> Callable[[Iterator[pa.RecordBatch]]
     json_columns = spec.json_columns
 
     def run(batches: Iterator[pa.RecordBatch]) -> Iterator[pa.RecordBatch]:
+        wio.use(spec.working)
         writer: TableFileWriter | None = None
         try:
             for batch in batches:

@@ -38,9 +38,12 @@ from lakeload.normalize.executor_writers import (
     arrow_schema,
     complete_columns,
     file_extension,
+    read_ipc,
 )
 from lakeload.schema import typed_json
 from lakeload.schema.naming import NamingConvention
+from lakeload.spark import executor_working as wio
+from lakeload.spark.executor_working import WorkingStore
 
 TTable = dict[str, Any]
 FRAME_FORMAT = "frame"  # a split that is a Spark DataFrame written as a Parquet folder, normalized by Spark
@@ -73,6 +76,7 @@ class NormalizePlan:
     compressed: bool = True
     output_dir: str = ""
     root_formats: dict[str, str] = field(default_factory=dict)  # root table -> format (Delta: parquet)
+    working: WorkingStore | None = None  # the bucket of package data URLs (options hidden from repr)
 
     def format_for(self, root_table: str) -> str:
         """The file format of a root table's tree: the package's, or parquet for Delta tables."""
@@ -82,16 +86,15 @@ class NormalizePlan:
 def read_records(split: Split) -> Iterator[Any]:
     """The items of a split, in order, with their original Python types."""
     if split.file_format == "parquet":
-        parquet = pq.ParquetFile(split.path)
-        for batch in parquet.iter_batches(batch_size=10_000):
-            yield from batch.to_pylist()
+        with wio.open_input(split.path) as raw:
+            for batch in pq.ParquetFile(raw).iter_batches(batch_size=10_000):
+                yield from batch.to_pylist()
         return
     if split.source is not None:
         yield from _source_records(split.source)
         return
-    opener = gzip.open if split.path.endswith(".gz") else open
     loads = typed_json.loads
-    with opener(split.path, "rb") as f:
+    with wio.open_input(split.path) as raw, (gzip.open(raw, "rb") if split.path.endswith(".gz") else raw) as f:
         for line_no, line in enumerate(f, 1):
             if not line.strip():
                 continue
@@ -163,7 +166,7 @@ def infer_split(plan: NormalizePlan, split: Split) -> dict[str, Any]:
 
 def _new_file_path(plan: NormalizePlan, table_name: str, ext: str) -> tuple[str, str]:
     file_id = uuid.uuid4().hex[:10]
-    return file_id, os.path.join(plan.output_dir, f"{table_name}.{file_id}.{ext}")
+    return file_id, wio.join(plan.output_dir, f"{table_name}.{file_id}.{ext}")
 
 
 def _final_writer(plan: NormalizePlan, split: Split, table_name: str, tables: dict[str, TTable]) -> TableFileWriter:
@@ -196,8 +199,10 @@ def _arrow_fast_path(plan: NormalizePlan, split: Split) -> dict[str, Any] | None
         data = read_split_bytes(split.source)
         file_name = split.source.url if split.source.add_file_name else None
     elif split.path.endswith(".gz"):
-        with gzip.open(split.path, "rb") as unzipped:
+        with wio.open_input(split.path) as raw, gzip.open(raw, "rb") as unzipped:
             data = unzipped.read()
+    elif wio.is_remote(split.path):
+        data = bytearray(wio.read_bytes(split.path))
     else:  # mutable: the fast path blanks the records it leaves to Python in place
         data = bytearray(os.path.getsize(split.path))
         with open(split.path, "rb") as f:
@@ -228,7 +233,7 @@ def normalize_split(plan: NormalizePlan, split: Split) -> dict[str, Any]:
             writer = writers.get(table_name)
             if writer is None:
                 if staged:
-                    stem = os.path.join(plan.output_dir, f"_chunks.{split.index:06d}.{table_name}")
+                    stem = wio.join(plan.output_dir, f"_chunks.{split.index:06d}.{table_name}")
                     writer = ArrowChunkWriter(stem, table_name, tables)
                 else:
                     writer = _final_writer(plan, split, table_name, tables)
@@ -289,12 +294,11 @@ def finalize_split(plan: NormalizePlan, job: dict[str, Any]) -> list[dict[str, A
         schema = arrow_schema(writer.columns)
         try:
             for path in paths:
-                with pa.memory_map(path) as source:
-                    writer.write_arrow(conform(pa.ipc.open_file(source).read_all(), schema))
+                writer.write_arrow(conform(read_ipc(path), schema))
             files.extend(dict(meta, split=split.index) for meta in writer.close())
         except BaseException:
             writer.abort()
             raise
         for path in paths:
-            os.remove(path)
+            wio.remove(path)
     return files

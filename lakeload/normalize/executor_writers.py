@@ -22,6 +22,7 @@ import pyarrow.parquet as pq
 
 from lakeload.schema import datatypes
 from lakeload.schema.arrow_types import to_arrow_type
+from lakeload.spark import executor_working as wio
 
 TColumn = dict[str, Any]
 FLUSH_ROWS = 20_000
@@ -71,6 +72,22 @@ def rows_to_arrow(rows: list[dict[str, Any]], columns: dict[str, TColumn], schem
     return pa.Table.from_arrays([pa.array(values[f.name], type=f.type) for f in schema], schema=schema)
 
 
+def write_ipc(path: str, data: pa.Table) -> None:
+    """Write an Arrow IPC file (a chunk of a split's rows) at a local path or a bucket URL."""
+    with wio.local_target(path) as local:
+        os.makedirs(os.path.dirname(local), exist_ok=True)
+        with pa.OSFile(local, "wb") as sink, pa.ipc.new_file(sink, data.schema) as writer:
+            writer.write_table(data)
+
+
+def read_ipc(path: str) -> pa.Table:
+    """Read an Arrow IPC file written by `write_ipc`."""
+    if not wio.is_remote(path):
+        with pa.memory_map(path) as source:
+            return pa.ipc.open_file(source).read_all()
+    return pa.ipc.open_file(pa.py_buffer(wio.read_bytes(path))).read_all()
+
+
 class TableFileWriter:
     """Writes the rows of one table into one final file; `close()` returns the file's metadata."""
 
@@ -79,7 +96,7 @@ class TableFileWriter:
         table: str = "", file_id: str = "", ext: str = "",
     ) -> None:
         self.path = path
-        self.tmp_path = path + ".tmp"
+        self.tmp_path = wio.local_temp(path) if wio.is_remote(path) else path + ".tmp"  # uploaded in close()
         self.file_format = file_format
         self.columns = columns
         self.compressed = compressed and file_format != "parquet"
@@ -148,8 +165,13 @@ class TableFileWriter:
         for closable in (self._parquet, self._csv, self._stream, self._raw):
             if closable is not None:
                 closable.close()
-        os.replace(self.tmp_path, self.path)
-        return [{**self.meta, "path": self.path, "rows": self.rows, "bytes": os.path.getsize(self.path)}]
+        size = os.path.getsize(self.tmp_path)
+        if wio.is_remote(self.path):
+            wio.upload(self.tmp_path, self.path)
+            os.remove(self.tmp_path)
+        else:
+            os.replace(self.tmp_path, self.path)
+        return [{**self.meta, "path": self.path, "rows": self.rows, "bytes": size}]
 
     def abort(self) -> None:
         """Close and remove the temporary file of a failed task."""
@@ -185,9 +207,7 @@ class ArrowChunkWriter:
         columns = complete_columns(self.tables[self.table])
         data = rows_to_arrow(rows, columns, arrow_schema(columns))
         path = f"{self.stem}.{len(self._chunks):04d}.arrow"
-        os.makedirs(os.path.dirname(path), exist_ok=True)
-        with pa.OSFile(path, "wb") as sink, pa.ipc.new_file(sink, data.schema) as writer:
-            writer.write_table(data)
+        write_ipc(path, data)
         self._chunks.append({"table": self.table, "path": path, "rows": data.num_rows, "chunk": True})
 
     def close(self) -> list[dict[str, Any]]:
@@ -196,5 +216,4 @@ class ArrowChunkWriter:
 
     def abort(self) -> None:
         for chunk in self._chunks:
-            if os.path.exists(chunk["path"]):
-                os.remove(chunk["path"])
+            wio.remove(chunk["path"])

@@ -14,11 +14,13 @@ from typing import TYPE_CHECKING, Any
 
 import orjson
 
+from lakeload.extract.spark_parts import read_frame_parts
 from lakeload.normalize.executor_coerce import RowCoercer
 from lakeload.normalize.executor_frames import META_SCHEMA, FrameWriteSpec, write_partition
 from lakeload.normalize.executor_tasks import NormalizePlan, Split
 from lakeload.normalize.executor_writers import complete_columns
 from lakeload.normalize.spark_frames import FILE, ROW, FramePlan, plan_frame
+from lakeload.spark import executor_working as wio
 from lakeload.spark.local_paths import local_uri
 
 if TYPE_CHECKING:
@@ -46,14 +48,18 @@ def plan_frame_split(spark: SparkSession, plan: NormalizePlan, split: Split, tab
     """The schema additions and table DataFrames of one DataFrame split (no Spark job runs)."""
     from pyspark.sql import functions as F
 
-    frame = spark.read.parquet(local_uri(split.path)).select(
-        "*", F.col("_metadata.file_name").alias(FILE), F.col("_metadata.row_index").alias(ROW)
-    )
+    if wio.is_remote(split.path):
+        frame, offsets = read_frame_parts(spark, split.path, plan.working, FILE, ROW)
+    else:
+        frame = spark.read.parquet(local_uri(split.path)).select(
+            "*", F.col("_metadata.file_name").alias(FILE), F.col("_metadata.row_index").alias(ROW)
+        )
+        offsets = _row_offsets(split.path)
 
     def make_coercer(local: dict[str, TTable]) -> RowCoercer:
         return RowCoercer(local, plan.naming, plan.detections, plan.default_hints)
 
-    return plan_frame(frame, split.root_table, tables, plan.normalizer, make_coercer, split.index, _row_offsets(split.path))
+    return plan_frame(frame, split.root_table, tables, plan.normalizer, make_coercer, split.index, offsets)
 
 
 def write_frame_tables(
@@ -73,6 +79,7 @@ def write_frame_tables(
                 compressed=plan.compressed,
                 output_dir=plan.output_dir,
                 split=split.index,
+                working=plan.working,
             )
             spark.sparkContext.setJobDescription(f"lakeload normalize {plan.load_id}: {table.name}")
             rows = table.frame.mapInArrow(write_partition(spec), META_SCHEMA).collect()

@@ -47,6 +47,7 @@ from lakeload.runtime.packages import (
 )
 from lakeload.schema.naming import NamingConvention
 from lakeload.schema.schema import Schema, columns_with_hint
+from lakeload.spark import executor_working as wio
 from lakeload.spark.session import run_tasks
 
 if TYPE_CHECKING:
@@ -191,18 +192,22 @@ class Normalizer:
         started = time.perf_counter()
         package = self.storage.package_dir(EXTRACTED, load_id)
         manifest = read_json(os.path.join(package, "manifest.json"))
-        plan = self.plan(load_id, schema, manifest["tables"], plan_splits(package, manifest["splits"], self.source_options))
-        out_dir = self.storage.package_dir(NORMALIZING, load_id)
-        plan.output_dir = os.path.join(out_dir, "data")
-        os.makedirs(plan.output_dir, exist_ok=True)
+        data_base = self.storage.data_base(EXTRACTED, load_id)
+        plan = self.plan(load_id, schema, manifest["tables"], plan_splits(data_base, manifest["splits"], self.source_options))
+        out_dir, out_base = self.storage.package_dir(NORMALIZING, load_id), self.storage.data_base(NORMALIZING, load_id)
+        os.makedirs(out_dir, exist_ok=True)
+        plan.output_dir = wio.join(out_base, "data")
+        wio.make_dirs(plan.output_dir)
+        plan.working = self.storage.working
         written, jobs = self._first_pass(plan, _matching(plan.splits, early or {}))
         schema.tables = plan.tables
         self._warn_null_only(plan)
         if jobs:
-            finalized = run_tasks(self.spark, finalize_split, plan, jobs, f"lakeload normalize {load_id}: finalize")
+            description = f"lakeload normalize {load_id}: finalize"
+            finalized = run_tasks(self.spark, finalize_split, plan, jobs, description, working=self.storage.working)
             written += [f for per_split in finalized for f in per_split]
         schema.tables = _without_occurrence(plan.tables)
-        files = sorted((dict(f, path=os.path.relpath(f["path"], out_dir)) for f in written), key=lambda f: f["split"])
+        files = sorted((dict(f, path=wio.relative(f["path"], out_base)) for f in written), key=lambda f: f["split"])
         version, _ = schema.bump_version()
         row_counts: dict[str, int] = {}
         for f in files:
@@ -256,7 +261,8 @@ class Normalizer:
         """
         python_splits = [s for s in plan.splits if s.file_format != FRAME_FORMAT and s.index not in early]
         computed = run_tasks(
-            self.spark, normalize_split, plan, python_splits, f"lakeload normalize {plan.load_id}", self.on_progress
+            self.spark, normalize_split, plan, python_splits, f"lakeload normalize {plan.load_id}", self.on_progress,
+            working=self.storage.working,
         )
         results = {split.index: result for split, result in zip(python_splits, computed, strict=True)}
         results.update(early)
@@ -277,11 +283,12 @@ class Normalizer:
                 result = results[split.index]
             if _conflicts(tables, result):
                 for f in result["files"]:
-                    os.remove(f["path"])
+                    wio.remove(f["path"], self.storage.working)
                 seeded = copy.copy(plan)
                 seeded.tables = copy.deepcopy(tables)
                 logger.info("split %s starts with another type than earlier splits; normalizing it again", split.index)
-                result = run_tasks(self.spark, infer_split, seeded, [split], f"lakeload normalize {plan.load_id}: re-infer")[0]
+                description = f"lakeload normalize {plan.load_id}: re-infer"
+                result = run_tasks(self.spark, infer_split, seeded, [split], description, working=self.storage.working)[0]
                 if clash := _conflicts(tables, result):
                     raise NormalizeError(f"Schema inference did not converge for {clash}")
                 jobs.append({"split": split, "rewrite": True})

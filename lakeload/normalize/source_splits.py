@@ -10,13 +10,13 @@ from `options_for(bucket_url)` here, on the driver, so the options travel only i
 
 from __future__ import annotations
 
-import os
 from collections.abc import Callable, Mapping
 from typing import Any
 
 from lakeload.destinations.impl.filesystem.credentials import secret_values
 from lakeload.normalize.executor_split_io import SourceFile
 from lakeload.normalize.executor_tasks import Split
+from lakeload.spark import executor_working as wio
 
 OptionsFor = Callable[[str], Mapping[str, Any]]
 
@@ -40,7 +40,7 @@ def plan_splits(package: str, entries: list[dict[str, Any]], options_for: Option
         if "source" in entry:
             path, source = entry["path"], source_file(entry, options_for)
         else:
-            path, source = os.path.join(package, entry["path"]), None
+            path, source = wio.join(package, entry["path"]), None
         splits.append(
             Split(index, path, entry["root_table"], entry["file_format"], entry.get("may_have_tags", False), source=source)
         )

@@ -15,6 +15,8 @@ from typing import Any
 import orjson
 import pyarrow as pa
 
+from lakeload.spark.executor_working import WorkingStore, use
+
 RESULT_SCHEMA = "result string"
 
 
@@ -23,11 +25,15 @@ def _encode(value: Any) -> pa.RecordBatch:
 
 
 def task_mapper(
-    task: Callable[[Any, Any], Any], payload: Any, items: list[Any]
+    task: Callable[[Any, Any], Any], payload: Any, items: list[Any], working: WorkingStore | None = None
 ) -> Callable[[Iterator[pa.RecordBatch]], Iterator[pa.RecordBatch]]:
-    """A `mapInArrow` function over a `range` DataFrame: runs `task(payload, items[id])` per id."""
+    """A `mapInArrow` function over a `range` DataFrame: runs `task(payload, items[id])` per id.
+
+    `working` (the bucket of package data URLs, see `executor_working`) is installed in the task's process.
+    """
 
     def run(batches: Iterator[pa.RecordBatch]) -> Iterator[pa.RecordBatch]:
+        use(working)
         for batch in batches:
             for index in batch.column(0).to_pylist():
                 try:

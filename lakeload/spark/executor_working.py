@@ -138,9 +138,23 @@ def join(folder: str, *names: str) -> str:
     return "/".join([folder.rstrip("/"), *names])
 
 
+def relative(path: str, base: str) -> str:
+    """`path` relative to the folder or URL `base` (what manifests and package.json record)."""
+    if not is_remote(base):
+        return os.path.relpath(path, base)
+    return path[len(base.rstrip("/")) + 1 :] if path.startswith(base.rstrip("/") + "/") else path
+
+
 def upload(local: str, path: str, store: WorkingStore | None = None) -> None:
     """Put a complete local file at the bucket path `path` (one PUT: it appears whole or not at all)."""
     _fs(path, store).put_file(local, path)
+
+
+def local_temp(path: str) -> str:
+    """A new, empty executor-local temporary file to write `path`'s content to before `upload`."""
+    handle, local = tempfile.mkstemp(prefix="lakeload-", suffix="-" + path.rsplit("/", 1)[-1])
+    os.close(handle)
+    return local
 
 
 @contextmanager
@@ -150,8 +164,7 @@ def local_target(path: str, store: WorkingStore | None = None) -> Iterator[str]:
     if not is_remote(path):
         yield path
         return
-    handle, local = tempfile.mkstemp(prefix="lakeload-", suffix="-" + path.rsplit("/", 1)[-1])
-    os.close(handle)
+    local = local_temp(path)
     try:
         yield local
         upload(local, path, store)

@@ -32,6 +32,8 @@ from lakeload.spark.settings import (
 if TYPE_CHECKING:
     from pyspark.sql import SparkSession
 
+    from lakeload.spark.executor_working import WorkingStore
+
 logger = logging.getLogger("lakeload.spark")
 _lock = threading.Lock()
 JAVA_HELP = (
@@ -169,8 +171,12 @@ def run_tasks(
     items: list[Any],
     description: str,
     on_progress: Callable[[int], None] | None = None,
+    working: WorkingStore | None = None,
 ) -> list[T]:
     """Run `task(payload, item)` for every item, one Spark task each, and return the results in order.
+
+    `working` is the bucket package data URLs are in (`PipelineStorage.working`); its options travel
+    only inside the tasks.
 
     Only the tasks' small JSON results come back to the driver. A task that raised makes this raise
     `NormalizeError` with the task's own message. `on_progress(n)` hears of completed tasks.
@@ -189,7 +195,7 @@ def run_tasks(
         poller = threading.Thread(target=_poll_progress, args=(spark, group, on_progress, stop), daemon=True)
         poller.start()
     try:
-        frame = spark.range(0, n, 1, numPartitions=n).mapInArrow(task_mapper(task, payload, items), RESULT_SCHEMA)
+        frame = spark.range(0, n, 1, numPartitions=n).mapInArrow(task_mapper(task, payload, items, working), RESULT_SCHEMA)
         rows = frame.collect()
     finally:
         stop.set()
