@@ -26,6 +26,7 @@ import pyarrow.compute as pc
 import pyarrow.parquet as pq
 
 from lakeload.destinations.impl.filesystem.executor_fs import url_to_fs
+from lakeload.spark import executor_working as wio
 
 HIVE_NULL = "__HIVE_DEFAULT_PARTITION__"
 FILE_COLUMN = "_lakeload_file"  # the data file a row was read from (merge rewrites)
@@ -259,6 +260,6 @@ def write_package_files(spec: DeltaFileSpec, files: list[dict[str, Any]]) -> lis
     """
     actions: list[dict[str, Any]] = []
     for file in files:
-        parquet = pq.ParquetFile(file["path"])
-        actions += write_files(spec, parquet.iter_batches(batch_size=64_000), file["file_id"])
+        with wio.open_input(file["path"]) as raw:
+            actions += write_files(spec, pq.ParquetFile(raw).iter_batches(batch_size=64_000), file["file_id"])
     return actions

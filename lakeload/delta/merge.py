@@ -116,7 +116,7 @@ class MergeJob:
         # later job over them runs spark.sql.shuffle.partitions (200) tasks, mostly empty (2x slower at 100k)
         conf.set(CACHED_PLAN_CONF, "true")
         try:
-            incoming = package_frame(self.spark, "", self.by_table[self.root_name])
+            incoming = package_frame(self.spark, self.by_table[self.root_name], self.loader.working)
             winners, every_row_wins = self._winners(incoming)
             if every_row_wins and not self.hard_delete and all(t.table is None for t in self.targets.values()):
                 return self._create_tables()
@@ -264,7 +264,7 @@ class MergeJob:
         data_columns = target.table_schema().names
         frames = []
         if files:
-            rows = package_frame(self.spark, "", files)
+            rows = package_frame(self.spark, files, self.loader.working)
             if inserted is not None:
                 winners = inserted.select(F.col(C_OCCURRENCE).alias(KEY_PREFIX + C_OCCURRENCE))
                 rows = rows.join(winners, rows[C_OCCURRENCE] == F.col(KEY_PREFIX + C_OCCURRENCE), "left_semi")

@@ -10,15 +10,17 @@ from __future__ import annotations
 
 import functools
 import json
-import os
 from typing import TYPE_CHECKING, Any
 from urllib.parse import unquote
 
 import pyarrow as pa
+import pyarrow.parquet as pq
 
 from lakeload.delta.executor_files import ACTION_SCHEMA, FILE_COLUMN, DeltaFileSpec, write_task
 from lakeload.delta.executor_read import LISTING_SCHEMA, SnapshotSpec, file_name, read_task
 from lakeload.errors import LoadError
+from lakeload.spark import executor_working as wio
+from lakeload.spark.executor_working import WorkingStore
 from lakeload.spark.local_paths import local_uri
 
 PARTITION_PREFIX = "__lakeload_p_"
@@ -96,10 +98,17 @@ def snapshot_spec(spec: DeltaFileSpec, schema: pa.Schema, with_file: bool) -> Sn
     return SnapshotSpec(spec.bucket_url, spec.fs_kwargs, spec.table_dir, schema, with_file, spec.is_local)
 
 
-def package_frame(spark: SparkSession, package_dir: str, files: list[dict[str, Any]]) -> DataFrame:
-    """The rows of one table in a package (its normalized Parquet files)."""
-    paths = [local_uri(os.path.join(package_dir, f["path"])) for f in files]
-    return spark.read.option("mergeSchema", "true").parquet(*paths)
+def package_frame(spark: SparkSession, files: list[dict[str, Any]], working: WorkingStore | None = None) -> DataFrame:
+    """The rows of one table in a package (its normalized Parquet files, at local paths or in `working`)."""
+    if working is None or not any(wio.is_remote(f["path"]) for f in files):
+        return spark.read.option("mergeSchema", "true").parquet(*[local_uri(f["path"]) for f in files])
+    schemas = []
+    for f in files:  # footers only, read by the driver: the files of one table share its final schema
+        with wio.open_input(f["path"], working) as raw:
+            schemas.append(pq.ParquetFile(raw).schema_arrow)
+    spec = SnapshotSpec(working.url, dict(working.options), working.url, pa.unify_schemas(schemas), False, is_local=False)
+    listed = [{"path": wio.relative(f["path"], working.url), "partition_values": {}} for f in files]
+    return read_snapshot(spark, spec, listed)
 
 
 def _spark_message(exc: BaseException) -> str:

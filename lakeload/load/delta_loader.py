@@ -16,7 +16,6 @@ from __future__ import annotations
 
 import json
 import logging
-import os
 from typing import TYPE_CHECKING, Any
 
 from lakeload.delta.commit import DeltaTarget, app_id, txn_version
@@ -28,6 +27,8 @@ from lakeload.destinations.impl.filesystem.client import FilesystemClient, fsspe
 from lakeload.errors import DestinationError
 from lakeload.normalize.executor_writers import arrow_schema, complete_columns
 from lakeload.schema.schema import Schema, columns_with_hint
+from lakeload.spark import executor_working as wio
+from lakeload.spark.executor_working import WorkingStore
 from lakeload.spark.session import run_tasks
 
 if TYPE_CHECKING:
@@ -40,8 +41,11 @@ FILES_PER_TASK = 4
 class DeltaLoader:
     """Loads the Delta tables of packages of one pipeline into one dataset."""
 
-    def __init__(self, spark: SparkSession, client: FilesystemClient, pipeline_name: str) -> None:
+    def __init__(
+        self, spark: SparkSession, client: FilesystemClient, pipeline_name: str, working: WorkingStore | None = None
+    ) -> None:
         self.spark = spark
+        self.working = working  # the bucket package files are in (`[spark] working_url`), else None
         self.client = client
         self.app = app_id(pipeline_name)
         self._options: dict[str, str] | None = None
@@ -86,7 +90,7 @@ class DeltaLoader:
         by_table: dict[str, list[dict[str, Any]]] = {}
         for file in package["files"]:
             if is_delta_table(schema, file["table"]):
-                by_table.setdefault(file["table"], []).append(dict(file, path=os.path.join(package_dir, file["path"])))
+                by_table.setdefault(file["table"], []).append(dict(file, path=wio.join(package_dir, file["path"])))
         loaded: list[dict[str, Any]] = []
         replaced: list[str] = []
         for root_name in package["root_tables"]:
@@ -121,7 +125,8 @@ class DeltaLoader:
             return []
         spec = self.file_spec(target, load_id, disposition)
         chunks = [files[i : i + FILES_PER_TASK] for i in range(0, len(files), FILES_PER_TASK)]
-        written = run_tasks(self.spark, write_package_files, spec, chunks, f"lakeload load {load_id}: write {target.name}")
+        description = f"lakeload load {load_id}: write {target.name}"
+        written = run_tasks(self.spark, write_package_files, spec, chunks, description, working=self.working)
         adds = [a for chunk in written for a in chunk]
         target.commit(adds, [], "overwrite" if disposition == "replace" else "append", self.app, version)
         return committed_files(target.name, adds)

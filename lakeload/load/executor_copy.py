@@ -17,6 +17,8 @@ import pendulum
 
 from lakeload.destinations.impl.filesystem.executor_fs import url_to_fs
 from lakeload.destinations.impl.filesystem.layout import Layout
+from lakeload.spark import executor_working as wio
+from lakeload.spark.executor_working import WorkingStore
 
 
 @dataclass
@@ -33,6 +35,7 @@ class CopyPayload:
     package_timestamp: str
     is_local: bool
     rename_after_write: bool = False
+    working: WorkingStore | None = None  # the bucket `package_dir` is in, when it is a URL
 
     def __repr__(self) -> str:
         return f"CopyPayload(bucket_url={self.bucket_url!r}, load_id={self.load_id!r})"
@@ -55,23 +58,26 @@ def copy_files(payload: CopyPayload, files: list[dict[str, Any]]) -> list[dict[s
     fs, _ = url_to_fs(payload.bucket_url, payload.fs_kwargs)
     copied = []
     for file in files:
-        source = os.path.join(payload.package_dir, file["path"])
-        relative = target_path(payload, file)
-        target = posixpath.join(payload.dataset_path, relative)
-        if payload.is_local:
-            os.makedirs(os.path.dirname(target), exist_ok=True)
-            tmp = f"{target}.lakeload-tmp"
-            try:
-                os.link(source, tmp)
-            except OSError:
-                shutil.copyfile(source, tmp)
-            os.replace(tmp, target)
-        elif payload.rename_after_write:
-            # a plain file server (SFTP): write aside, then rename, so the final name is complete or absent
-            tmp = f"{target}.lakeload-tmp"
-            fs.put_file(source, tmp)
-            fs.mv(tmp, target)
-        else:
-            fs.put_file(source, target)  # object stores: one PUT, the object appears whole
-        copied.append({"table": file["table"], "path": relative, "rows": file["rows"], "bytes": file["bytes"]})
+        with wio.local_source(wio.join(payload.package_dir, file["path"]), payload.working) as source:
+            _copy_one(payload, fs, source, posixpath.join(payload.dataset_path, target_path(payload, file)))
+        copied.append({"table": file["table"], "path": target_path(payload, file), "rows": file["rows"], "bytes": file["bytes"]})
     return copied
+
+
+def _copy_one(payload: CopyPayload, fs: Any, source: str, target: str) -> None:
+    """Put the local file `source` at `target` in the bucket, complete or not at all."""
+    if payload.is_local:
+        os.makedirs(os.path.dirname(target), exist_ok=True)
+        tmp = f"{target}.lakeload-tmp"
+        try:
+            os.link(source, tmp)
+        except OSError:
+            shutil.copyfile(source, tmp)
+        os.replace(tmp, target)
+    elif payload.rename_after_write:
+        # a plain file server (SFTP): write aside, then rename, so the final name is complete or absent
+        tmp = f"{target}.lakeload-tmp"
+        fs.put_file(source, tmp)
+        fs.mv(tmp, target)
+    else:
+        fs.put_file(source, target)  # object stores: one PUT, the object appears whole

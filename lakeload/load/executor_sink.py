@@ -15,6 +15,8 @@ from typing import Any
 import orjson
 import pyarrow.parquet as pq
 
+from lakeload.spark import executor_working as wio
+
 
 @dataclass
 class SinkPayload:
@@ -29,11 +31,11 @@ class SinkPayload:
 
 def _rows(path: str) -> Iterator[dict[str, Any]]:
     if path.endswith(".parquet"):
-        for batch in pq.ParquetFile(path).iter_batches(batch_size=10_000):
-            yield from batch.to_pylist()
+        with wio.open_input(path) as raw:
+            for batch in pq.ParquetFile(raw).iter_batches(batch_size=10_000):
+                yield from batch.to_pylist()
         return
-    opener = gzip.open if path.endswith(".gz") else open
-    with opener(path, "rb") as f:
+    with wio.open_input(path) as raw, (gzip.open(raw, "rb") if path.endswith(".gz") else raw) as f:
         for line in f:
             if line.strip():
                 yield orjson.loads(line)
@@ -51,19 +53,22 @@ def _batches(rows: Iterator[dict[str, Any]], size: int) -> Iterator[list[dict[st
 
 
 def progress_path(package_dir: str, file_id: str) -> str:
-    return os.path.join(package_dir, "sink_progress", f"{file_id}.json")
+    return wio.join(package_dir, "sink_progress", f"{file_id}.json")
 
 
 def batches_done(package_dir: str, file_id: str) -> int:
     path = progress_path(package_dir, file_id)
-    if not os.path.exists(path):
+    if not wio.exists(path):
         return 0
-    with open(path, "rb") as f:
-        return int(orjson.loads(f.read())["batches_done"])
+    return int(orjson.loads(wio.read_bytes(path))["batches_done"])
 
 
 def _record(package_dir: str, file_id: str, done: int) -> None:
     path = progress_path(package_dir, file_id)
+    if wio.is_remote(path):
+        with wio.local_target(path) as local, open(local, "wb") as f:
+            f.write(orjson.dumps({"batches_done": done}))
+        return
     os.makedirs(os.path.dirname(path), exist_ok=True)
     tmp = f"{path}.tmp"
     with open(tmp, "wb") as f:
@@ -77,7 +82,7 @@ def deliver_file(payload: SinkPayload, file: dict[str, Any]) -> dict[str, Any]:
     """Call the sink for every batch of one file not delivered yet; returns counts."""
     table = payload.tables[file["table"]]
     done = batches_done(payload.package_dir, file["file_id"])
-    rows = _rows(os.path.join(payload.package_dir, file["path"]))
+    rows = _rows(wio.join(payload.package_dir, file["path"]))
     if payload.skip_dlt_columns:
         rows = ({k: v for k, v in row.items() if not k.startswith("_dlt_")} for row in rows)
     sent = skipped = 0

@@ -76,7 +76,7 @@ class Loader:
         self._ensure_init()
         plain = [f for f in package["files"] if not is_delta_table(schema, f["table"])]
         if any(is_delta_table(schema, root) for root in package["root_tables"]):  # also without rows: replace empties
-            delta_files, result.replaced_tables = DeltaLoader(self.spark, self.client, self.pipeline_name).load(
+            delta_files, result.replaced_tables = DeltaLoader(self.spark, self.client, self.pipeline_name, self.storage.working).load(
                 package_dir, package, schema
             )
             result.files += delta_files
@@ -110,12 +110,14 @@ class Loader:
             package_timestamp=package["created_at"],
             is_local=config.is_local,
             rename_after_write=config.protocol in SFTP_PROTOCOLS,
+            working=self.storage.working,
         )
         if config.protocol == "memory":
             # an in-memory bucket exists only in this process: executors (other processes) cannot reach it
             return copy_files(payload, package["files"])
         chunks = _chunks(package["files"], FILES_PER_TASK)
-        copied = run_tasks(self.spark, copy_files, payload, chunks, f"lakeload load {package['load_id']}: copy files")
+        description = f"lakeload load {package['load_id']}: copy files"
+        copied = run_tasks(self.spark, copy_files, payload, chunks, description, working=self.storage.working)
         return [f for chunk in copied for f in chunk]
 
     def _replace(self, schema: Schema, package: dict[str, Any], result: LoadResult) -> None:

@@ -36,7 +36,8 @@ class SinkLoader:
         )
         files = [f for f in package["files"] if not (self.destination.skip_dlt_columns_and_tables and f["table"].startswith("_dlt"))]
         try:
-            delivered = run_tasks(self.spark, deliver_file, payload, files, f"lakeload sink {self.destination.name} {load_id}")
+            description = f"lakeload sink {self.destination.name} {load_id}"
+            delivered = run_tasks(self.spark, deliver_file, payload, files, description, working=self.storage.working)
         except NormalizeError as exc:
             raise LoadError(
                 f"Sink '{self.destination.name}' failed: {exc}. Batches delivered so far are recorded; "

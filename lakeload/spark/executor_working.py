@@ -158,6 +158,20 @@ def local_temp(path: str) -> str:
 
 
 @contextmanager
+def local_source(path: str, store: WorkingStore | None = None) -> Iterator[str]:
+    """A local file with `path`'s content: `path` itself when local, else a downloaded temporary copy."""
+    if not is_remote(path):
+        yield path
+        return
+    local = local_temp(path)
+    try:
+        _fs(path, store).get_file(path, local)
+        yield local
+    finally:
+        os.remove(local)
+
+
+@contextmanager
 def local_target(path: str, store: WorkingStore | None = None) -> Iterator[str]:
     """A local file to write `path`'s content to: `path` itself when local, else a temporary file uploaded
     to `path` when the block succeeds (removed either way)."""
