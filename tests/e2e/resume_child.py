@@ -49,10 +49,12 @@ def install_pause(step: str, marker: str) -> None:
 
         real = normalizer.run_tasks
 
-        def run_tasks(spark: Any, task: Any, payload: Any, items: list[Any], description: str, *args: Any) -> Any:
+        def run_tasks(
+            spark: Any, task: Any, payload: Any, items: list[Any], description: str, *args: Any, **kwargs: Any
+        ) -> Any:
             if "finalize" in description:
                 pause_forever(marker)
-            return real(spark, task, payload, items, description, *args)
+            return real(spark, task, payload, items, description, *args, **kwargs)
 
         normalizer.run_tasks = run_tasks  # type: ignore[assignment]
     else:

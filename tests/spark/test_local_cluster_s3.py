@@ -59,3 +59,36 @@ def test_full_pipeline_on_local_cluster_into_s3(s3_server: S3Server, tmp_path: P
     assert stored["events"] == 3000 and stored["frame_rows__tags"] == 200 and stored["file_events__items"] == 1000
     tables = {p.rsplit("/", 1)[-1] for p in fs.ls(f"{prefix}/lake/ds")}
     assert {"events", "frame_rows", "frame_rows__pets", "file_events", "file_rows", "_dlt_loads", "init"} <= tables
+
+
+def test_working_url_on_s3_on_local_cluster(s3_server: S3Server, tmp_path: Path) -> None:
+    """The same pipeline with its package data in the S3 working bucket: executors on other JVMs read and write it."""
+    fs = s3fs.S3FileSystem(**s3_storage_options(s3_server))
+    prefix = f"{s3_server.bucket}/{fresh_prefix('cluster-work')}"
+    fs.pipe(f"{prefix}/source/a.jsonl", b"\n".join(json.dumps({"id": i, "items": [{"n": i}]}).encode() for i in range(50)) + b"\n")
+    sink = io.BytesIO()
+    pq.write_table(pa.table({"id": pa.array(range(40), pa.int32()), "label": [f"l{i}" for i in range(40)]}), sink)
+    fs.pipe(f"{prefix}/source/rows.parquet", sink.getvalue())
+    working = {
+        "SPARK__WORKING_URL": f"s3://{prefix}/work",
+        "SPARK__WORKING_CREDENTIALS__AWS_ACCESS_KEY_ID": s3_server.access_key,
+        "SPARK__WORKING_CREDENTIALS__AWS_SECRET_ACCESS_KEY": s3_server.secret_key,
+        "SPARK__WORKING_CREDENTIALS__ENDPOINT_URL": s3_server.endpoint_url,
+        "SPARK__WORKING_CREDENTIALS__REGION_NAME": s3_server.region,
+    }
+    env = dict(os.environ, PYSPARK_PYTHON=sys.executable, EXTRACT__FILE_MAX_BYTES="400000", **_credential_env(s3_server), **working)
+    done = subprocess.run(
+        [sys.executable, str(CHILD), f"s3://{prefix}/lake", f"s3://{prefix}/source", str(tmp_path / "pipes")],
+        env=env, capture_output=True, text=True, timeout=900, cwd=tmp_path,
+    )
+    assert done.returncode == 0, done.stderr[-4000:]
+    assert s3_server.secret_key not in done.stdout + done.stderr
+    result = json.loads(done.stdout.strip().splitlines()[-1])
+    assert result["executors"] == 2
+    assert result["counts"]["json"]["events"] == 3000
+    assert result["counts"]["frame"] == {"frame_rows": 100, "frame_rows__tags": 200, "frame_rows__pets": 100}
+    assert result["stored"]["events"] == 3000 and result["stored"]["frame_rows__tags"] == 200
+    fs.invalidate_cache()
+    assert [f for f in fs.find(f"{prefix}/work") if not f.endswith("/")] == []  # every load completed: nothing left
+    for path in (tmp_path / "pipes").rglob("*"):
+        assert not path.is_file() or s3_server.secret_key.encode() not in path.read_bytes()
