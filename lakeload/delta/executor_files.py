@@ -25,8 +25,8 @@ import pyarrow as pa
 import pyarrow.compute as pc
 import pyarrow.parquet as pq
 
+import lakeload.spark.executor_working as wio
 from lakeload.destinations.impl.filesystem.executor_fs import url_to_fs
-from lakeload.spark import executor_working as wio
 
 HIVE_NULL = "__HIVE_DEFAULT_PARTITION__"
 FILE_COLUMN = "_lakeload_file"  # the data file a row was read from (merge rewrites)

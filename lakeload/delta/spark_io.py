@@ -16,10 +16,10 @@ from urllib.parse import unquote
 import pyarrow as pa
 import pyarrow.parquet as pq
 
+import lakeload.spark.executor_working as wio
 from lakeload.delta.executor_files import ACTION_SCHEMA, FILE_COLUMN, DeltaFileSpec, write_task
 from lakeload.delta.executor_read import LISTING_SCHEMA, SnapshotSpec, file_name, read_task
 from lakeload.errors import LoadError
-from lakeload.spark import executor_working as wio
 from lakeload.spark.executor_working import WorkingStore
 from lakeload.spark.local_paths import local_uri
 

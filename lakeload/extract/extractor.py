@@ -15,6 +15,7 @@ from typing import IO, Any, Protocol
 
 import pendulum
 
+import lakeload.spark.executor_working as wio
 from lakeload.errors import ExtractError
 from lakeload.extract.context import ExtractContext
 from lakeload.extract.external import ExternalFiles, split_entries
@@ -23,7 +24,6 @@ from lakeload.extract.spark_parts import write_frame_parts
 from lakeload.runtime.packages import EXTRACTED, EXTRACTING, PipelineStorage, new_load_id, write_json_atomic
 from lakeload.schema import typed_json
 from lakeload.schema.naming import NamingConvention
-from lakeload.spark import executor_working as wio
 from lakeload.spark.executor_working import WorkingStore
 from lakeload.spark.local_paths import local_uri
 

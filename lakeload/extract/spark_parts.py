@@ -11,7 +11,7 @@ from typing import TYPE_CHECKING, Any
 
 import orjson
 
-from lakeload.spark import executor_working as wio
+import lakeload.spark.executor_working as wio
 from lakeload.spark.executor_frame_parts import RESULT_SCHEMA, PartsSpec, read_parts, write_parts
 from lakeload.spark.executor_working import WorkingStore
 

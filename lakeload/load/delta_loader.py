@@ -18,6 +18,7 @@ import json
 import logging
 from typing import TYPE_CHECKING, Any
 
+import lakeload.spark.executor_working as wio
 from lakeload.delta.commit import DeltaTarget, app_id, txn_version
 from lakeload.delta.executor_files import DeltaFileSpec, delta_schema, write_package_files
 from lakeload.delta.merge import MergeJob
@@ -27,7 +28,6 @@ from lakeload.destinations.impl.filesystem.client import FilesystemClient, fsspe
 from lakeload.errors import DestinationError
 from lakeload.normalize.executor_writers import arrow_schema, complete_columns
 from lakeload.schema.schema import Schema, columns_with_hint
-from lakeload.spark import executor_working as wio
 from lakeload.spark.executor_working import WorkingStore
 from lakeload.spark.session import run_tasks
 

@@ -15,9 +15,9 @@ from typing import Any
 
 import pendulum
 
+import lakeload.spark.executor_working as wio
 from lakeload.destinations.impl.filesystem.executor_fs import url_to_fs
 from lakeload.destinations.impl.filesystem.layout import Layout
-from lakeload.spark import executor_working as wio
 from lakeload.spark.executor_working import WorkingStore
 
 

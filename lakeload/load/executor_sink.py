@@ -15,7 +15,7 @@ from typing import Any
 import orjson
 import pyarrow.parquet as pq
 
-from lakeload.spark import executor_working as wio
+import lakeload.spark.executor_working as wio
 
 
 @dataclass

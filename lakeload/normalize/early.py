@@ -18,9 +18,9 @@ from collections.abc import Callable
 from concurrent.futures import Future, ThreadPoolExecutor
 from typing import TYPE_CHECKING, Any
 
+import lakeload.spark.executor_working as wio
 from lakeload.normalize.executor_tasks import Split, normalize_split
 from lakeload.runtime.packages import NORMALIZING
-from lakeload.spark import executor_working as wio
 from lakeload.spark.session import run_tasks
 
 if TYPE_CHECKING:

@@ -30,6 +30,7 @@ import numpy as np
 import orjson
 import pyarrow as pa
 
+import lakeload.spark.executor_working as wio
 from lakeload.normalize.executor_arrow_convert import Converter, child_ids, key_ids, random_ids
 from lakeload.normalize.executor_arrow_flatten import Flattener, Part, Tree, Unsupported, first_valid
 from lakeload.normalize.executor_arrow_jsonl import TYPES as JSONL_TYPES
@@ -47,7 +48,6 @@ from lakeload.normalize.executor_relational import (
 )
 from lakeload.normalize.executor_writers import arrow_schema, complete_columns, rows_to_arrow, write_ipc
 from lakeload.schema.datatypes import JSONL_OPTIONS, jsonl_default
-from lakeload.spark import executor_working as wio
 
 if TYPE_CHECKING:
     from lakeload.normalize.executor_tasks import NormalizePlan, Split

@@ -17,9 +17,9 @@ from typing import Any
 import orjson
 import pyarrow as pa
 
+import lakeload.spark.executor_working as wio
 from lakeload.normalize.executor_tasks import conform
 from lakeload.normalize.executor_writers import TableFileWriter, arrow_schema, file_extension
-from lakeload.spark import executor_working as wio
 from lakeload.spark.executor_working import WorkingStore
 
 TColumn = dict[str, Any]

@@ -27,6 +27,7 @@ from typing import Any
 import pyarrow as pa
 import pyarrow.parquet as pq
 
+import lakeload.spark.executor_working as wio
 from lakeload.errors import NormalizeError
 from lakeload.normalize import executor_arrow
 from lakeload.normalize.executor_coerce import RowCoercer
@@ -42,7 +43,6 @@ from lakeload.normalize.executor_writers import (
 )
 from lakeload.schema import typed_json
 from lakeload.schema.naming import NamingConvention
-from lakeload.spark import executor_working as wio
 from lakeload.spark.executor_working import WorkingStore
 
 TTable = dict[str, Any]

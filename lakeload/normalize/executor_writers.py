@@ -20,9 +20,9 @@ import pyarrow as pa
 import pyarrow.csv as pacsv
 import pyarrow.parquet as pq
 
+import lakeload.spark.executor_working as wio
 from lakeload.schema import datatypes
 from lakeload.schema.arrow_types import to_arrow_type
-from lakeload.spark import executor_working as wio
 
 TColumn = dict[str, Any]
 FLUSH_ROWS = 20_000

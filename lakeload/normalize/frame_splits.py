@@ -14,13 +14,13 @@ from typing import TYPE_CHECKING, Any
 
 import orjson
 
+import lakeload.spark.executor_working as wio
 from lakeload.extract.spark_parts import read_frame_parts
 from lakeload.normalize.executor_coerce import RowCoercer
 from lakeload.normalize.executor_frames import META_SCHEMA, FrameWriteSpec, write_partition
 from lakeload.normalize.executor_tasks import NormalizePlan, Split
 from lakeload.normalize.executor_writers import complete_columns
 from lakeload.normalize.spark_frames import FILE, ROW, FramePlan, plan_frame
-from lakeload.spark import executor_working as wio
 from lakeload.spark.local_paths import local_uri
 
 if TYPE_CHECKING:

@@ -25,6 +25,7 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
+import lakeload.spark.executor_working as wio
 from lakeload.errors import NormalizeError
 from lakeload.normalize.executor_relational import C_OCCURRENCE, NormalizerSettings, RootTableSettings
 from lakeload.normalize.executor_tasks import (
@@ -47,7 +48,6 @@ from lakeload.runtime.packages import (
 )
 from lakeload.schema.naming import NamingConvention
 from lakeload.schema.schema import Schema, columns_with_hint
-from lakeload.spark import executor_working as wio
 from lakeload.spark.session import run_tasks
 
 if TYPE_CHECKING:

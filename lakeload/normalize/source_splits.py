@@ -13,10 +13,10 @@ from __future__ import annotations
 from collections.abc import Callable, Mapping
 from typing import Any
 
+import lakeload.spark.executor_working as wio
 from lakeload.destinations.impl.filesystem.credentials import secret_values
 from lakeload.normalize.executor_split_io import SourceFile
 from lakeload.normalize.executor_tasks import Split
-from lakeload.spark import executor_working as wio
 
 OptionsFor = Callable[[str], Mapping[str, Any]]
 

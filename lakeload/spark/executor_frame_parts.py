@@ -19,7 +19,7 @@ import orjson
 import pyarrow as pa
 import pyarrow.parquet as pq
 
-from lakeload.spark import executor_working as wio
+import lakeload.spark.executor_working as wio
 from lakeload.spark.executor_working import WorkingStore
 
 BATCH_ROWS = 10_000

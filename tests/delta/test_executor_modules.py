@@ -10,7 +10,9 @@ from executor_safety import imported_names, module_docstring
 EXECUTOR_MODULES = ["lakeload.delta.executor_files", "lakeload.delta.executor_read"]
 ALLOWED_PACKAGES = {*sys.stdlib_module_names, "__future__", "pyarrow"}
 # pyspark itself only: TaskContext, imported inside the Spark task
-ALLOWED_MODULES = {"pyspark", "lakeload.destinations.impl.filesystem.executor_fs", *EXECUTOR_MODULES}
+ALLOWED_MODULES = {
+    "pyspark", "lakeload.destinations.impl.filesystem.executor_fs", "lakeload.spark.executor_working", *EXECUTOR_MODULES
+}
 
 
 @pytest.mark.parametrize("module_name", EXECUTOR_MODULES)

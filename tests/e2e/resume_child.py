@@ -63,8 +63,10 @@ def install_pause(step: str, marker: str) -> None:
         real_copy = loader.run_tasks
         loader.FILES_PER_TASK = 1
 
-        def copy_some(spark: Any, task: Any, payload: Any, items: list[Any], description: str, *args: Any) -> Any:
-            real_copy(spark, task, payload, items[:1], description, *args)
+        def copy_some(
+            spark: Any, task: Any, payload: Any, items: list[Any], description: str, *args: Any, **kwargs: Any
+        ) -> Any:
+            real_copy(spark, task, payload, items[:1], description, *args, **kwargs)
             pause_forever(marker)
 
         loader.run_tasks = copy_some  # type: ignore[assignment]

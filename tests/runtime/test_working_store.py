@@ -73,7 +73,7 @@ def test_working_modules_are_executor_safe(module_name: str) -> None:
 
     from executor_safety import imported_names, module_docstring
 
-    allowed = {"lakeload.destinations.impl.filesystem.executor_fs", "lakeload.spark", "lakeload.spark.executor_working"}
+    allowed = {"lakeload.destinations.impl.filesystem.executor_fs", "lakeload.spark.executor_working"}
     assert module_docstring(module_name).startswith("Executor-safe:")
     for name in imported_names(module_name):
         assert name in allowed or name.split(".")[0] in {*sys.stdlib_module_names, "pyarrow", "orjson"}, name
