@@ -135,13 +135,17 @@ def _runtime_lines(pipeline_name: str | None) -> list[ConfigLine]:
 
 
 def _working_url_line(pipeline_name: str | None) -> ConfigLine:
-    from lakeload.runtime.working import working_path
+    from lakeload.runtime.working import is_object_store, working_path
 
     resolved = resolve(("spark",), "working_url", pipeline_name, hint=str)
     if resolved.value is None:
         return ConfigLine("spark.working_url", note="load packages stay in the pipeline folder")
+    url, name = str(resolved.value), pipeline_name or "<pipeline_name>"
     try:
-        note = f"load packages under {working_path(str(resolved.value))}/{pipeline_name or '<pipeline_name>'}"
+        if is_object_store(url):
+            note = f"package data under {url.rstrip('/')}/{name} (credentials: [spark.working_credentials])"
+        else:
+            note = f"load packages under {working_path(url)}/{name}"
     except ConfigurationError as exc:
         note = f"invalid: {str(exc).splitlines()[0]}"
     return ConfigLine("spark.working_url", resolved.value, resolved.source, note=note)

@@ -134,4 +134,6 @@ def test_spark_settings_with_sources(monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setenv("SPARK__WORKING_URL", "s3://bucket/work")
     found = by_key(show_configuration("p1"))
     assert "invalid: Environment variable SPARK__CONF__SPARK__NO__SUCH__KEY" in str(found["spark.conf"])
-    assert "invalid: [spark] working_url = 's3://bucket/work': only shared file systems" in str(found["spark.working_url"])
+    assert str(found["spark.working_url"]).endswith("[package data under s3://bucket/work/p1 (credentials: [spark.working_credentials])]")
+    monkeypatch.setenv("SPARK__WORKING_URL", "ftp://host/work")
+    assert "invalid: [spark] working_url = 'ftp://host/work': ftp:// is not supported" in str(by_key(show_configuration("p1"))["spark.working_url"])

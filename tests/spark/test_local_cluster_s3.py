@@ -10,6 +10,7 @@ import os
 import subprocess
 import sys
 from pathlib import Path
+from typing import Any
 
 import pyarrow as pa
 import pyarrow.parquet as pq
@@ -19,16 +20,32 @@ from servers.fixtures import S3Server, fresh_prefix, s3_storage_options
 CHILD = Path(__file__).with_name("cluster_s3_child.py")
 
 
-def _credential_env(s3: S3Server) -> dict[str, str]:
+CREDENTIALS = ("DESTINATION__FILESYSTEM__CREDENTIALS", "SOURCES__FILESYSTEM__CREDENTIALS")
+
+
+def _credential_env(s3: S3Server, prefixes: tuple[str, ...] = CREDENTIALS) -> dict[str, str]:
     env = {}
-    for section in ("DESTINATION__FILESYSTEM", "SOURCES__FILESYSTEM"):
+    for prefix in prefixes:
         env.update({
-            f"{section}__CREDENTIALS__AWS_ACCESS_KEY_ID": s3.access_key,
-            f"{section}__CREDENTIALS__AWS_SECRET_ACCESS_KEY": s3.secret_key,
-            f"{section}__CREDENTIALS__ENDPOINT_URL": s3.endpoint_url,
-            f"{section}__CREDENTIALS__REGION_NAME": s3.region,
+            f"{prefix}__AWS_ACCESS_KEY_ID": s3.access_key,
+            f"{prefix}__AWS_SECRET_ACCESS_KEY": s3.secret_key,
+            f"{prefix}__ENDPOINT_URL": s3.endpoint_url,
+            f"{prefix}__REGION_NAME": s3.region,
         })
     return env
+
+
+def _run_child(s3: S3Server, prefix: str, tmp_path: Path, **extra_env: str) -> dict[str, Any]:
+    """The child pipeline on local-cluster, with S3 credentials in its environment; its JSON report."""
+    env = dict(os.environ, PYSPARK_PYTHON=sys.executable, EXTRACT__FILE_MAX_BYTES="400000", **_credential_env(s3), **extra_env)
+    done = subprocess.run(
+        [sys.executable, str(CHILD), f"s3://{prefix}/lake", f"s3://{prefix}/source", str(tmp_path / "pipes")],
+        env=env, capture_output=True, text=True, timeout=900, cwd=tmp_path,
+    )
+    assert done.returncode == 0, done.stderr[-4000:]
+    assert s3.secret_key not in done.stdout + done.stderr
+    report: dict[str, Any] = json.loads(done.stdout.strip().splitlines()[-1])
+    return report
 
 
 def test_full_pipeline_on_local_cluster_into_s3(s3_server: S3Server, tmp_path: Path) -> None:
@@ -40,14 +57,7 @@ def test_full_pipeline_on_local_cluster_into_s3(s3_server: S3Server, tmp_path: P
     sink = io.BytesIO()
     pq.write_table(pa.table({"id": pa.array(range(40), pa.int32()), "label": [f"l{i}" for i in range(40)]}), sink)
     fs.pipe(f"{prefix}/source/rows.parquet", sink.getvalue())
-    env = dict(os.environ, PYSPARK_PYTHON=sys.executable, EXTRACT__FILE_MAX_BYTES="400000", **_credential_env(s3_server))
-    done = subprocess.run(
-        [sys.executable, str(CHILD), f"s3://{prefix}/lake", f"s3://{prefix}/source", str(tmp_path / "pipes")],
-        env=env, capture_output=True, text=True, timeout=900, cwd=tmp_path,
-    )
-    assert done.returncode == 0, done.stderr[-4000:]
-    assert s3_server.secret_key not in done.stdout + done.stderr
-    result = json.loads(done.stdout.strip().splitlines()[-1])
+    result = _run_child(s3_server, prefix, tmp_path)
     assert result["executors"] == 2 and result["worker_pids"] >= 2 and not result["driver_in_workers"]
     counts = result["counts"]
     assert counts["json"]["events"] == 3000
@@ -69,21 +79,8 @@ def test_working_url_on_s3_on_local_cluster(s3_server: S3Server, tmp_path: Path)
     sink = io.BytesIO()
     pq.write_table(pa.table({"id": pa.array(range(40), pa.int32()), "label": [f"l{i}" for i in range(40)]}), sink)
     fs.pipe(f"{prefix}/source/rows.parquet", sink.getvalue())
-    working = {
-        "SPARK__WORKING_URL": f"s3://{prefix}/work",
-        "SPARK__WORKING_CREDENTIALS__AWS_ACCESS_KEY_ID": s3_server.access_key,
-        "SPARK__WORKING_CREDENTIALS__AWS_SECRET_ACCESS_KEY": s3_server.secret_key,
-        "SPARK__WORKING_CREDENTIALS__ENDPOINT_URL": s3_server.endpoint_url,
-        "SPARK__WORKING_CREDENTIALS__REGION_NAME": s3_server.region,
-    }
-    env = dict(os.environ, PYSPARK_PYTHON=sys.executable, EXTRACT__FILE_MAX_BYTES="400000", **_credential_env(s3_server), **working)
-    done = subprocess.run(
-        [sys.executable, str(CHILD), f"s3://{prefix}/lake", f"s3://{prefix}/source", str(tmp_path / "pipes")],
-        env=env, capture_output=True, text=True, timeout=900, cwd=tmp_path,
-    )
-    assert done.returncode == 0, done.stderr[-4000:]
-    assert s3_server.secret_key not in done.stdout + done.stderr
-    result = json.loads(done.stdout.strip().splitlines()[-1])
+    working = {"SPARK__WORKING_URL": f"s3://{prefix}/work", **_credential_env(s3_server, ("SPARK__WORKING_CREDENTIALS",))}
+    result = _run_child(s3_server, prefix, tmp_path, **working)
     assert result["executors"] == 2
     assert result["counts"]["json"]["events"] == 3000
     assert result["counts"]["frame"] == {"frame_rows": 100, "frame_rows__tags": 200, "frame_rows__pets": 100}
