@@ -108,6 +108,19 @@ def _lookup(tree: Mapping[str, Any], path: tuple[str, ...]) -> Any:
     return node
 
 
+def flat_text(value: Any) -> str | None:
+    """A flat config value as the string a string-only consumer (Spark, delta-rs) wants; None when not flat.
+
+    >>> flat_text(True), flat_text(8), flat_text({"a": 1})
+    ('true', '8', None)
+    """
+    if isinstance(value, bool):
+        return "true" if value else "false"
+    if isinstance(value, (str, int, float)):
+        return str(value)
+    return None
+
+
 def coerce_text(value: str, hint: type | None) -> Any:
     """Parse an environment string into the expected type (bool, int, float, dict/list as JSON)."""
     if hint is bool:

@@ -23,6 +23,7 @@ from collections.abc import Callable, Mapping
 from typing import Any
 from urllib.parse import urlsplit
 
+from lakeload.config.resolver import flat_text
 from lakeload.destinations.impl.filesystem.client import _safe_url, destination_error, fsspec_kwargs
 from lakeload.destinations.impl.filesystem.configuration import FilesystemConfiguration
 from lakeload.destinations.impl.filesystem.credentials import masked_options
@@ -147,10 +148,9 @@ def table_uri(config: FilesystemConfiguration, dataset_path: str, table_name: st
 
 
 def _text(name: str, value: Any) -> str:
-    if isinstance(value, bool):
-        return "true" if value else "false"
-    if isinstance(value, (str, int, float)):
-        return str(value)
+    text = flat_text(value)
+    if text is not None:
+        return text
     raise ConfigurationError(
         f"deltalake_storage_options[{name!r}] must be a string, number or boolean, got {type(value).__name__}; "
         "delta-rs takes only flat string options."

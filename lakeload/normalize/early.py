@@ -18,7 +18,6 @@ from collections.abc import Callable
 from concurrent.futures import Future, ThreadPoolExecutor
 from typing import TYPE_CHECKING, Any
 
-import lakeload.spark.executor_working as wio
 from lakeload.normalize.executor_tasks import Split, normalize_split
 from lakeload.runtime.packages import NORMALIZING
 from lakeload.spark.session import run_tasks
@@ -42,7 +41,7 @@ class EarlyNormalize:
         self._schema = copy.deepcopy(schema)
         self._pool = ThreadPoolExecutor(max_workers=EARLY_JOBS, thread_name_prefix="lakeload-normalize")
         self._futures: dict[int, tuple[str, Future[dict[str, Any]]]] = {}
-        self._load_ids: dict[int, str] = {}
+        self._load_id: str | None = None  # the package extract is writing (one per extract)
         self._lock = threading.Lock()
 
     def submit(self, load_id: str, index: int, split: dict[str, Any], tables: dict[str, dict[str, Any]]) -> None:
@@ -53,19 +52,16 @@ class EarlyNormalize:
         future = self._pool.submit(self._run, load_id, index, split, hints)
         with self._lock:
             self._futures[index] = (os.path.basename(split["path"]), future)
-            self._load_ids[index] = load_id
+            self._load_id = load_id
 
     def _run(self, load_id: str, index: int, split: dict[str, Any], tables: dict[str, dict[str, Any]]) -> dict[str, Any]:
         normalizer = self._normalizer()
         schema = copy.deepcopy(self._schema)
         item = Split(index, split["path"], split["root_table"], "jsonl", split.get("may_have_tags", False))
         plan = normalizer.plan(load_id, schema, tables, [item])
-        storage = normalizer.storage
-        os.makedirs(storage.package_dir(NORMALIZING, load_id), exist_ok=True)  # marks the data for recovery
-        plan.output_dir = wio.join(storage.data_base(NORMALIZING, load_id), "data")
-        wio.make_dirs(plan.output_dir)
+        normalizer.output(plan)
         description = f"lakeload normalize {load_id}"
-        result: dict[str, Any] = run_tasks(self._spark(), normalize_split, plan, [item], description, working=storage.working)[0]
+        result: dict[str, Any] = run_tasks(self._spark(), normalize_split, plan, [item], description, working=plan.working)[0]
         return result
 
     def wait(self) -> None:
@@ -81,16 +77,13 @@ class EarlyNormalize:
         """Successful pass-1 results of package `load_id` by split index, with the split's file name."""
         self.wait()
         self._pool.shutdown(wait=True)
+        if load_id != self._load_id:
+            return {}
         with self._lock:
-            return {
-                index: (name, future.result())
-                for index, (name, future) in self._futures.items()
-                if self._load_ids.get(index) == load_id and future.exception() is None
-            }
+            return {index: (name, f.result()) for index, (name, f) in self._futures.items() if f.exception() is None}
 
     def abandon(self) -> None:
         """Extract failed: stop, wait for running tasks, and drop what they wrote."""
         self._pool.shutdown(wait=True, cancel_futures=True)
-        storage = self._normalizer().storage
-        for load_id in set(self._load_ids.values()):
-            storage.discard(NORMALIZING, load_id)
+        if self._load_id is not None:
+            self._normalizer().storage.discard(NORMALIZING, self._load_id)

@@ -54,7 +54,8 @@ def plan_frame_split(spark: SparkSession, plan: NormalizePlan, split: Split, tab
         frame = spark.read.parquet(local_uri(split.path)).select(
             "*", F.col("_metadata.file_name").alias(FILE), F.col("_metadata.row_index").alias(ROW)
         )
-        offsets = _row_offsets(split.path)
+        root = plan.normalizer.roots.get(split.root_table)
+        offsets = _row_offsets(split.path) if root is not None and root.occurrence else {}  # only Delta merges number rows
 
     def make_coercer(local: dict[str, TTable]) -> RowCoercer:
         return RowCoercer(local, plan.naming, plan.detections, plan.default_hints)

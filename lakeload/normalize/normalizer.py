@@ -194,11 +194,7 @@ class Normalizer:
         manifest = read_json(os.path.join(package, "manifest.json"))
         data_base = self.storage.data_base(EXTRACTED, load_id)
         plan = self.plan(load_id, schema, manifest["tables"], plan_splits(data_base, manifest["splits"], self.source_options))
-        out_dir, out_base = self.storage.package_dir(NORMALIZING, load_id), self.storage.data_base(NORMALIZING, load_id)
-        os.makedirs(out_dir, exist_ok=True)
-        plan.output_dir = wio.join(out_base, "data")
-        wio.make_dirs(plan.output_dir)
-        plan.working = self.storage.working
+        out_dir, out_base = self.output(plan)
         written, jobs = self._first_pass(plan, _matching(plan.splits, early or {}))
         schema.tables = plan.tables
         self._warn_null_only(plan)
@@ -229,6 +225,16 @@ class Normalizer:
         self.storage.move(load_id, NORMALIZING, NORMALIZED)
         self.storage.discard(EXTRACTED, load_id)
         return NormalizeResult(load_id, schema.name, row_counts, len(files), version, time.perf_counter() - started)
+
+    def output(self, plan: NormalizePlan) -> tuple[str, str]:
+        """Point `plan` at the package's `normalizing` output (created); returns its folder and its data base."""
+        out_dir = self.storage.package_dir(NORMALIZING, plan.load_id)
+        out_base = self.storage.data_base(NORMALIZING, plan.load_id)
+        os.makedirs(out_dir, exist_ok=True)  # marks the package (and its bucket data) for recovery
+        plan.output_dir = wio.join(out_base, "data")
+        wio.make_dirs(plan.output_dir)
+        plan.working = self.storage.working
+        return out_dir, out_base
 
     def plan(self, load_id: str, schema: Schema, tables: dict[str, dict[str, Any]], splits: list[Split]) -> NormalizePlan:
         """What the normalize tasks of `splits` need; the root `tables` (extract's hints) are applied to `schema`."""

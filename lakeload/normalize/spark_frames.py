@@ -156,34 +156,30 @@ class FramePlanner:
         table = self.tables.get(name)
         return table if table is not None else self.coercer._new_table(name, parent)
 
-    def _column(self, table_name: str, name: str, props: dict[str, Any], expr: Column) -> tuple[str, Column]:
-        """The column a leaf goes to (its own, a widened one or a variant) and the value expression."""
+    def _ensure(self, table_name: str, name: str, props: dict[str, Any], variant: bool = False) -> None:
+        """Create the column (or complete a hints-only one) with the leaf's type, as dlt's coercer adds it."""
         columns = self.tables[table_name]["columns"]
         existing = columns.get(name)
+        if existing is None or not existing.get("data_type"):
+            self.coercer._add_column(table_name, columns, name, props["data_type"], existing, variant)
+            _complete(columns[name], props)
+
+    def _column(self, table_name: str, name: str, props: dict[str, Any], expr: Column) -> tuple[str, Column]:
+        """The column a leaf goes to (its own, a widened one or a variant) and the value expression."""
+        existing = self.tables[table_name]["columns"].get(name)
         if existing is not None and existing.get("data_type"):
             if existing["data_type"] == props["data_type"]:
                 return name, expr
             if (existing["data_type"], props["data_type"]) in WIDENING:
                 return name, widen(existing["data_type"], expr)
             variant = self.naming.shorten_fragments(name, VARIANT_FORMAT % props["data_type"])
-            return self._column_as_variant(table_name, variant, props, expr)
-        self.coercer._add_column(table_name, columns, name, props["data_type"], existing, False)
-        _complete(columns[name], props)
-        return name, expr
-
-    def _column_as_variant(self, table_name: str, name: str, props: dict[str, Any], expr: Column) -> tuple[str, Column]:
-        columns = self.tables[table_name]["columns"]
-        existing = columns.get(name)
-        if existing is None or not existing.get("data_type"):
-            self.coercer._add_column(table_name, columns, name, props["data_type"], existing, True)
-            _complete(columns[name], props)
+            self._ensure(table_name, variant, props, variant=True)
+            return variant, expr
+        self._ensure(table_name, name, props)
         return name, expr
 
     def _system(self, table_name: str, name: str, data_type: str, expr: Column) -> tuple[str, Column]:
-        columns = self.tables[table_name]["columns"]
-        existing = columns.get(name)
-        if existing is None or not existing.get("data_type"):
-            self.coercer._add_column(table_name, columns, name, data_type, existing, False)
+        self._ensure(table_name, name, {"data_type": data_type})
         return name, expr
 
     def _leaf_columns(self, table_name: str, leaves: dict[str, _Leaf]) -> list[tuple[str, Column]]:

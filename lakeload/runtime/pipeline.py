@@ -72,7 +72,6 @@ class Pipeline(PipelineSettings):
         self._spark_checked = False
         self._spark_lock = threading.RLock()
         self._source_options: dict[str, dict[str, Any]] = {}  # bucket_url -> fsspec options of files sources
-        self._overlap = False
         self._early: dict[str, EarlyResults] = {}  # load id -> pass-1 results computed during extract
         state = self.storage.load_state()
         self.state: dict[str, Any] = state or new_state(pipeline_name, self.dataset_name, "filesystem", None)
@@ -138,12 +137,18 @@ class Pipeline(PipelineSettings):
         table_format: str | None = None,
     ) -> str:
         """Stream `data` into a new load package on disk; returns its load id."""
-        started = time.perf_counter()
-        resources, source_name = resources_from(data, table_name or self.pipeline_name)
         overrides = dict(
             table_name=table_name, write_disposition=write_disposition, columns=columns, primary_key=primary_key,
             table_format=table_format,
         )
+        return self._extract(data, overrides, schema, loader_file_format, overlap=False)
+
+    def _extract(
+        self, data: Any, overrides: dict[str, Any], schema: str | None, loader_file_format: str | None, overlap: bool
+    ) -> str:
+        """`extract()`; with `overlap`, normalize starts on each extracted file while extract goes on (`run()`)."""
+        started = time.perf_counter()
+        resources, source_name = resources_from(data, overrides["table_name"] or self.pipeline_name)
         if any(v is not None for v in overrides.values()):
             resources = [r.with_hints(**overrides) for r in resources]
         schema_name = schema or source_name or self.default_schema_name or self.pipeline_name
@@ -160,7 +165,7 @@ class Pipeline(PipelineSettings):
             staged.update(staged_state(self.state, context.sources_state))
             return {"state": stored_state(staged) if bump_state(staged) else None, "loader_file_format": loader_file_format}
 
-        listener = self._early_normalize(schema_name, loader_file_format) if self._overlap else None
+        listener = self._early_normalize(schema_name, loader_file_format) if overlap else None
         self.progress.start("extract")
         try:
             result = extract_resources(
@@ -307,15 +312,11 @@ class Pipeline(PipelineSettings):
             self.normalize()
         if data is not None:
             with self._step(trace, "extract"):
-                self._overlap = True  # normalize starts on extracted files while extract goes on
-                try:
-                    self.extract(
-                        data, table_name=table_name, write_disposition=write_disposition, columns=columns,
-                        primary_key=primary_key, schema=schema, loader_file_format=loader_file_format,
-                        table_format=table_format,
-                    )
-                finally:
-                    self._overlap = False
+                overrides = dict(
+                    table_name=table_name, write_disposition=write_disposition, columns=columns, primary_key=primary_key,
+                    table_format=table_format,
+                )
+                self._extract(data, overrides, schema, loader_file_format, overlap=True)
             with self._step(trace, "normalize"):
                 self._normalize_extracted()
         with self._step(trace, "load"):

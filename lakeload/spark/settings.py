@@ -33,7 +33,7 @@ from typing import TYPE_CHECKING, Any
 
 import orjson
 
-from lakeload.config.resolver import env_name, read_toml_values, resolve, toml_files
+from lakeload.config.resolver import env_name, flat_text, read_toml_values, resolve, toml_files
 from lakeload.errors import ConfigurationError
 
 if TYPE_CHECKING:
@@ -101,10 +101,9 @@ def key_from_env(var: str, suffix: str) -> str:
 
 def setting_text(key: str, value: Any, source: str) -> str:
     """A Spark setting's value as Spark wants it: a string (`8` -> "8", `true` -> "true")."""
-    if isinstance(value, bool):
-        return "true" if value else "false"
-    if isinstance(value, (str, int, float)):
-        return str(value)
+    text = flat_text(value)
+    if text is not None:
+        return text
     raise ConfigurationError(
         f"Spark setting {key!r} from {source} is a {type(value).__name__}; Spark settings are strings, numbers "
         "or booleans. Write it as a string."
