@@ -15,6 +15,7 @@ from __future__ import annotations
 import dataclasses
 from collections.abc import Iterator, Mapping
 from typing import Any
+from urllib.parse import urlsplit, urlunsplit
 
 import orjson
 
@@ -36,11 +37,31 @@ def is_secret_key(name: str) -> bool:
     return any(marker in lowered for marker in SECRET_MARKERS)
 
 
-def mask_value(name: str, value: Any) -> Any:
-    """`value` with every secret-looking entry replaced by `'***'` (dicts are masked field by field).
+def url_without_password(url: str) -> str:
+    """`url` with the password of its user info masked (`http://u:***@proxy:3128`); other text unchanged.
 
-    >>> mask_value("kwargs", {"key": "abc", "use_ssl": True})
-    {'key': '***', 'use_ssl': True}
+    >>> url_without_password("http://user:pw@proxy:3128")
+    'http://user:***@proxy:3128'
+    """
+    if "://" not in url or "@" not in url:
+        return url
+    try:
+        parts = urlsplit(url)
+        password, port = parts.password, parts.port
+    except ValueError:
+        return url
+    if password is None:
+        return url
+    netloc = f"{parts.username or ''}:{MASK}@{parts.hostname or ''}" + (f":{port}" if port else "")
+    return urlunsplit(parts._replace(netloc=netloc))
+
+
+def mask_value(name: str, value: Any) -> Any:
+    """`value` with every secret-looking entry replaced by `'***'` (dicts are masked field by field, and
+    passwords in URLs too).
+
+    >>> mask_value("kwargs", {"key": "abc", "use_ssl": True, "proxy": "http://u:pw@p:1"})
+    {'key': '***', 'use_ssl': True, 'proxy': 'http://u:***@p:1'}
     """
     if isinstance(value, Credentials):
         return value.masked()
@@ -48,6 +69,8 @@ def mask_value(name: str, value: Any) -> Any:
         return {k: mask_value(str(k), v) for k, v in value.items()}
     if value is not None and is_secret_key(name):
         return MASK
+    if isinstance(value, str):
+        return url_without_password(value)
     return value
 
 

@@ -122,9 +122,13 @@ class DeltaTarget:
             self.table.alter.add_columns(DeltaSchema.from_arrow(pa.schema(new)).fields)
 
     def commit(
-        self, adds: list[dict[str, Any]], removes: list[dict[str, Any]], mode: str, app: str, version: int
+        self, adds: list[dict[str, Any]], removes: list[dict[str, Any]], mode: str, app: str | None = None,
+        version: int | None = None, configuration: dict[str, str] | None = None, replace_schema: bool = False,
     ) -> None:
-        """Commit `adds` (and `removes`) in one transaction tagged with the load's application transaction."""
+        """Commit `adds` (and `removes`) in one transaction, tagged with the application transaction
+        `(app, version)` when given; `configuration` sets table properties of a table this commit creates.
+        With `replace_schema` (an `overwrite`), the table takes this target's schema instead of gaining its
+        new columns."""
         from deltalake import Schema as DeltaSchema
         from deltalake.exceptions import CommitFailedError
         from deltalake.transaction import (
@@ -142,18 +146,20 @@ class DeltaTarget:
         remove_actions: list[Any] = [
             RemoveAction(r["path"], True, now, r.get("size"), r.get("partition_values")) for r in removes
         ]
-        properties = CommitProperties(app_transactions=[Transaction(app, version)])
+        properties = CommitProperties(app_transactions=[Transaction(app, version)]) if app and version is not None else None
         partition_by = list(self.partition_by)
         try:
             if self.table is None:
                 create_table_with_add_actions(
                     self.uri, DeltaSchema.from_arrow(self.schema), add_actions, mode="error", partition_by=partition_by,
-                    storage_options=self.storage_options, commit_properties=properties,
+                    configuration=configuration, storage_options=self.storage_options, commit_properties=properties,
                 )
                 return
-            self.evolve()
+            if mode != "overwrite":  # an overwrite commits the schema with the data; appends need it first
+                self.evolve()
+            schema = DeltaSchema.from_arrow(self.schema) if replace_schema else self.table_schema()
             self.table.create_write_transaction(
-                [*remove_actions, *add_actions], mode, self.table_schema(), partition_by=partition_by,
+                [*remove_actions, *add_actions], mode, schema, partition_by=partition_by,
                 commit_properties=properties,
             )
         except CommitFailedError as exc:

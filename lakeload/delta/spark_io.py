@@ -37,13 +37,19 @@ def spark_schema(schema: pa.Schema) -> StructType:
     return from_arrow_schema(schema)
 
 
-def write_frame(spark: SparkSession, frame: DataFrame, spec: DeltaFileSpec, description: str) -> list[dict[str, Any]]:
-    """Write `frame` as data files of the table on the executors; returns their add actions."""
+RETRY_LOAD = "The package stays pending; run `pipeline.load()`."
+
+
+def write_frame(spark: SparkSession, frame: DataFrame, spec: DeltaFileSpec, description: str,
+                retry_hint: str = RETRY_LOAD) -> list[dict[str, Any]]:
+    """Write `frame` as data files of the table on the executors; returns their add actions.
+
+    A failed job is a `LoadError` ending with `retry_hint` (what the caller's user should do next)."""
     spark.sparkContext.setJobDescription(description)
     try:
         rows = frame.mapInArrow(functools.partial(write_task, spec), spark_schema(ACTION_SCHEMA)).collect()
     except Exception as exc:
-        raise LoadError(f"{description} failed: {_spark_message(exc)}. The package stays pending; run `pipeline.load()`.") from None
+        raise LoadError(f"{description} failed: {_spark_message(exc)}. {retry_hint}") from None
     finally:
         spark.sparkContext.setJobDescription(None)  # type: ignore[arg-type]
     return [json.loads(row[0]) for row in rows]

@@ -7,10 +7,11 @@ import os
 import posixpath
 from collections.abc import Callable, Mapping
 from typing import Any, TypeVar
-from urllib.parse import urlsplit, urlunsplit
+from urllib.parse import urlsplit
 
 from fsspec import AbstractFileSystem
 
+from lakeload.config.credentials import url_without_password
 from lakeload.destinations.impl.filesystem.configuration import FilesystemConfiguration
 from lakeload.destinations.impl.filesystem.credentials import fsspec_options, masked_options, secret_values
 from lakeload.destinations.impl.filesystem.executor_fs import url_to_fs
@@ -35,11 +36,7 @@ def fsspec_kwargs(config: FilesystemConfiguration) -> dict[str, Any]:
 
 def _safe_url(url: str) -> str:
     """`url` without a password in its user info."""
-    parts = urlsplit(url)
-    if parts.password is None:
-        return url
-    netloc = f"{parts.username or ''}:***@{parts.hostname or ''}" + (f":{parts.port}" if parts.port else "")
-    return urlunsplit(parts._replace(netloc=netloc))
+    return url_without_password(url)
 
 
 def _scrub(text: str, secrets: list[str]) -> str:

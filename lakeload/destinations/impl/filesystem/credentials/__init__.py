@@ -17,7 +17,7 @@ from collections.abc import Mapping
 from typing import Any
 from urllib.parse import urlsplit
 
-from lakeload.config.credentials import MASK, Credentials, is_secret_key
+from lakeload.config.credentials import MASK, Credentials, is_secret_key, url_without_password
 from lakeload.destinations.impl.filesystem.credentials.aws import AwsCredentials
 from lakeload.destinations.impl.filesystem.credentials.azure import AzureCredentials
 from lakeload.destinations.impl.filesystem.credentials.base import TypedCredentials
@@ -157,7 +157,7 @@ def masked_options(options: Mapping[str, Any]) -> dict[str, Any]:
         elif value is not None and is_secret_key(str(name)):
             masked[name] = MASK
         else:
-            masked[name] = value
+            masked[name] = url_without_password(value) if isinstance(value, str) else value
     return masked
 
 

@@ -1,0 +1,194 @@
+"""What a type handler gets: one table slice, read and written through Delta, through Arrow or Spark.
+
+`DeltaConnection` holds the Delta side: opening the table, the write mode's check of rows already in
+the slice, the files of the slice, and the metadata recorded on a materialization. The two data planes
+are `lakeload.dagster.delta_arrow` (in-process Arrow, delta-rs writes and reads) and
+`lakeload.dagster.delta_spark` (Spark executors write Parquet, delta-rs commits). A type handler only
+converts its type to and from one of them, so a new handler needs no Delta code.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Any
+from urllib.parse import unquote
+
+import pyarrow as pa
+
+from lakeload.dagster.config import WriteMode
+from lakeload.dagster.location import DeltaLocation, TableLocation
+from lakeload.dagster.predicates import arrow_filter, sql_predicate
+from lakeload.dagster.slices import TableSlice
+from lakeload.destinations.impl.filesystem.client import destination_error
+from lakeload.errors import DestinationError, LakeloadError
+
+if TYPE_CHECKING:
+    from deltalake import DeltaTable
+    from pyspark.sql import DataFrame, SparkSession
+
+
+class SliceNotEmptyError(LakeloadError):
+    """`mode="error"` and the slice already has rows."""
+
+
+@dataclass(frozen=True)
+class WriteSettings:
+    mode: str = WriteMode.overwrite.value
+    schema_mode: str = "merge"
+    table_config: dict[str, str] | None = None
+
+
+class DeltaConnection:
+    """One table slice of the I/O manager; secrets stay in `location` and never reach a message."""
+
+    def __init__(self, location: DeltaLocation, table_slice: TableSlice, settings: WriteSettings | None = None) -> None:
+        self.location = location
+        self.slice = table_slice
+        self.settings = settings or WriteSettings()
+        self.target: TableLocation = location.table(table_slice.schema, table_slice.table)
+        self._table: DeltaTable | None = None
+
+    def __repr__(self) -> str:
+        return f"DeltaConnection({self.target.uri!r})"
+
+    @property
+    def uri(self) -> str:
+        return self.target.uri
+
+    def error(self, exc: BaseException, action: str) -> DestinationError:
+        """A `DestinationError` for a failed delta-rs call: names the table, never a secret."""
+        return destination_error(exc, self.location.root_uri, self.location.storage_options, f"{action} {self.slice.name} in")
+
+    def open(self) -> DeltaTable | None:
+        """The table's current snapshot (None when it does not exist yet)."""
+        from deltalake import DeltaTable
+        from deltalake.exceptions import TableNotFoundError
+
+        options = dict(self.location.storage_options)
+        try:
+            self._table = DeltaTable(self.uri, storage_options=options)
+        except TableNotFoundError:
+            self._table = None
+            return None
+        except Exception as exc:
+            error = self.error(exc, "open Delta table")
+        else:
+            return self._table
+        raise error
+
+    @property
+    def table(self) -> DeltaTable | None:
+        return self._table
+
+    def table_schema(self) -> pa.Schema | None:
+        return None if self._table is None else pa.schema(self._table.schema().to_arrow())  # type: ignore[arg-type]
+
+    def partition_columns(self) -> list[str]:
+        return [] if self._table is None else list(self._table.metadata().partition_columns)
+
+    def predicate(self, schema: pa.Schema) -> str | None:
+        return sql_predicate(self.slice, schema)
+
+    def slice_files(self) -> list[dict[str, Any]]:
+        """The add actions (path as in the log, size, rows, partition values) of the files that may hold
+        rows of the slice: exactly the slice's files when it filters on partition columns."""
+        if self._table is None:
+            return []
+        schema = self.table_schema()
+        assert schema is not None
+        actions = pa.table(self._table.get_add_actions(flatten=True)).to_pylist()  # type: ignore[arg-type]
+        predicate = self.predicate(schema)
+        if predicate is not None:
+            root = self.uri.rstrip("/")
+            # file URIs name the physical files (Hive-escaped folders); log paths are URL-encoded once more
+            kept = {u[len(root) + 1:] for u in self._table.file_uris(file_pruning_predicate=predicate)}
+            actions = [a for a in actions if unquote(a["path"]) in kept]
+        partition_columns = self.partition_columns()
+        return [
+            {"path": a["path"], "size": a["size_bytes"], "rows": a.get("num_records"),
+             "partition_values": {c: _log_text(a.get(f"partition.{c}")) for c in partition_columns}}
+            for a in actions
+        ]
+
+    def slice_is_exact(self) -> bool:
+        """Whether the slice's files hold only rows of the slice (it filters on partition columns only)."""
+        return set(self.slice.partition_columns) <= set(self.partition_columns())
+
+    def rows_in_slice(self) -> int:
+        """How many rows the slice holds now."""
+        files = self.slice_files()
+        exact = not self.slice.partitions or self.slice_is_exact()
+        if exact and all(f["rows"] is not None for f in files):
+            return sum(int(f["rows"]) for f in files)
+        if self._table is None:
+            return 0
+        schema = self.table_schema()
+        assert schema is not None
+        dataset = self._table.to_pyarrow_dataset(file_pruning_predicate=self.predicate(schema))
+        return int(dataset.count_rows(filter=arrow_filter(self.slice, schema)))
+
+    def proceed(self) -> bool:
+        """Whether to write under the write mode; raises for `error` when the slice has rows."""
+        mode = self.settings.mode
+        if mode not in (WriteMode.error.value, WriteMode.ignore.value) or self.open() is None:
+            return True
+        rows = self.rows_in_slice()
+        if rows and mode == WriteMode.error.value:
+            what = "partition" if self.slice.partitions else "table"
+            raise SliceNotEmptyError(
+                f"Delta table {self.slice.name} at {self.uri}: the {what} already has {rows} rows and the I/O manager's "
+                "mode is 'error'. Use mode='overwrite' to replace them or mode='append' to add rows."
+            )
+        return rows == 0
+
+    def metadata(self, written_rows: int | None) -> dict[str, Any]:
+        """Table metadata of the snapshot after a write: row counts, schema, Delta version, URI."""
+        from dagster import MetadataValue, TableColumn, TableSchema
+
+        table = self.open()
+        if table is None:
+            return {"dagster/uri": MetadataValue.path(self.uri), "written_rows": 0}
+        schema = self.table_schema()
+        assert schema is not None
+        actions = pa.table(table.get_add_actions(flatten=True))  # type: ignore[arg-type]
+        rows = sum(v or 0 for v in actions.column("num_records").to_pylist()) if actions.num_rows else 0
+        metadata: dict[str, Any] = {
+            "dagster/row_count": rows,
+            "dagster/column_schema": TableSchema(columns=[TableColumn(f.name, str(f.type)) for f in schema]),
+            "dagster/uri": MetadataValue.path(self.uri),
+            "dagster/table_name": self.slice.name,
+            "delta_version": table.version(),
+            "written_rows": written_rows or 0,
+        }
+        if self.slice.partitions:
+            metadata["dagster/partition_row_count"] = written_rows or 0
+            metadata["partition_predicate"] = self.predicate(schema) or ""
+        return metadata
+
+    # the two data planes, imported on use so that Arrow-only users never import Spark
+    def write_arrow(self, data: pa.Table) -> dict[str, Any]:
+        from lakeload.dagster.delta_arrow import write_arrow
+
+        return write_arrow(self, data)
+
+    def read_arrow(self) -> pa.Table:
+        from lakeload.dagster.delta_arrow import read_arrow
+
+        return read_arrow(self)
+
+    def write_spark(self, frame: DataFrame) -> dict[str, Any]:
+        from lakeload.dagster.delta_spark import write_spark
+
+        return write_spark(self, frame)
+
+    def read_spark(self, spark: SparkSession | None = None) -> DataFrame:
+        from lakeload.dagster.delta_spark import read_spark
+
+        return read_spark(self, spark)
+
+
+def _log_text(value: Any) -> str | None:
+    """A partition value from `get_add_actions` (typed by delta-rs) as the log's string form."""
+    from lakeload.delta.executor_files import partition_value
+
+    return partition_value(value)
