@@ -80,14 +80,19 @@ def _partition_by(connection: DeltaConnection) -> tuple[str, ...]:
     return tuple(existing)
 
 
+def _remove(spec: DeltaFileSpec, adds: list[dict[str, Any]]) -> None:
+    """Delete data files the executors wrote that will not be committed."""
+    fs, _ = url_to_fs(spec.bucket_url, spec.fs_kwargs)
+    for add in adds:
+        fs.rm_file(f"{spec.table_dir}/{add['path']}")
+
+
 def _check_files(connection: DeltaConnection, spec: DeltaFileSpec, adds: list[dict[str, Any]]) -> None:
     """Every written file must hold rows of the slice only; otherwise delete them all and refuse."""
     outside = [a for a in adds if not contains(connection.slice, spec.schema, a["partition_values"])]
     if not outside:
         return
-    fs, _ = url_to_fs(spec.bucket_url, spec.fs_kwargs)
-    for add in adds:
-        fs.rm_file(f"{spec.table_dir}/{add['path']}")
+    _remove(spec, adds)
     values = sorted({str(a["partition_values"]) for a in outside})[:5]
     raise ConfigurationError(
         f"The DataFrame written to {connection.slice.name} has rows outside the partition being materialized "
@@ -121,6 +126,7 @@ def write_spark(connection: DeltaConnection, frame: DataFrame) -> dict[str, Any]
     try:
         target.commit(adds, removes, mode, configuration=connection.settings.table_config, replace_schema=replace_schema)
     except DeltaConflictError:
+        _remove(spec, adds)
         raise DeltaConflictError(
             f"Another writer committed to Delta table {connection.slice.name} at the same time; nothing of this "
             "materialization was committed. Materialize the asset again."
