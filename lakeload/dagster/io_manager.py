@@ -100,6 +100,10 @@ class DeltaLakeIOManager(ConfigurableIOManagerFactory):
     destination_name: str = Field(
         default="filesystem",
         description="Which [destination.<name>] section of lakeload's configuration gives defaults.")
+    pipeline_name: str | None = Field(
+        default=None,
+        description="Also read the pipeline-scoped sections of lakeload's configuration "
+                    "([<pipeline_name>.destination.<name>], <PIPELINE_NAME>__DESTINATION__...), which win.")
 
     @staticmethod
     def type_handlers() -> Sequence[DeltaTypeHandler[Any]]:
@@ -110,7 +114,8 @@ class DeltaLakeIOManager(ConfigurableIOManagerFactory):
         return pa.Table
 
     def create_io_manager(self, context: Any) -> DeltaIOManager:
-        location = resolve_location(self.root_uri, self.storage_options, self.client_options, self.destination_name)
+        location = resolve_location(self.root_uri, self.storage_options, self.client_options, self.destination_name,
+                                    self.pipeline_name)
         settings = WriteSettings(WriteMode(self.mode).value, SchemaMode(self.schema_mode).value, self.table_config)
         return DeltaIOManager(location, self.type_handlers(), self.default_load_type(), self.schema_, settings)
 

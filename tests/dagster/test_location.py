@@ -197,3 +197,16 @@ def test_azure_https_endpoint_is_the_account_host() -> None:
                                                                    endpoint="https://acct.blob.core.windows.net"))
     assert location.fs_kwargs["account_host"] == "acct.blob.core.windows.net"
     assert location.storage_options["AZURE_STORAGE_ENDPOINT"] == "https://acct.blob.core.windows.net"
+
+
+def test_pipeline_scoped_configuration_wins(monkeypatch: pytest.MonkeyPatch) -> None:
+    """The I/O manager's `pipeline_name` reads the same pipeline-scoped sections a pipeline of that name reads."""
+    from lakeload.dagster import DeltaLakeIOManager
+
+    monkeypatch.setenv("DESTINATION__FILESYSTEM__CREDENTIALS__AWS_ACCESS_KEY_ID", "AKIAGLOBAL")
+    monkeypatch.setenv("SHOP__DESTINATION__FILESYSTEM__CREDENTIALS__AWS_ACCESS_KEY_ID", "AKIASHOP")
+    monkeypatch.setenv("DESTINATION__FILESYSTEM__CREDENTIALS__AWS_SECRET_ACCESS_KEY", "s")
+    scoped = DeltaLakeIOManager(root_uri="s3://bucket/root", pipeline_name="shop").create_io_manager(None)
+    plain = DeltaLakeIOManager(root_uri="s3://bucket/root").create_io_manager(None)
+    assert scoped.location.storage_options["AWS_ACCESS_KEY_ID"] == "AKIASHOP"
+    assert plain.location.storage_options["AWS_ACCESS_KEY_ID"] == "AKIAGLOBAL"
