@@ -3,7 +3,7 @@
 Each class turns its fields into two things lakeload already knows how to use:
 - `credentials()`: fields of lakeload's filesystem credentials (`aws_access_key_id`, `azure_storage_account_name`,
   ...), so the same values open the bucket for delta-rs and for the Spark executors (fsspec);
-- `delta_options()`: delta-rs options that have no fsspec meaning (commit locking, R2's copy-if-not-exists,
+- `delta_options()`: delta-rs options that have no fsspec meaning (S3 commit options such as R2's copy-if-not-exists,
   Azure CLI or Fabric endpoints), laid over the options lakeload derives.
 Fields left unset are taken from lakeload's own configuration (`[destination.filesystem.credentials]` in
 `.lakeload/secrets.toml` or `DESTINATION__FILESYSTEM__CREDENTIALS__*`), field by field.
