@@ -19,6 +19,7 @@ from lakeload.dagster.config import WriteMode
 from lakeload.dagster.location import DeltaLocation, TableLocation
 from lakeload.dagster.predicates import arrow_filter, sql_predicate
 from lakeload.dagster.slices import TableSlice
+from lakeload.delta.executor_files import partition_value
 from lakeload.destinations.impl.filesystem.client import destination_error
 from lakeload.errors import DestinationError, LakeloadError
 
@@ -106,7 +107,7 @@ class DeltaConnection:
         partition_columns = self.partition_columns()
         return [
             {"path": a["path"], "size": a["size_bytes"], "rows": a.get("num_records"),
-             "partition_values": {c: _log_text(a.get(f"partition.{c}")) for c in partition_columns}}
+             "partition_values": {c: partition_value(a.get(f"partition.{c}")) for c in partition_columns}}
             for a in actions
         ]
 
@@ -128,9 +129,10 @@ class DeltaConnection:
         return int(dataset.count_rows(filter=arrow_filter(self.slice, schema)))
 
     def proceed(self) -> bool:
-        """Whether to write under the write mode; raises for `error` when the slice has rows."""
+        """Open the table and say whether to write under the write mode; raises for `error` when the slice
+        has rows."""
         mode = self.settings.mode
-        if mode not in (WriteMode.error.value, WriteMode.ignore.value) or self.open() is None:
+        if self.open() is None or mode not in (WriteMode.error.value, WriteMode.ignore.value):
             return True
         rows = self.rows_in_slice()
         if rows and mode == WriteMode.error.value:
@@ -185,10 +187,3 @@ class DeltaConnection:
         from lakeload.dagster.delta_spark import read_spark
 
         return read_spark(self, spark)
-
-
-def _log_text(value: Any) -> str | None:
-    """A partition value from `get_add_actions` (typed by delta-rs) as the log's string form."""
-    from lakeload.delta.executor_files import partition_value
-
-    return partition_value(value)

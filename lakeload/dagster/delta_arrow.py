@@ -57,10 +57,10 @@ def write_arrow(connection: DeltaConnection, data: pa.Table) -> dict[str, Any]:
     """Write `data` into the slice under the I/O manager's mode; returns the materialization metadata."""
     from deltalake import write_deltalake
 
-    data = data.cast(delta_schema(data.schema)) if data.schema != delta_schema(data.schema) else data
+    schema = delta_schema(data.schema)
+    data = data.cast(schema) if data.schema != schema else data
     if not connection.proceed():
         return connection.metadata(0)
-    connection.open()
     check_rows_in_slice(connection, data, connection.table_schema() or data.schema)
     options = _write_options(connection, data.schema)
     try:

@@ -105,12 +105,10 @@ def write_spark(connection: DeltaConnection, frame: DataFrame) -> dict[str, Any]
     """Write `frame` into the slice under the I/O manager's mode; returns the materialization metadata."""
     if not connection.proceed():
         return connection.metadata(0)
-    connection.open()
     partition_by = _partition_by(connection)
     location = connection.location
     target = DeltaTarget(connection.slice.name, connection.uri, dict(location.storage_options),
-                         arrow_schema(frame), partition_by)
-    target.open()
+                         arrow_schema(frame), partition_by, connection.table)  # the snapshot proceed() opened
     overwrite = connection.settings.mode == WriteMode.overwrite.value and connection.table is not None
     replace_schema = overwrite and not connection.slice.partitions and connection.settings.schema_mode == "overwrite"
     spec = DeltaFileSpec(location.config.bucket_url, location.fs_kwargs, connection.target.folder,

@@ -19,10 +19,10 @@ import posixpath
 from dataclasses import dataclass, field
 from typing import Any
 
-from lakeload.config.credentials import Credentials
+from lakeload.config.credentials import Credentials, url_without_password
 from lakeload.dagster.config import PROVIDER_PROTOCOLS, ClientConfig, LakeloadConfig, StorageConfig
 from lakeload.delta.storage import StorageOptions, delta_protocol, storage_options, table_uri
-from lakeload.destinations.impl.filesystem.client import _safe_url, fsspec_kwargs, open_filesystem
+from lakeload.destinations.impl.filesystem.client import fsspec_kwargs, open_filesystem
 from lakeload.destinations.impl.filesystem.configuration import FilesystemConfiguration, resolve_configuration
 from lakeload.errors import ConfigurationError
 
@@ -46,7 +46,7 @@ class DeltaLocation:
     fs_kwargs: dict[str, Any] = field(repr=False)
 
     def __repr__(self) -> str:
-        return f"DeltaLocation({_safe_url(self.config.bucket_url)!r})"
+        return f"DeltaLocation({url_without_password(self.config.bucket_url)!r})"
 
     @property
     def root_uri(self) -> str:
@@ -69,7 +69,7 @@ def _check_provider(storage: StorageConfig, config: FilesystemConfiguration) -> 
         return
     raise ConfigurationError(
         f"storage_options is {type(storage).__name__} (provider {storage.provider!r}) but root_uri "
-        f"{_safe_url(config.bucket_url)!r} is a {config.protocol}:// location. Use the storage config of that "
+        f"{url_without_password(config.bucket_url)!r} is a {config.protocol}:// location. Use the storage config of that "
         f"backend, or LakeloadConfig() to take the settings from lakeload's configuration."
     )
 

@@ -124,10 +124,6 @@ def sql_predicate(table_slice: TableSlice, schema: pa.Schema) -> str | None:
     return " AND ".join(f"({p})" if len(parts) > 1 else p for p in parts)
 
 
-def _scalar(value: Any, arrow_type: pa.DataType) -> pa.Scalar:
-    return pa.scalar(value, arrow_type)
-
-
 def arrow_filter(table_slice: TableSlice, schema: pa.Schema) -> pc.Expression | None:
     """The slice's rows as a pyarrow dataset filter (None: the whole table)."""
     expression: pc.Expression | None = None
@@ -139,7 +135,7 @@ def arrow_filter(table_slice: TableSlice, schema: pa.Schema) -> pc.Expression | 
             condition = field.isin(values)
         else:
             low, high = window_bounds(part, arrow_type)
-            condition = (field >= _scalar(low, arrow_type)) & (field < _scalar(high, arrow_type))
+            condition = (field >= pa.scalar(low, arrow_type)) & (field < pa.scalar(high, arrow_type))
         expression = condition if expression is None else expression & condition
     return expression
 

@@ -23,8 +23,9 @@ from collections.abc import Callable, Mapping
 from typing import Any
 from urllib.parse import urlsplit
 
+from lakeload.config.credentials import url_without_password
 from lakeload.config.resolver import flat_text
-from lakeload.destinations.impl.filesystem.client import _safe_url, destination_error, fsspec_kwargs
+from lakeload.destinations.impl.filesystem.client import destination_error, fsspec_kwargs
 from lakeload.destinations.impl.filesystem.configuration import FilesystemConfiguration
 from lakeload.destinations.impl.filesystem.credentials import masked_options
 from lakeload.destinations.impl.filesystem.credentials.azure import parse_connection_string
@@ -117,7 +118,7 @@ def delta_protocol(config: FilesystemConfiguration) -> str:
         "ssh": "delta-rs has no SFTP object store",
     }.get(protocol, "delta-rs has no object store for it")
     raise DestinationError(
-        f"Bucket {_safe_url(config.bucket_url)!r} ({protocol}://) cannot hold Delta tables: {reason}. "
+        f"Bucket {url_without_password(config.bucket_url)!r} ({protocol}://) cannot hold Delta tables: {reason}. "
         'Use a local path or an object store (s3://, az://, abfss://, gs://) as bucket_url for table_format="delta", '
         "or load these tables without table_format."
     )

@@ -34,11 +34,6 @@ def fsspec_kwargs(config: FilesystemConfiguration) -> dict[str, Any]:
     )
 
 
-def _safe_url(url: str) -> str:
-    """`url` without a password in its user info."""
-    return url_without_password(url)
-
-
 def _scrub(text: str, secrets: list[str]) -> str:
     for value in secrets:
         text = text.replace(value, "***")
@@ -78,7 +73,7 @@ def bucket_error(exc: BaseException, bucket_url: str, options: Mapping[str, Any]
     elif isinstance(exc, (ConnectionError, TimeoutError, OSError)) and "connect" in text:
         hint = " (bucket unreachable: check bucket_url, endpoint_url and the network)"
     error = error_class(
-        f"Cannot {action} bucket {_safe_url(bucket_url)}{hint}: {type(exc).__name__}: {_scrub(str(exc), secrets)}. "
+        f"Cannot {action} bucket {url_without_password(bucket_url)}{hint}: {type(exc).__name__}: {_scrub(str(exc), secrets)}. "
         f"Options: {masked_options(options)}"
     )
     leaks = any(value and value in f"{e!s} {e!r}" for e in chain for value in secrets)
