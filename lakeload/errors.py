@@ -72,6 +72,34 @@ class PipelineStepFailed(LakeloadError):
         super().__init__(f"Pipeline step '{step}' failed{where}: {message}")
 
 
+class ExtractStepFailed(PipelineStepFailed, ExtractError):
+    """The extract step failed; nothing of this run was loaded and the pipeline state is unchanged."""
+
+
+class NormalizeStepFailed(PipelineStepFailed, NormalizeError):
+    """The normalize step failed; the extracted package stays pending (the message says how to retry or drop it)."""
+
+
+class LoadStepFailed(PipelineStepFailed, LoadError):
+    """The load step failed; the normalized package stays pending (the message says how to retry or drop it)."""
+
+
+STEP_FAILURES: dict[str, type[PipelineStepFailed]] = {
+    "extract": ExtractStepFailed,
+    "normalize": NormalizeStepFailed,
+    "load": LoadStepFailed,
+}
+
+
+def step_failed(step: str, load_id: str | None, message: str) -> PipelineStepFailed:
+    """The `PipelineStepFailed` of `step`, also an instance of the step's own error (`LoadError` for load, ...).
+
+    >>> isinstance(step_failed("load", "1795296531.14", "bucket gone"), LoadError)
+    True
+    """
+    return STEP_FAILURES.get(step, PipelineStepFailed)(step, load_id, message)
+
+
 class DeltaConflictError(LoadError):
     """Another writer committed to the same Delta table first; the package stays pending and can be loaded again."""
 

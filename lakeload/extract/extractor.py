@@ -24,6 +24,7 @@ from lakeload.extract.spark_parts import write_frame_parts
 from lakeload.runtime.packages import EXTRACTED, EXTRACTING, PipelineStorage, new_load_id, write_json_atomic
 from lakeload.schema import typed_json
 from lakeload.schema.naming import NamingConvention
+from lakeload.spark.errors import is_spark_error, summarize
 from lakeload.spark.executor_working import WorkingStore
 from lakeload.spark.local_paths import local_uri
 
@@ -240,7 +241,8 @@ def extract_resources(
         raise
     except Exception as exc:
         _abandon(writer, storage, load_id)
-        raise ExtractError(f"Resource failed during extract: {type(exc).__name__}: {exc}") from exc
+        cause = f"Spark: {summarize(exc)}" if is_spark_error(exc) else f"{type(exc).__name__}: {exc}"
+        raise ExtractError(f"Resource failed during extract: {cause}") from exc
     writer.close()
     if progress is not None and pending:
         progress(pending)

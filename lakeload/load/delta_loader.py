@@ -25,7 +25,7 @@ from lakeload.delta.merge import MergeJob
 from lakeload.delta.storage import storage_options, table_uri
 from lakeload.delta.tables import is_delta_table
 from lakeload.destinations.impl.filesystem.client import FilesystemClient, fsspec_kwargs
-from lakeload.errors import DestinationError
+from lakeload.errors import DestinationError, LoadError
 from lakeload.normalize.executor_writers import arrow_schema, complete_columns
 from lakeload.schema.schema import Schema, columns_with_hint
 from lakeload.spark.executor_working import WorkingStore
@@ -126,7 +126,7 @@ class DeltaLoader:
         spec = self.file_spec(target, load_id, disposition)
         chunks = [files[i : i + FILES_PER_TASK] for i in range(0, len(files), FILES_PER_TASK)]
         description = f"lakeload load {load_id}: write {target.name}"
-        written = run_tasks(self.spark, write_package_files, spec, chunks, description, working=self.working)
+        written = run_tasks(self.spark, write_package_files, spec, chunks, description, working=self.working, error=LoadError)
         adds = [a for chunk in written for a in chunk]
         target.commit(adds, [], "overwrite" if disposition == "replace" else "append", self.app, version)
         return committed_files(target.name, adds)

@@ -26,6 +26,7 @@ from lakeload.destinations.impl.filesystem import state_file_names, state_files
 from lakeload.destinations.impl.filesystem.client import FilesystemClient, fsspec_kwargs
 from lakeload.destinations.impl.filesystem.executor_fs import SFTP_PROTOCOLS
 from lakeload.destinations.impl.filesystem.layout import Layout
+from lakeload.errors import LoadError
 from lakeload.load.delta_loader import DeltaLoader
 from lakeload.load.executor_copy import CopyPayload, copy_files
 from lakeload.runtime.packages import PipelineStorage
@@ -117,7 +118,7 @@ class Loader:
             return copy_files(payload, package["files"])
         chunks = _chunks(package["files"], FILES_PER_TASK)
         description = f"lakeload load {package['load_id']}: copy files"
-        copied = run_tasks(self.spark, copy_files, payload, chunks, description, working=self.storage.working)
+        copied = run_tasks(self.spark, copy_files, payload, chunks, description, working=self.storage.working, error=LoadError)
         return [f for chunk in copied for f in chunk]
 
     def _replace(self, schema: Schema, package: dict[str, Any], result: LoadResult) -> None:

@@ -6,7 +6,7 @@ import time
 from typing import TYPE_CHECKING
 
 from lakeload.destinations.impl.sink.factory import sink
-from lakeload.errors import LoadError, NormalizeError
+from lakeload.errors import LoadError
 from lakeload.load.executor_sink import SinkPayload, deliver_file
 from lakeload.load.loader import LoadResult
 from lakeload.runtime.packages import PipelineStorage
@@ -37,8 +37,8 @@ class SinkLoader:
         files = [f for f in package["files"] if not (self.destination.skip_dlt_columns_and_tables and f["table"].startswith("_dlt"))]
         try:
             description = f"lakeload sink {self.destination.name} {load_id}"
-            delivered = run_tasks(self.spark, deliver_file, payload, files, description, working=self.storage.working)
-        except NormalizeError as exc:
+            delivered = run_tasks(self.spark, deliver_file, payload, files, description, working=self.storage.working, error=LoadError)
+        except LoadError as exc:
             raise LoadError(
                 f"Sink '{self.destination.name}' failed: {exc}. Batches delivered so far are recorded; "
                 "run pipeline.load() to resume from the failed batch."

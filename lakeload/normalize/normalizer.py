@@ -220,6 +220,7 @@ class Normalizer:
                 "row_counts": row_counts,
                 "schema": schema.to_dict(),
                 "state": manifest.get("state"),
+                "destination": manifest.get("destination"),
             },
         )
         self.storage.move(load_id, NORMALIZING, NORMALIZED)

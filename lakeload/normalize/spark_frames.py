@@ -25,6 +25,7 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
+from lakeload.errors import NormalizeError
 from lakeload.normalize.executor_coerce import VARIANT_FORMAT, RowCoercer
 from lakeload.normalize.executor_relational import (
     C_DLT_ID,
@@ -48,6 +49,8 @@ if TYPE_CHECKING:
 
 TTable = dict[str, Any]
 ROW_ID, PARENT, POS, ELEM, FILE, ROW = "_ll_id", "_ll_parent", "_ll_pos", "_ll_elem", "_ll_file", "_ll_row"
+# columns the planner adds to a split's frame; an incoming column of the same name is read under another name
+_WORKING_COLUMNS = frozenset((ROW_ID, PARENT, POS, ELEM, C_DLT_ROOT_ID, C_OCCURRENCE))
 
 
 def digest(value: Column) -> Column:
@@ -182,6 +185,25 @@ class FramePlanner:
         self._ensure(table_name, name, {"data_type": data_type})
         return name, expr
 
+    @staticmethod
+    def _put(selected: list[tuple[str, Column]], entry: tuple[str, Column]) -> None:
+        """Add a `_dlt_*` column; one the data already has (a copied dataset) takes its value in its place, as in dlt."""
+        for i, (name, _) in enumerate(selected):
+            if name == entry[0]:
+                selected[i] = entry
+                return
+        selected.append(entry)
+
+    @staticmethod
+    def _row_id(leaves: dict[str, _Leaf], generated: Column) -> Column:
+        """An incoming non-empty `_dlt_id` is kept (dlt keeps it), else the generated id."""
+        from pyspark.sql import functions as F
+
+        incoming = leaves.get(C_DLT_ID)
+        if incoming is None:
+            return generated
+        return F.coalesce(F.nullif(incoming.expr.cast("string"), F.lit("")), generated)
+
     def _leaf_columns(self, table_name: str, leaves: dict[str, _Leaf]) -> list[tuple[str, Column]]:
         selected: list[tuple[str, Column]] = []
         for leaf in leaves.values():
@@ -199,29 +221,36 @@ class FramePlanner:
 
         root = self.settings.roots.get(table_name, RootTableSettings())
         self._table(table_name, None)
-        entries = [(f.name, f.dataType, _top(f.name)) for f in frame.schema.fields if f.name not in (FILE, ROW)]
+        fields = [f for f in frame.schema.fields if f.name not in (FILE, ROW)]
+        renamed = {f.name: f"_ll_in{i}" for i, f in enumerate(fields) if f.name in _WORKING_COLUMNS}
+        if renamed:
+            frame = frame.withColumnsRenamed(renamed)
+        entries = [(f.name, f.dataType, _top(renamed.get(f.name, f.name))) for f in fields]
         leaves, lists = self._flatten(table_name, entries, root.max_nesting)
         selected = self._leaf_columns(table_name, leaves)
-        selected.append(self._system(table_name, C_DLT_LOAD_ID, "text", F.lit(load_id)))
+        self._put(selected, self._system(table_name, C_DLT_LOAD_ID, "text", F.lit(load_id)))
         if root.row_id == "key_hash" and root.primary_key:
             missing = [k for k in root.primary_key if k not in leaves]
             if missing:
-                raise ValueError(f"Primary key columns {missing} are not columns of the DataFrame for table '{table_name}'.")
+                raise NormalizeError(
+                    f"Primary key columns {missing} are not columns of the DataFrame for table '{table_name}'. "
+                    "Fix: name existing columns in `primary_key`, or add them to the DataFrame."
+                )
             row_id = digest(F.to_json(F.struct(*[leaves[k].expr.alias(k) for k in sorted(root.primary_key)])))
         else:
             place = F.concat_ws("/", F.lit(load_id), F.lit(str(self.split_index)), F.col(FILE), F.col(ROW).cast("string"))
             row_id = digest(place)
-        base = frame.withColumn(ROW_ID, row_id)
+        base = frame.withColumn(ROW_ID, self._row_id(leaves, row_id))
         carried: list[str] = []
         if root.propagate_root_key:
             base = base.withColumn(C_DLT_ROOT_ID, F.col(ROW_ID))
             carried.append(C_DLT_ROOT_ID)
-        selected.append(self._system(table_name, C_DLT_ID, "text", F.col(ROW_ID)))
+        self._put(selected, self._system(table_name, C_DLT_ID, "text", F.col(ROW_ID)))
         if root.occurrence:
             offset = F.element_at(F.create_map(*[F.lit(x) for kv in offsets.items() for x in kv]), F.col(FILE))
             seq = F.lit(self.split_index << OCCURRENCE_SHIFT) + offset + F.col(ROW)
             base = base.withColumn(C_OCCURRENCE, seq)
-            selected.append(self._system(table_name, C_OCCURRENCE, "bigint", F.col(C_OCCURRENCE)))
+            self._put(selected, self._system(table_name, C_OCCURRENCE, "bigint", F.col(C_OCCURRENCE)))
             carried.append(C_OCCURRENCE)
         self.out.append(FrameTable(table_name, base.select(*[expr.alias(name) for name, expr in selected])))
         self._plan_lists(base, table_name, lists, carried, root.max_nesting - 1)
@@ -239,8 +268,6 @@ class FramePlanner:
         exploded = base.select(
             F.col(ROW_ID).alias(PARENT), *[F.col(c) for c in carried], F.posexplode(item.expr).alias(POS, ELEM)
         )
-        place = F.concat_ws("_", F.col(PARENT), F.lit(child), F.col(POS).cast("string"))
-        exploded = exploded.withColumn(ROW_ID, digest(place))
         element, elem = item.element, F.col(ELEM)
         lists: list[_List] = []
         if isinstance(element, T.StructType):
@@ -251,11 +278,14 @@ class FramePlanner:
             level -= 1
         else:
             leaves = {C_VALUE: _Leaf(C_VALUE, elem, element)}
+        place = F.concat_ws("_", F.col(PARENT), F.lit(child), F.col(POS).cast("string"))
+        exploded = exploded.withColumn(ROW_ID, self._row_id(leaves, digest(place)))
         selected = self._leaf_columns(child, leaves)
-        selected += [self._system(child, c, "text" if c == C_DLT_ROOT_ID else "bigint", F.col(c)) for c in carried]
-        selected.append(self._system(child, C_DLT_PARENT_ID, "text", F.col(PARENT)))
-        selected.append(self._system(child, C_DLT_LIST_IDX, "bigint", F.col(POS).cast("long")))
-        selected.append(self._system(child, C_DLT_ID, "text", F.col(ROW_ID)))
+        for c in carried:
+            self._put(selected, self._system(child, c, "text" if c == C_DLT_ROOT_ID else "bigint", F.col(c)))
+        self._put(selected, self._system(child, C_DLT_PARENT_ID, "text", F.col(PARENT)))
+        self._put(selected, self._system(child, C_DLT_LIST_IDX, "bigint", F.col(POS).cast("long")))
+        self._put(selected, self._system(child, C_DLT_ID, "text", F.col(ROW_ID)))
         self.out.append(FrameTable(child, exploded.select(*[expr.alias(name) for name, expr in selected])))
         self._plan_lists(exploded, child, lists, carried, level - 1)
 

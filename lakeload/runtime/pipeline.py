@@ -23,7 +23,7 @@ from lakeload.destinations.impl.filesystem.client import FilesystemClient
 from lakeload.destinations.impl.filesystem.factory import filesystem
 from lakeload.destinations.impl.sink.factory import sink
 from lakeload.destinations.registry import resolve_destination
-from lakeload.errors import LakeloadError, PipelineStepFailed
+from lakeload.errors import ConfigurationError
 from lakeload.extract.context import ExtractContext
 from lakeload.extract.extractor import extract_resources
 from lakeload.extract.resource import resources_from
@@ -32,10 +32,12 @@ from lakeload.load.sink_loader import SinkLoader
 from lakeload.normalize.early import EarlyNormalize
 from lakeload.normalize.normalizer import EarlyResults, Normalizer
 from lakeload.runtime.info import LoadInfo, PackageInfo
+from lakeload.runtime.package_destination import DestinationRecord, check_package_destination, pending_records
 from lakeload.runtime.packages import EXTRACTED, EXTRACTING, NORMALIZED, NORMALIZING, read_json
 from lakeload.runtime.pipeline_settings import PipelineSettings
 from lakeload.runtime.progress import Progress, make_progress
 from lakeload.runtime.state import bump_state, new_state, restore_from_bucket, staged_state, stored_state
+from lakeload.runtime.steps import failing_step
 from lakeload.runtime.trace import RunTrace
 from lakeload.runtime.working import pipeline_storage, warn_unreachable_packages
 from lakeload.schema.schema import Schema
@@ -161,28 +163,32 @@ class Pipeline(PipelineSettings):
                                  spark_session=lambda: self.spark)
         staged: dict[str, Any] = {}
 
+        destination = self._extract_destination()
+
         def manifest_extras() -> dict[str, Any]:  # runs after the resources: the state carries what they changed
             staged.update(staged_state(self.state, context.sources_state))
-            return {"state": stored_state(staged) if bump_state(staged) else None, "loader_file_format": loader_file_format}
+            state = stored_state(staged) if bump_state(staged) else None
+            return {"state": state, "loader_file_format": loader_file_format, "destination": destination}
 
         listener = self._early_normalize(schema_name, loader_file_format) if overlap else None
         self.progress.start("extract")
         try:
-            result = extract_resources(
-                self.storage,
-                resources,
-                schema_name,
-                naming,
-                progress=lambda n: self.progress.update("extract", n),
-                extra_manifest=manifest_extras,
-                file_max_bytes=self._file_max_bytes(),
-                context=context,
-                listener=listener,
-            )
-        except LakeloadError as exc:
+            with failing_step("extract", self.pipeline_name, pending=False):
+                result = extract_resources(
+                    self.storage,
+                    resources,
+                    schema_name,
+                    naming,
+                    progress=lambda n: self.progress.update("extract", n),
+                    extra_manifest=manifest_extras,
+                    file_max_bytes=self._file_max_bytes(),
+                    context=context,
+                    listener=listener,
+                )
+        except BaseException:
             if listener is not None:
                 listener.abandon()
-            raise PipelineStepFailed("extract", None, str(exc)) from exc
+            raise
         if listener is not None:
             self._early[result.load_id] = listener.results(result.load_id)
         self.state = staged  # committed only now: a failed extract leaves the state (and picks the same files again)
@@ -220,10 +226,8 @@ class Pipeline(PipelineSettings):
             schema = self.schema(manifest["schema_name"])
             fmt = manifest.get("loader_file_format") or self._preferred_format()
             self.progress.start("normalize", len(manifest["splits"]), unit="Spark tasks")
-            try:
+            with failing_step("normalize", self.pipeline_name, load_id):
                 result = self._normalizer(schema, fmt).normalize(load_id, schema, self._early.pop(load_id, None))
-            except LakeloadError as exc:
-                raise PipelineStepFailed("normalize", load_id, str(exc)) from exc
             self.storage.save_schema(schema)
             self._warn_merge_fallback(schema, manifest)
             self.progress.end("normalize", f"{sum(result.row_counts.values())} rows in {result.files} files")
@@ -239,20 +243,22 @@ class Pipeline(PipelineSettings):
                 logger.warning(msg)
                 warnings.warn(msg, stacklevel=3)
 
-    def load(self, destination: Any = None, dataset_name: str | None = None) -> LoadInfo:
-        """Load every normalized package into the destination; resumes packages a crash left behind."""
+    def load(self, destination: Any = None, dataset_name: str | None = None, *, redirect_pending: bool = False) -> LoadInfo:
+        """Load every normalized package into the destination; resumes packages a crash left behind.
+
+        A package extracted for another destination is refused unless `redirect_pending=True`.
+        """
         self._set_destination(destination, dataset_name)
         load_one, info = self._loader()
+        current = self._destination_record()
         self.storage.recover()
         for load_id in self.storage.list_packages(NORMALIZED):
             started = time.perf_counter()
             self.progress.start("load")
-            try:
+            with failing_step("load", self.pipeline_name, load_id):
+                package = self.storage.normalized_package(load_id)[1]
+                check_package_destination(package, current, load_id, self.pipeline_name, redirect_pending)
                 result = load_one(load_id)
-            except LakeloadError as exc:
-                raise PipelineStepFailed("load", load_id, str(exc)) from exc
-            except OSError as exc:
-                raise PipelineStepFailed("load", load_id, f"{type(exc).__name__}: {exc}; run pipeline.load() to resume") from exc
             self.progress.end("load", f"{len(result.files)} files")
             self._stage_seconds["load"] = self._stage_seconds.get("load", 0.0) + time.perf_counter() - started
             info.packages.append(
@@ -307,7 +313,9 @@ class Pipeline(PipelineSettings):
         with self._step(trace, "sync"):
             if isinstance(self.destination, filesystem):
                 self._layout(self._configuration())  # a bad layout or callback fails before any work is done
+                self._client().check_bucket()  # so does a bucket that cannot be used, on every run
             self.sync_destination()
+            self._check_pending_destinations()
         with self._step(trace, "normalize"):
             self.normalize()
         if data is not None:
@@ -322,6 +330,19 @@ class Pipeline(PipelineSettings):
         with self._step(trace, "load"):
             trace.load_info = self.load()
         return trace.load_info
+
+    def _extract_destination(self) -> DestinationRecord | None:
+        """The destination a new package is for; none when it is not configured yet (`extract()` alone, as in dlt)."""
+        try:
+            return self._destination_record()
+        except ConfigurationError:
+            return None
+
+    def _check_pending_destinations(self) -> None:
+        """Refuse, before extracting, to go on while pending packages wait for another destination."""
+        current = self._destination_record()
+        for load_id, package in pending_records(self.storage):
+            check_package_destination(package, current, load_id, self.pipeline_name)
 
     @contextlib.contextmanager
     def _step(self, trace: RunTrace, step: str) -> Iterator[None]:

@@ -14,6 +14,7 @@ from lakeload.destinations.impl.filesystem.layout import Layout
 from lakeload.destinations.impl.sink.factory import sink
 from lakeload.errors import LakeloadError
 from lakeload.extract.extractor import FILE_MAX_BYTES
+from lakeload.runtime.package_destination import DestinationRecord, destination_record
 from lakeload.schema.naming import NamingConvention, get_naming
 from lakeload.schema.schema import Schema
 from lakeload.spark.shipping import dumps_for_executors
@@ -88,6 +89,15 @@ class PipelineSettings:
         if isinstance(self.destination, sink):
             return self.destination.max_table_nesting
         return 1000
+
+    def _destination_record(self) -> DestinationRecord | None:
+        """The destination packages of this pipeline are meant for now (see `package_destination`)."""
+        if self.destination is None:
+            return None
+        if isinstance(self.destination, sink):
+            return destination_record("sink", self.destination.name, "", self.dataset_name)
+        config = self._configuration()
+        return destination_record("filesystem", config.destination_name, config.bucket_url, self.dataset_name)
 
     def _preferred_format(self) -> str:
         return self.destination.capabilities().preferred_loader_file_format if self.destination else "jsonl"

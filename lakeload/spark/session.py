@@ -19,12 +19,14 @@ from typing import TYPE_CHECKING, Any, TypeVar
 
 import orjson
 
-from lakeload.errors import NormalizeError, SparkSetupError
+from lakeload.errors import LakeloadError, NormalizeError, SparkSetupError
+from lakeload.spark.errors import spark_errors
 from lakeload.spark.settings import (
     DEFAULT_MASTER,
     is_local_master,
     resolve_spark_settings,
     session_conf,
+    spark_log_path,
     warn_ignored,
     warn_submitted,
 )
@@ -117,7 +119,27 @@ def get_spark(
         final = session_conf(settings, conf, submitted)
         master = submitted.get("spark.master") or master or settings.master or DEFAULT_MASTER
         _prepare_environment(master, final)
+        log_file = spark_log_path(settings.log_file)
+        os.makedirs(os.path.dirname(log_file), exist_ok=True)
+        quiet_pyspark_loggers(log_file)
         return _start(master, final)
+
+
+PYSPARK_ERROR_LOGGERS = ("DataFrameQueryContextLogger", "SQLQueryContextLogger")
+
+
+def quiet_pyspark_loggers(log_file: str) -> None:
+    """Send PySpark's own error records (a JSON dump of every failed query) to the Spark log file, not stderr."""
+    import logging
+
+    from pyspark.logger import PySparkLogger
+
+    for name in PYSPARK_ERROR_LOGGERS:
+        logger_ = PySparkLogger.getLogger(name)
+        logger_.propagate = False
+        for handler in list(logger_.handlers):
+            logger_.removeHandler(handler)
+        logger_.addHandler(logging.FileHandler(log_file, encoding="utf-8", delay=True))
 
 
 def _start(master: str, conf: Mapping[str, str]) -> SparkSession:
@@ -172,14 +194,16 @@ def run_tasks(
     description: str,
     on_progress: Callable[[int], None] | None = None,
     working: WorkingStore | None = None,
+    error: type[LakeloadError] = NormalizeError,
 ) -> list[T]:
     """Run `task(payload, item)` for every item, one Spark task each, and return the results in order.
 
     `working` is the bucket package data URLs are in (`PipelineStorage.working`); its options travel
     only inside the tasks.
 
-    Only the tasks' small JSON results come back to the driver. A task that raised makes this raise
-    `NormalizeError` with the task's own message. `on_progress(n)` hears of completed tasks.
+    Only the tasks' small JSON results come back to the driver. A task that raised, or a job Spark could not
+    run, makes this raise `error` (the step's error class) with the task's own message or Spark's cause in one
+    line. `on_progress(n)` hears of completed tasks.
     """
     from lakeload.spark.executor_runner import RESULT_SCHEMA, task_mapper
 
@@ -195,8 +219,9 @@ def run_tasks(
         poller = threading.Thread(target=_poll_progress, args=(spark, group, on_progress, stop), daemon=True)
         poller.start()
     try:
-        frame = spark.range(0, n, 1, numPartitions=n).mapInArrow(task_mapper(task, payload, items, working), RESULT_SCHEMA)
-        rows = frame.collect()
+        with spark_errors(error, description):
+            frame = spark.range(0, n, 1, numPartitions=n).mapInArrow(task_mapper(task, payload, items, working), RESULT_SCHEMA)
+            rows = frame.collect()
     finally:
         stop.set()
         if poller is not None:
@@ -208,6 +233,6 @@ def run_tasks(
         decoded = orjson.loads(row[0])
         if "error" in decoded:
             logger.debug("task %s failed:\n%s", decoded["index"], decoded.get("trace"))
-            raise NormalizeError(f"{description}: {decoded['error']}")
+            raise error(f"{description}: {decoded['error']}")
         results[decoded["index"]] = decoded["ok"]
     return results

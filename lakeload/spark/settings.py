@@ -52,6 +52,7 @@ DEFAULT_CONF: dict[str, str] = {
 # dlt's timestamps are UTC: Spark's conversions of naive values and strings must not shift them
 PINNED_CONF: dict[str, str] = {"spark.sql.session.timeZone": "UTC"}
 LOG4J_CONFIG = os.path.join(os.path.dirname(__file__), "log4j2.properties")
+DEFAULT_LOG_FILE = os.path.join("~", ".lakeload", "logs", "spark.log")
 _warned: set[str] = set()
 
 
@@ -63,6 +64,7 @@ class SparkSettings:
     master_source: str | None = None
     conf: dict[str, str] = field(default_factory=dict)
     sources: dict[str, str] = field(default_factory=dict)
+    log_file: str = DEFAULT_LOG_FILE
 
 
 def is_local_master(master: str) -> bool:
@@ -186,14 +188,27 @@ def resolve_spark_settings(pipeline_name: str | None = None, environ: Mapping[st
     master = resolve(("spark",), "master", pipeline_name, hint=str, environ=env)
     conf_master = gathered.conf.pop(MASTER_KEY, None)
     conf_master_source = gathered.sources.pop(MASTER_KEY, None)
+    log_file = str(resolve(("spark",), "log_file", pipeline_name, hint=str, environ=env).value or DEFAULT_LOG_FILE)
     if master.value is not None:
-        return SparkSettings(str(master.value), master.source, gathered.conf, gathered.sources)
-    return SparkSettings(conf_master, conf_master_source, gathered.conf, gathered.sources)
+        return SparkSettings(str(master.value), master.source, gathered.conf, gathered.sources, log_file)
+    return SparkSettings(conf_master, conf_master_source, gathered.conf, gathered.sources, log_file)
 
 
-def default_conf() -> dict[str, str]:
-    """lakeload's defaults for a session it starts (quiet logs, no UI, Arrow, microsecond Parquet timestamps)."""
-    java_options = f"-Dlog4j2.configurationFile=file:{LOG4J_CONFIG}"
+def spark_log_path(log_file: str = DEFAULT_LOG_FILE) -> str:
+    """The absolute path of the Spark log file: Spark's and PySpark's error records go there, not to the terminal."""
+    return os.path.abspath(os.path.expanduser(log_file))
+
+
+def _java_property(name: str, value: str) -> str:
+    return f'-D{name}="{value}"' if any(c.isspace() for c in value) else f"-D{name}={value}"
+
+
+def default_conf(log_file: str = DEFAULT_LOG_FILE) -> dict[str, str]:
+    """lakeload's defaults for a session it starts (logs to `log_file`, no UI, Arrow, microsecond Parquet timestamps)."""
+    java_options = " ".join(
+        (_java_property("log4j2.configurationFile", f"file:{LOG4J_CONFIG}"),
+         _java_property("lakeload.spark.log", spark_log_path(log_file)))
+    )
     return {**DEFAULT_CONF, "spark.driver.extraJavaOptions": java_options, "spark.executor.extraJavaOptions": java_options}
 
 
@@ -205,7 +220,7 @@ def session_conf(
     >>> session_conf(SparkSettings(conf={"spark.sql.shuffle.partitions": "8"}))["spark.sql.shuffle.partitions"]
     '8'
     """
-    merged = {**default_conf(), **settings.conf, **(explicit or {}), **(submitted or {})}
+    merged = {**default_conf(settings.log_file), **settings.conf, **(explicit or {}), **(submitted or {})}
     for key, value in PINNED_CONF.items():
         if merged.get(key, value) != value:
             warn_once(f"lakeload keeps {key}={value} (dlt's timestamps are UTC); the configured {merged[key]!r} is ignored.")

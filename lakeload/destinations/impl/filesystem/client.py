@@ -40,6 +40,8 @@ def _scrub(text: str, secrets: list[str]) -> str:
     return text
 
 
+# protocols whose first path segment is a bucket or container that must exist before anything is written
+BUCKET_PROTOCOLS = ("s3", "s3a", "gs", "gcs", "az", "abfs", "abfss", "azure", "adl", "r2")
 AUTH_WORDS = ("authenticat", "forbidden", "accessdenied", "access denied", "signaturedoesnotmatch",
               "invalidaccesskeyid", "403", "401", "unauthorized", "permission", "credential", "pem file",
               "private key", "invalid_grant", "refresh_token")
@@ -131,6 +133,30 @@ class FilesystemClient:
 
     def relative(self, path: str) -> str:
         return posixpath.relpath(path, self.dataset_path)
+
+    @_guarded
+    def check_bucket(self) -> None:
+        """Fail now, before any work is done, when the bucket cannot take the dataset: not a folder, no such bucket,
+        or not reachable (the client's own time-outs bound the wait)."""
+        if self.config.is_local:
+            folder = self.bucket_path
+            while not os.path.exists(folder) and os.path.dirname(folder) != folder:
+                folder = os.path.dirname(folder)
+            if not os.path.isdir(folder):
+                raise DestinationError(
+                    f"Bucket {self.config.bucket_url} cannot be used: {folder} is a file, not a folder. "
+                    "Fix: point bucket_url at a folder (or a path that can be created)."
+                )
+            return
+        if self.config.protocol == "memory":
+            return
+        root = self.bucket_path.split("/", 1)[0] if self.config.protocol in BUCKET_PROTOCOLS else self.bucket_path
+        if root and not self.fs.exists(root) and self.config.protocol in BUCKET_PROTOCOLS:
+            raise DestinationError(
+                f"Bucket {url_without_password(self.config.bucket_url)} cannot be used: the bucket (container) "
+                f"'{root}' does not exist or these credentials cannot see it. Fix: create it, or correct bucket_url "
+                "and the credentials."
+            )
 
     @_guarded
     def exists(self, relative: str) -> bool:

@@ -1,0 +1,68 @@
+"""Spark's failures as lakeload errors: one line that says what went wrong, the full cause chained.
+
+A Spark job fails with `AnalysisException`, `PythonException` (an executor's Python task raised),
+`Py4JJavaError` and friends, whose text runs to pages of JVM stack. The user meets a `LakeloadError`
+of the failing step instead, whose message is the Spark cause in one line; the original exception stays
+in `__cause__` for debugging, and Spark's own log of it goes to the Spark log file (see `session.py`).
+
+>>> with spark_errors(LoadError, "Loading package 1795296531.14"):
+...     frame.collect()
+"""
+
+from __future__ import annotations
+
+import contextlib
+import re
+from collections.abc import Iterator
+
+from lakeload.errors import LakeloadError
+
+_PYTHON_ERROR = re.compile(r"^([A-Za-z_][\w.]*(Error|Exception|Exit|Interrupt|Failed)\b.*)$")
+_SQLSTATE = re.compile(r"\s*SQLSTATE: \w+[.;]?\s*$")
+MAX_SUMMARY = 500
+
+
+def spark_exception_types() -> tuple[type[BaseException], ...]:
+    """The exception types Spark and py4j raise into the driver."""
+    from py4j.protocol import Py4JError
+    from pyspark.errors import PySparkException
+
+    return (PySparkException, Py4JError)
+
+
+def is_spark_error(exc: BaseException) -> bool:
+    """An exception raised by Spark or py4j, not by lakeload or the user's code."""
+    return isinstance(exc, spark_exception_types())
+
+
+def summarize(exc: BaseException) -> str:
+    """The Spark cause of a failure in one line: an executor task's own Python error, else Spark's error class and message.
+
+    >>> summarize(AnalysisException(...))
+    '[UNRESOLVED_COLUMN.WITH_SUGGESTION] A column ... with name `deleted` cannot be resolved.'
+    """
+    text = str(exc)
+    lines = [line.strip() for line in text.splitlines() if line.strip()]
+    python_errors = [m.group(1) for line in lines if (m := _PYTHON_ERROR.match(line))]
+    if "Traceback (most recent call last)" in text and python_errors:
+        line = python_errors[-1]  # the task's own exception, last line of its traceback
+    elif lines:
+        line = lines[0]
+        if line.startswith("An error occurred while calling") and len(lines) > 1:
+            line = lines[1].removeprefix(": ")
+    else:
+        line = type(exc).__name__
+    line = _SQLSTATE.sub("", line).strip()
+    return line if len(line) <= MAX_SUMMARY else line[: MAX_SUMMARY - 3] + "..."
+
+
+@contextlib.contextmanager
+def spark_errors(error: type[LakeloadError], what: str, hint: str = "") -> Iterator[None]:
+    """Turn a Spark or py4j exception raised inside into `error("<what> failed: <one line>. <hint>")`, chained."""
+    try:
+        yield
+    except LakeloadError:
+        raise
+    except spark_exception_types() as exc:
+        message = f"{what} failed in Spark: {summarize(exc)}."
+        raise error(f"{message} {hint}".strip()) from exc
