@@ -3,6 +3,7 @@
     lakeload demo                          # 100k GitHub-like events into ./_storage on local Spark
     lakeload demo --events 5000 --format jsonl --bucket /tmp/bucket
     lakeload config show --pipeline github_demo  # every setting, its source, secrets masked
+    lakeload pipeline github_demo drop-pending-packages  # give up packages that cannot be loaded
 
 Also runnable as `python -m lakeload.cli.main ...` or `python -m lakeload.cli ...`.
 """
@@ -15,6 +16,7 @@ from collections.abc import Sequence
 
 from lakeload import __version__
 from lakeload.cli.config_show import register as register_config
+from lakeload.cli.pipeline_cmd import register as register_pipeline
 
 FORMATS = ("jsonl", "parquet", "csv")
 PROGRESS_KINDS = ("log", "tqdm", "rich", "none")
@@ -82,6 +84,7 @@ def build_parser() -> argparse.ArgumentParser:
         "(default: rich when stderr is a terminal, log otherwise)",
     )
     register_config(commands)
+    register_pipeline(commands)
     return parser
 
 
@@ -99,7 +102,7 @@ def main(argv: Sequence[str] | None = None) -> int:
             pipelines_dir=args.pipelines_dir,
             progress=args.progress or default_progress(),
         )
-    if args.command == "config":
+    if args.command in ("config", "pipeline"):
         return int(args.handler(args))
     raise AssertionError(f"unhandled command {args.command!r}")  # pragma: no cover - argparse rejects others
 

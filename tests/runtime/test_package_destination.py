@@ -94,3 +94,26 @@ def test_the_package_loads_into_its_own_destination_after_a_failure(tmp_path: Pa
         p.run([{"id": 1}], table_name="t")
     assert isinstance(failed.value, LoadError) and "lakeload pipeline sinky drop-pending-packages" in str(failed.value)
     assert p.load().row_counts == {"t": 1}
+
+
+def test_the_cli_drops_pending_packages_and_the_pipeline_goes_on(tmp_path: Path) -> None:
+    from lakeload.cli.main import main
+
+    bucket = tmp_path / "bucket"
+    p = _pipeline(tmp_path, str(bucket), name="cli_drop")
+    p.run([{"id": 1}], table_name="t")
+    p.extract([{"id": 2}], table_name="t")
+    p.normalize()
+    p.extract([{"id": 3}], table_name="t")
+    pending = _pending(p)
+    assert len(pending) == 2
+    os.environ["DESTINATION__FILESYSTEM__BUCKET_URL"] = str(bucket)  # the CLI reads the destination's configuration
+    try:
+        assert main(["pipeline", "cli_drop", "drop-pending-packages", "--pipelines-dir", str(tmp_path / "pipelines")]) == 0
+    finally:
+        del os.environ["DESTINATION__FILESYSTEM__BUCKET_URL"]
+    assert _pending(p) == []
+    assert main(["pipeline", "nope", "drop-pending-packages", "--pipelines-dir", str(tmp_path / "pipelines")]) == 1
+    p = _pipeline(tmp_path, str(bucket), name="cli_drop")
+    assert p.run([{"id": 4}], table_name="t").row_counts == {"t": 1}
+    assert sorted(r[0] for r in p.dataset()("SELECT id FROM t").fetchall()) == [1, 4]
