@@ -28,7 +28,7 @@ def _pipeline(tmp_path: Path, name: str, bucket: str) -> lakeload.Pipeline:
 def _rows(path: Path) -> list[dict[str, Any]]:
     files = sorted(glob.glob(str(path / "*.parquet")))
     assert files, f"no parquet files in {path}"
-    return duckdb.sql(f"SELECT * FROM read_parquet({files!r}) ORDER BY ALL").fetch_arrow_table().to_pylist()
+    return duckdb.sql(f"SELECT * FROM read_parquet({files!r}) ORDER BY ALL").to_arrow_table().to_pylist()
 
 
 @pytest.fixture
