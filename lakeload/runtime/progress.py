@@ -11,6 +11,8 @@ import sys
 import time
 from typing import Any
 
+from lakeload.errors import ConfigurationError
+
 logger = logging.getLogger("lakeload.progress")
 
 
@@ -111,4 +113,4 @@ def make_progress(progress: str | Progress | None) -> Progress:
         return BarProgress(progress) if sys.stderr.isatty() else LogProgress()
     if progress == "log":
         return LogProgress()
-    raise ValueError(f"Unknown progress {progress!r}; use 'log', 'tqdm', 'rich' or None.")
+    raise ConfigurationError(f"Unknown progress {progress!r}; use 'log', 'tqdm', 'rich' or None.")

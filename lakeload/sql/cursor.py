@@ -19,7 +19,7 @@ from typing import TYPE_CHECKING, Any, TypeVar
 import duckdb
 import pyarrow as pa
 
-from lakeload.sql.errors import SqlQueryError
+from lakeload.sql.errors import InvalidArgumentError, SqlQueryError
 
 if TYPE_CHECKING:
     import pandas as pd
@@ -147,7 +147,7 @@ class Cursor:
     def iter_arrow(self, chunk_size: int) -> Iterator[pa.Table]:
         """Arrow tables of at most `chunk_size` rows, read batch by batch (never the whole result at once)."""
         if chunk_size < 1:
-            raise ValueError(f"chunk_size must be at least 1, got {chunk_size}")
+            raise InvalidArgumentError(f"chunk_size must be at least 1, got {chunk_size}")
         while not self._done():
             table = self._take(chunk_size, batch_size=chunk_size)
             if table.num_rows == 0 and self._done():

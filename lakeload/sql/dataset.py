@@ -20,7 +20,7 @@ from typing import TYPE_CHECKING, Any
 
 from lakeload.schema.schema import DLT_TABLE_PREFIX, Schema
 from lakeload.sql.client import FilesystemSqlClient
-from lakeload.sql.errors import TableNotFoundError
+from lakeload.sql.errors import ColumnNotFoundError, TableNotFoundError
 from lakeload.sql.views import quote_ident, quote_literal
 
 if TYPE_CHECKING:
@@ -74,7 +74,7 @@ class Relation:
             known = self._dataset.schema.complete_columns(self.table_name)
             unknown = [c for c in columns if c not in known]
             if unknown:
-                raise KeyError(f"Columns {unknown} are not in table '{self.table_name}'. Columns: {list(known)}")
+                raise ColumnNotFoundError(unknown, self.table_name, list(known))
         return self._derive(columns=tuple(columns))
 
     def limit(self, n: int) -> Relation:

@@ -26,6 +26,22 @@ class TableNotFoundError(SqlClientError, KeyError):
         return str(self.args[0])
 
 
+class ColumnNotFoundError(SqlClientError, KeyError):
+    """A relation selects columns that its table does not have."""
+
+    def __init__(self, columns: list[str], table: str, available: list[str]) -> None:
+        self.columns = columns
+        self.table = table
+        super().__init__(f"Columns {columns} are not in table '{table}'. Columns: {available}")
+
+    def __str__(self) -> str:  # KeyError would quote the message
+        return str(self.args[0])
+
+
+class InvalidArgumentError(SqlClientError, ValueError):
+    """An argument of a read method is out of range (e.g. `chunk_size=0`)."""
+
+
 class SqlQueryError(SqlClientError):
     """DuckDB could not run a query; `sql` is the query as given and `__cause__` DuckDB's error."""
 

@@ -10,8 +10,9 @@ import pytest
 from conftest import DATASET, PIPELINE, dlt_load, make_client, users
 
 import lakeload
+from lakeload.errors import LakeloadError
 from lakeload.sql.dataset import Dataset, RowCounts
-from lakeload.sql.errors import TableNotFoundError
+from lakeload.sql.errors import ColumnNotFoundError, TableNotFoundError
 
 
 @pytest.fixture
@@ -71,8 +72,9 @@ def test_unknown_tables(ds):
         ds["nope"]
     with pytest.raises(TableNotFoundError):
         ds.nope  # noqa: B018
-    with pytest.raises(KeyError):
+    with pytest.raises(ColumnNotFoundError, match=r"Columns \['no_such_column'\] are not in table 'users'") as missing:
         ds.users.select("no_such_column")
+    assert isinstance(missing.value, KeyError) and isinstance(missing.value, LakeloadError)
     with pytest.raises(TableNotFoundError):
         ds.row_counts(table_names=["nope"])
 
