@@ -110,3 +110,12 @@ class MissingDependencyError(ConfigurationError, ImportError):
 
 class DeltaTableNotFoundError(DestinationError, ValueError):
     """A Delta table asked for by name is not in the schema, is not a Delta table, or has not been created yet."""
+
+
+class InvalidNameError(ConfigurationError, ValueError):
+    """A pipeline, dataset, schema or table name would put files outside the bucket's dataset folder or the
+    pipeline's working folder (empty, `.`/`..`, a path separator, NUL); the message names the value and the fix."""
+
+
+class UnsafeLayoutPathError(LayoutError, InvalidNameError):
+    """A layout (its template, an extra placeholder value or callback) renders a path that leaves the dataset folder."""

@@ -16,7 +16,8 @@ from typing import IO, Any, Protocol
 import pendulum
 
 import lakeload.spark.executor_working as wio
-from lakeload.errors import ExtractError
+from lakeload.destinations.impl.filesystem.safe_paths import check_schema_name, check_table_name
+from lakeload.errors import ExtractError, LakeloadError
 from lakeload.extract.context import ExtractContext
 from lakeload.extract.external import ExternalFiles, split_entries
 from lakeload.extract.resource import Resource, TableHints
@@ -187,6 +188,30 @@ def table_schema_from_hints(name: str, resource_name: str, hints: TableHints, na
     return table
 
 
+def table_name(naming: NamingConvention, given: object) -> str:
+    """The table name ``given`` (a hint, a callable's result or a resource name) normalized, and checked to stay
+    one safe path segment (raises :class:`~lakeload.errors.InvalidNameError` otherwise).
+
+    >>> from lakeload.schema.naming import get_naming
+    >>> table_name(get_naming("snake_case"), "a/b")
+    'a_b'
+    """
+    if not isinstance(given, str):
+        return check_table_name(given)
+    return check_table_name(naming.normalize_tables_path(given), given, naming.name)
+
+
+def check_extract_names(resources: list[Resource], schema_name: str, naming: NamingConvention) -> None:
+    """Reject, before anything is extracted, a schema name or a fixed table name that would leave the bucket.
+
+    Table names that callables give per item are checked as they come, before their item is written.
+    """
+    check_schema_name(schema_name)
+    for res in resources:
+        if not callable(res.hints.table_name):
+            table_name(naming, res.hints.table_name if res.hints.table_name is not None else res.name)
+
+
 def extract_resources(
     storage: PipelineStorage,
     resources: list[Resource],
@@ -222,12 +247,12 @@ def extract_resources(
         for res in resources:
             static = res.hints.table_name if not callable(res.hints.table_name) else None
             if static is not None or res.hints.table_name is None:
-                name = naming.normalize_tables_path(static or res.name)
+                name = table_name(naming, static if static is not None else res.name)
                 tables.setdefault(name, table_schema_from_hints(name, res.name, res.hints, naming))
             for item in res.iterate(context.for_resource(res.name) if context else None):
                 items = item if isinstance(item, (list, tuple)) else (item,)
                 for one in items:
-                    name = naming.normalize_tables_path(res.table_name_for(one))
+                    name = table_name(naming, res.table_name_for(one))
                     if name not in tables:
                         tables[name] = table_schema_from_hints(name, res.name, res.hints, naming)
                     count = _write_one(writer, name, one)
@@ -236,7 +261,7 @@ def extract_resources(
                     if progress is not None and pending >= 10_000:
                         progress(pending)
                         pending = 0
-    except ExtractError:
+    except LakeloadError:
         _abandon(writer, storage, load_id)
         raise
     except Exception as exc:

@@ -15,6 +15,7 @@ from collections.abc import Callable, Iterable, Iterator, Sequence
 from dataclasses import dataclass, field, replace
 from typing import Any
 
+from lakeload.destinations.impl.filesystem.safe_paths import check_schema_name
 from lakeload.errors import ExtractError
 from lakeload.extract.context import ExtractContext
 
@@ -213,7 +214,7 @@ def source(
     """
 
     def decorate(f: Callable[..., Any]) -> Callable[..., Source]:
-        source_name = name or f.__name__
+        source_name = check_schema_name(name or f.__name__)  # the schema name: part of file names in the bucket
 
         @functools.wraps(f)
         def make(*args: Any, **kwargs: Any) -> Source:

@@ -31,6 +31,7 @@ import orjson
 import pyarrow as pa
 
 import lakeload.spark.executor_working as wio
+from lakeload.destinations.impl.filesystem.safe_paths import check_table_name
 from lakeload.normalize.executor_arrow_convert import Converter, child_ids, key_ids, random_ids
 from lakeload.normalize.executor_arrow_flatten import Flattener, Part, Tree, Unsupported, first_valid
 from lakeload.normalize.executor_arrow_jsonl import TYPES as JSONL_TYPES
@@ -273,7 +274,7 @@ class _Run:
 
     def _chunk(self, name: str, data: pa.Table) -> str:
         """One Arrow IPC chunk, named and laid out like `ArrowChunkWriter`'s."""
-        stem = wio.join(self.plan.output_dir, f"_chunks.{self.split.index:06d}.{name}")
+        stem = wio.join(self.plan.output_dir, f"_chunks.{self.split.index:06d}.{check_table_name(name)}")
         path = f"{stem}.0000.arrow"
         write_ipc(path, data)
         return path

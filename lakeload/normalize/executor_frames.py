@@ -18,6 +18,7 @@ import orjson
 import pyarrow as pa
 
 import lakeload.spark.executor_working as wio
+from lakeload.destinations.impl.filesystem.safe_paths import check_table_name
 from lakeload.normalize.executor_tasks import conform
 from lakeload.normalize.executor_writers import TableFileWriter, arrow_schema, file_extension
 from lakeload.spark.executor_working import WorkingStore
@@ -62,7 +63,7 @@ def _json_rows(table: pa.Table, json_columns: frozenset[str]) -> Iterator[dict[s
 def _writer(spec: FrameWriteSpec) -> TableFileWriter:
     ext = file_extension(spec.file_format, spec.compressed)
     file_id = uuid.uuid4().hex[:10]
-    path = wio.join(spec.output_dir, f"{spec.table}.{file_id}.{ext}")
+    path = wio.join(spec.output_dir, f"{check_table_name(spec.table)}.{file_id}.{ext}")
     return TableFileWriter(path, spec.file_format, spec.columns, spec.compressed, spec.table, file_id, ext)
 
 

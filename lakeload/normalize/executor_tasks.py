@@ -28,6 +28,7 @@ import pyarrow as pa
 import pyarrow.parquet as pq
 
 import lakeload.spark.executor_working as wio
+from lakeload.destinations.impl.filesystem.safe_paths import check_table_name
 from lakeload.errors import NormalizeError
 from lakeload.normalize import executor_arrow
 from lakeload.normalize.executor_coerce import RowCoercer
@@ -166,7 +167,7 @@ def infer_split(plan: NormalizePlan, split: Split) -> dict[str, Any]:
 
 def _new_file_path(plan: NormalizePlan, table_name: str, ext: str) -> tuple[str, str]:
     file_id = uuid.uuid4().hex[:10]
-    return file_id, wio.join(plan.output_dir, f"{table_name}.{file_id}.{ext}")
+    return file_id, wio.join(plan.output_dir, f"{check_table_name(table_name)}.{file_id}.{ext}")
 
 
 def _final_writer(plan: NormalizePlan, split: Split, table_name: str, tables: dict[str, TTable]) -> TableFileWriter:
@@ -233,7 +234,7 @@ def normalize_split(plan: NormalizePlan, split: Split) -> dict[str, Any]:
             writer = writers.get(table_name)
             if writer is None:
                 if staged:
-                    stem = wio.join(plan.output_dir, f"_chunks.{split.index:06d}.{table_name}")
+                    stem = wio.join(plan.output_dir, f"_chunks.{split.index:06d}.{check_table_name(table_name)}")
                     writer = ArrowChunkWriter(stem, table_name, tables)
                 else:
                     writer = _final_writer(plan, split, table_name, tables)

@@ -32,6 +32,7 @@ from typing import Any
 
 import orjson
 
+from lakeload.destinations.impl.filesystem.safe_paths import check_schema_name
 from lakeload.schema.schema import Schema
 from lakeload.spark.executor_working import WorkingStore, remove_tree
 
@@ -94,7 +95,8 @@ class PipelineStorage:
         write_json_atomic(self.state_path, state)
 
     def schema_path(self, name: str) -> str:
-        return os.path.join(self.root, "schemas", f"{name}.schema.json")
+        """Where schema `name` is kept; a name that would leave `schemas/` (e.g. read from a bucket) is refused."""
+        return os.path.join(self.root, "schemas", f"{check_schema_name(name)}.schema.json")
 
     def load_schema(self, name: str) -> Schema | None:
         path = self.schema_path(name)

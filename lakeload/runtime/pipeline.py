@@ -21,11 +21,12 @@ import pendulum
 
 from lakeload.destinations.impl.filesystem.client import FilesystemClient
 from lakeload.destinations.impl.filesystem.factory import filesystem
+from lakeload.destinations.impl.filesystem.safe_paths import check_dataset_name, check_pipeline_name
 from lakeload.destinations.impl.sink.factory import sink
 from lakeload.destinations.registry import resolve_destination
 from lakeload.errors import ConfigurationError
 from lakeload.extract.context import ExtractContext
-from lakeload.extract.extractor import extract_resources
+from lakeload.extract.extractor import check_extract_names, extract_resources
 from lakeload.extract.resource import resources_from
 from lakeload.load.loader import Loader, LoadResult
 from lakeload.load.sink_loader import SinkLoader
@@ -64,9 +65,9 @@ class Pipeline(PipelineSettings):
         progress: str | Progress | None = None,
         spark: SparkSession | None = None,
     ) -> None:
-        self.pipeline_name = pipeline_name
+        self.pipeline_name = check_pipeline_name(pipeline_name)
         self.destination = resolve_destination(destination)
-        self.dataset_name = dataset_name or f"{pipeline_name}_dataset"
+        self.dataset_name = check_dataset_name(dataset_name or f"{pipeline_name}_dataset")
         self.pipelines_dir = os.path.expanduser(pipelines_dir or DEFAULT_PIPELINES_DIR)
         self.storage = pipeline_storage(self.pipelines_dir, pipeline_name)
         self.progress = make_progress(progress)
@@ -154,6 +155,7 @@ class Pipeline(PipelineSettings):
         if any(v is not None for v in overrides.values()):
             resources = [r.with_hints(**overrides) for r in resources]
         schema_name = schema or source_name or self.default_schema_name or self.pipeline_name
+        check_extract_names(resources, schema_name, self.naming)  # before anything changes or is extracted
         if not self.state.get("default_schema_name"):
             self.state["default_schema_name"] = schema_name
         if schema_name not in self.state["schema_names"]:
@@ -282,7 +284,7 @@ class Pipeline(PipelineSettings):
         if destination is not None:
             self.destination = resolve_destination(destination)
         if dataset_name:
-            self.dataset_name = dataset_name
+            self.dataset_name = check_dataset_name(dataset_name)
             self.state["dataset_name"] = dataset_name
 
     def run(

@@ -241,7 +241,8 @@ def test_fast_path_modules_are_executor_safe() -> None:
                "lakeload.normalize.executor_arrow_convert", "lakeload.normalize.executor_arrow_jsonl"]
     allowed = {*modules, "lakeload.normalize.executor_relational", "lakeload.normalize.executor_coerce",
                "lakeload.normalize.executor_writers", "lakeload.normalize.executor_tasks",  # (type hints only)
-               "lakeload.schema.naming", "lakeload.schema.datatypes", "lakeload.errors", "lakeload.spark.executor_working"}
+               "lakeload.schema.naming", "lakeload.schema.datatypes", "lakeload.errors", "lakeload.spark.executor_working",
+               "lakeload.destinations.impl.filesystem.safe_paths"}
     for module in modules:
         assert module_docstring(module).startswith("Executor-safe:"), module
         for name in imported_names(module):

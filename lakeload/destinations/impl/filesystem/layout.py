@@ -23,7 +23,7 @@ import pickle
 import posixpath
 import secrets
 from collections.abc import Callable, Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Any
 
 import pendulum
@@ -38,6 +38,7 @@ from lakeload.destinations.impl.filesystem.layout_template import (
     split_template,
     validate_template,
 )
+from lakeload.destinations.impl.filesystem.safe_paths import check_dataset_key
 from lakeload.errors import LayoutError
 
 __all__ = [
@@ -121,6 +122,8 @@ class Layout:
         the table files cannot be told apart and :class:`InvalidPlaceholderCallback` for a callable extra
         placeholder with the wrong signature. Warns with :class:`UnsafeLayoutSeparatorWarning` when the
         separator after ``{table_name}`` (or between ``{schema_name}`` and it) can occur in a table name.
+        Raises :class:`~lakeload.errors.UnsafeLayoutPathError` when the template or a fixed extra placeholder
+        value leaves the dataset folder (absolute, or a ``.``/``..`` segment).
         The rules, errors and warning live in :mod:`lakeload.destinations.impl.filesystem.layout_template`.
 
         Example:
@@ -135,7 +138,20 @@ class Layout:
         if current_datetime is not None and not callable(current_datetime):
             current_datetime = _as_pendulum(current_datetime, "current_datetime")
         template, prefix_template = validate_template(layout, extras, warn_unsafe_separators=warn_unsafe_separators)
-        return cls(layout, template, prefix_template, tuple(extras.items()), current_datetime)
+        parsed = cls(layout, template, prefix_template, tuple(extras.items()), current_datetime)
+        parsed._check_static_parts()
+        return parsed
+
+    def _check_static_parts(self) -> None:
+        """Fail now, not on an executor, when the template or a fixed extra value leaves the dataset folder.
+
+        Renders with stand-in names (``<table_name>``, ...) and callbacks replaced by ``<name>``; what
+        callbacks return is checked by every :meth:`render`.
+        """
+        probe = replace(self, current_datetime=None, extra_placeholders=tuple(
+            (name, f"<{name}>" if callable(value) else value) for name, value in self.extra_placeholders))
+        probe.render(schema_name="<schema_name>", table_name="<table_name>", load_id="<load_id>",
+                     file_id="<file_id>", ext="<ext>", load_package_timestamp=pendulum.datetime(2026, 1, 1))
 
     @property
     def placeholders(self) -> list[str]:
@@ -179,7 +195,8 @@ class Layout:
 
         ``ext`` is the full extension (``jsonl.gz``, ``parquet``). ``load_package_timestamp`` is the package
         creation time, used in UTC; it also drives ``{timestamp}``, ``{curr_date}`` and the date tokens
-        unless ``current_datetime`` was given.
+        unless ``current_datetime`` was given. Raises :class:`~lakeload.errors.UnsafeLayoutPathError` when the
+        path (e.g. from a callback) is empty or absolute, or has a ``.``/``..`` segment: it would leave the dataset.
 
         Example:
             >>> Layout.parse("{table_name}.{load_id}.{file_id}").render(schema_name="s", table_name="t",
@@ -200,7 +217,7 @@ class Layout:
             if token in names:
                 values[token] = now.format(token).lower()
         rendered = "".join(format(values[text], "") if is_ph else text for text, is_ph in split_template(self.template))
-        return rendered.replace("\\", "/")
+        return check_dataset_key(rendered.replace("\\", "/"), self.layout)
 
     def table_prefix(self, schema_name: str, table_name: str) -> str:
         """Return the path prefix (relative to the dataset folder) shared by all files of a table, and no other.
@@ -216,7 +233,7 @@ class Layout:
         names = set(placeholders(self.prefix_template))
         values = self._identity(names, schema_name, table_name, None, None, None)
         prefix = "".join(format(values[text], "") if is_ph else text for text, is_ph in split_template(self.prefix_template))
-        return prefix.replace("\\", "/")
+        return check_dataset_key(prefix.replace("\\", "/"), self.layout)
 
     def table_dir(self, schema_name: str, table_name: str) -> str:
         """Return the folder (relative, ending with '/', or '' for the dataset folder) holding a table's files.

@@ -23,7 +23,9 @@ from lakeload.destinations.impl.filesystem.layout_template import (
 from lakeload.errors import LayoutError
 
 EXECUTOR_SAFE_MODULES = ("lakeload.destinations.impl.filesystem.layout",
-                         "lakeload.destinations.impl.filesystem.layout_template")
+                         "lakeload.destinations.impl.filesystem.layout_template",
+                         "lakeload.destinations.impl.filesystem.safe_paths",
+                         "lakeload.schema.naming")
 
 SCHEMA, TABLE, LOAD_ID, FILE_ID, EXT = "my_schema", "users", "1795290972.5539668", "da8443c50d", "jsonl.gz"
 # single-digit month, day, hour, minute, second; package time on a different UTC day than New York
