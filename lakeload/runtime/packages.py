@@ -93,6 +93,14 @@ class PipelineStorage:
     def save_state(self, state: dict[str, Any]) -> None:
         write_json_atomic(self.state_path, state)
 
+    def state_mark(self) -> tuple[int, int, int] | None:
+        """Changes whenever state.json is saved again (inode, mtime, size); None when there is none."""
+        try:
+            stat = os.stat(self.state_path)
+        except FileNotFoundError:
+            return None
+        return stat.st_ino, stat.st_mtime_ns, stat.st_size
+
     def schema_path(self, name: str) -> str:
         return os.path.join(self.root, "schemas", f"{name}.schema.json")
 
