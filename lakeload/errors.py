@@ -119,3 +119,41 @@ class InvalidNameError(ConfigurationError, ValueError):
 
 class UnsafeLayoutPathError(LayoutError, InvalidNameError):
     """A layout (its template, an extra placeholder value or callback) renders a path that leaves the dataset folder."""
+
+
+class PipelineLockedError(LakeloadError):
+    """Another process (or thread) runs a step of the same pipeline in the same working folder.
+
+    `holder` is what the holder wrote about itself (`pid`, `host`, `started_at`); `waited` the seconds waited
+    (None with `[pipeline] lock = "fail"`).
+    """
+
+    def __init__(self, pipeline_name: str, lock_path: str, holder: dict[str, object], waited: float | None) -> None:
+        self.pipeline_name = pipeline_name
+        self.lock_path = lock_path
+        self.holder = holder
+        self.holder_pid = holder.get("pid")
+        self.waited = waited
+        who = self.describe(holder)
+        if waited is None:
+            what = f"Pipeline '{pipeline_name}' is in use by {who}"
+            fix = ('Run it again when that run has finished, or set [pipeline] lock = "wait" (env PIPELINE__LOCK=wait) '
+                   "to wait for it.")
+        else:
+            what = f"Pipeline '{pipeline_name}' is still in use by {who} after waiting {waited:.0f} s"
+            fix = "Run it again when that run has finished, or raise [pipeline] lock_timeout (seconds) to wait longer."
+        super().__init__(
+            f"{what} (lock file {lock_path}). Two runs of one pipeline in one working folder would destroy each "
+            f"other's load packages. {fix} The lock goes away with the process that holds it: nothing to clean up "
+            "after a crash."
+        )
+
+    @staticmethod
+    def describe(holder: dict[str, object]) -> str:
+        """`holder` in words: "another process (pid 4711 on host h, since 2026-01-01T10:00:00+00:00)"."""
+        if holder.get("thread"):
+            return f"another thread of this process (pid {holder.get('pid')})"
+        if not holder.get("pid"):
+            return "another process"
+        since = f", since {holder['started_at']}" if holder.get("started_at") else ""
+        return f"another process (pid {holder['pid']} on host {holder.get('host', '?')}{since})"

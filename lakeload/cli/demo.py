@@ -23,7 +23,7 @@ READERS: dict[str, tuple[str, str]] = {
 
 
 def configure_logging(progress: str) -> None:
-    """Log lines to stderr; lakeload's INFO progress lines only in `log` mode, warnings always."""
+    """Log lines to stderr; lakeload's INFO progress lines only in `log` mode, warnings always; credentials masked."""
     logging.basicConfig(
         level=logging.WARNING,
         format="%(asctime)s %(levelname)s %(name)s: %(message)s",
@@ -31,6 +31,9 @@ def configure_logging(progress: str) -> None:
         stream=sys.stderr,
     )
     logging.getLogger("lakeload").setLevel(logging.INFO if progress == "log" else logging.WARNING)
+    from lakeload.runtime.log_secrets import install_secret_masking
+
+    install_secret_masking(logging.getLogger().handlers)
 
 
 def local_path(bucket_url: str) -> str:

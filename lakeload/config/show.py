@@ -13,7 +13,7 @@ from dataclasses import dataclass
 from functools import partial
 from typing import Any
 
-from lakeload.config.credentials import MASK, is_secret_key, mask_value
+from lakeload.config.credentials import MASK, is_secret_key, mask_value, url_without_password
 from lakeload.config.resolver import Resolved, resolve, resolve_section, toml_files
 from lakeload.errors import ConfigurationError
 
@@ -81,10 +81,11 @@ def _destination_lines(destination: str, pipeline_name: str | None) -> list[Conf
     if isinstance(bucket.value, str):
         try:
             normalized = normalize_bucket_url(bucket.value)
-            note = f"used as {normalized}" if normalized != bucket.value else None
+            note = f"used as {url_without_password(normalized)}" if normalized != bucket.value else None
         except ConfigurationError as exc:
             note = f"invalid: {str(exc).splitlines()[0]}"
-    lines.append(ConfigLine(f"{prefix}.bucket_url", bucket.value, bucket.source, note=note))
+    shown = url_without_password(bucket.value) if isinstance(bucket.value, str) else bucket.value
+    lines.append(ConfigLine(f"{prefix}.bucket_url", shown, bucket.source, note=note))
 
     def get(key: str, hint: type) -> Callable[[], Resolved]:
         return partial(resolve, sections, key, pipeline_name, hint=hint)
@@ -119,6 +120,7 @@ def _first(getters: list[Callable[[], Resolved]]) -> Resolved:
 
 def _runtime_lines(pipeline_name: str | None) -> list[ConfigLine]:
     from lakeload.extract.extractor import FILE_MAX_BYTES
+    from lakeload.runtime.lock import DEFAULT_LOCK_TIMEOUT, WAIT
 
     def compression() -> Resolved:
         return _first([
@@ -130,6 +132,9 @@ def _runtime_lines(pipeline_name: str | None) -> list[ConfigLine]:
         _line("normalize.data_writer.disable_compression", compression, False),
         _line("extract.file_max_bytes", partial(resolve, ("extract",), "file_max_bytes", pipeline_name, hint=int),
               FILE_MAX_BYTES),
+        _line("pipeline.lock", partial(resolve, ("pipeline",), "lock", pipeline_name, hint=str), WAIT),
+        _line("pipeline.lock_timeout", partial(resolve, ("pipeline",), "lock_timeout", pipeline_name, hint=float),
+              DEFAULT_LOCK_TIMEOUT),
         *_spark_lines(pipeline_name),
     ]
 

@@ -5,6 +5,8 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any
 
+from lakeload.config.credentials import url_without_password
+
 
 @dataclass
 class PackageInfo:
@@ -21,7 +23,11 @@ class PackageInfo:
 
 @dataclass
 class LoadInfo:
-    """Returned by `pipeline.run()` and `pipeline.load()`; `print(info)` shows a summary."""
+    """Returned by `pipeline.run()` and `pipeline.load()`; `print(info)` shows a summary.
+
+    `bucket_url` is for display: a password in it is masked (`sftp://user:***@host/data`), as dlt's load info
+    carries no credentials either.
+    """
 
     pipeline_name: str
     destination_name: str
@@ -31,6 +37,9 @@ class LoadInfo:
     packages: list[PackageInfo] = field(default_factory=list)
     stage_seconds: dict[str, float] = field(default_factory=dict)
     warnings: list[str] = field(default_factory=list)
+
+    def __post_init__(self) -> None:
+        self.bucket_url = url_without_password(self.bucket_url)
 
     @property
     def loads_ids(self) -> list[str]:

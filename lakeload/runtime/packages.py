@@ -94,6 +94,14 @@ class PipelineStorage:
     def save_state(self, state: dict[str, Any]) -> None:
         write_json_atomic(self.state_path, state)
 
+    def state_mark(self) -> tuple[int, int, int] | None:
+        """Changes whenever state.json is saved again (inode, mtime, size); None when there is none."""
+        try:
+            stat = os.stat(self.state_path)
+        except FileNotFoundError:
+            return None
+        return stat.st_ino, stat.st_mtime_ns, stat.st_size
+
     def schema_path(self, name: str) -> str:
         """Where schema `name` is kept; a name that would leave `schemas/` (e.g. read from a bucket) is refused."""
         return os.path.join(self.root, "schemas", f"{check_schema_name(name)}.schema.json")

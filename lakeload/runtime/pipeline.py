@@ -17,8 +17,6 @@ import warnings
 from collections.abc import Callable, Iterator, Sequence
 from typing import TYPE_CHECKING, Any
 
-import pendulum
-
 from lakeload.destinations.impl.filesystem.client import FilesystemClient
 from lakeload.destinations.impl.filesystem.factory import filesystem
 from lakeload.destinations.impl.filesystem.safe_paths import check_dataset_name, check_pipeline_name
@@ -33,6 +31,8 @@ from lakeload.load.sink_loader import SinkLoader
 from lakeload.normalize.early import EarlyNormalize
 from lakeload.normalize.normalizer import EarlyResults, Normalizer
 from lakeload.runtime.info import LoadInfo, PackageInfo
+from lakeload.runtime.lock import PipelineLock, holds_lock
+from lakeload.runtime.log_secrets import install_secret_masking
 from lakeload.runtime.package_destination import DestinationRecord, check_package_destination, pending_records
 from lakeload.runtime.packages import EXTRACTED, EXTRACTING, NORMALIZED, NORMALIZING, read_json
 from lakeload.runtime.pipeline_settings import PipelineSettings
@@ -65,17 +65,20 @@ class Pipeline(PipelineSettings):
         progress: str | Progress | None = None,
         spark: SparkSession | None = None,
     ) -> None:
+        install_secret_masking()  # botocore & co. log credentials at DEBUG
         self.pipeline_name = check_pipeline_name(pipeline_name)
         self.destination = resolve_destination(destination)
         self.dataset_name = check_dataset_name(dataset_name or f"{pipeline_name}_dataset")
         self.pipelines_dir = os.path.expanduser(pipelines_dir or DEFAULT_PIPELINES_DIR)
         self.storage = pipeline_storage(self.pipelines_dir, pipeline_name)
+        self._lock = PipelineLock(self.storage.root, pipeline_name)
         self.progress = make_progress(progress)
         self._spark = spark
         self._spark_checked = False
         self._spark_lock = threading.RLock()
         self._source_options: dict[str, dict[str, Any]] = {}  # bucket_url -> fsspec options of files sources
         self._early: dict[str, EarlyResults] = {}  # load id -> pass-1 results computed during extract
+        self._state_mark = self.storage.state_mark()
         state = self.storage.load_state()
         self.state: dict[str, Any] = state or new_state(pipeline_name, self.dataset_name, "filesystem", None)
         self.state["dataset_name"] = self.dataset_name
@@ -111,6 +114,17 @@ class Pipeline(PipelineSettings):
 
     def _save_state(self) -> None:
         self.storage.save_state(self.state)
+        self._state_mark = self.storage.state_mark()
+
+    @contextlib.contextmanager
+    def _holding_lock(self) -> Iterator[None]:
+        """The working folder's lock (see `lakeload.runtime.lock`); state another process saved meanwhile is read."""
+        with self._lock.hold() as first:
+            mark = self.storage.state_mark()
+            if first and mark is not None and mark != self._state_mark:
+                self._state_mark, self.state, self._synced = mark, self.storage.load_state() or {}, True
+                self.state["dataset_name"] = self.dataset_name
+            yield
 
     # -- steps -------------------------------------------------------------------------------------
     def sync_destination(self) -> None:
@@ -119,14 +133,17 @@ class Pipeline(PipelineSettings):
             return
         state, schemas = restore_from_bucket(self._client(), self.pipeline_name)
         if state is not None:
-            state["_local"] = {}
-            state["dataset_name"] = self.dataset_name
-            self.state = state
-            for schema in schemas:
-                self.storage.save_schema(schema)
-            self._save_state()
+            with self._holding_lock():
+                if not self._synced:  # else another process saved the state meanwhile, and it was read
+                    state["_local"] = {}
+                    state["dataset_name"] = self.dataset_name
+                    self.state = state
+                    for schema in schemas:
+                        self.storage.save_schema(schema)
+                    self._save_state()
         self._synced = True
 
+    @holds_lock
     def extract(
         self,
         data: Any,
@@ -214,6 +231,7 @@ class Pipeline(PipelineSettings):
             source_options=self._source_options_for,
         )
 
+    @holds_lock
     def normalize(self) -> list[PackageInfo]:
         """Normalize every extracted package on Spark."""
         self.storage.recover()
@@ -245,6 +263,7 @@ class Pipeline(PipelineSettings):
                 logger.warning(msg)
                 warnings.warn(msg, stacklevel=3)
 
+    @holds_lock
     def load(self, destination: Any = None, dataset_name: str | None = None, *, redirect_pending: bool = False) -> LoadInfo:
         """Load every normalized package into the destination; resumes packages a crash left behind.
 
@@ -287,6 +306,7 @@ class Pipeline(PipelineSettings):
             self.dataset_name = check_dataset_name(dataset_name)
             self.state["dataset_name"] = dataset_name
 
+    @holds_lock
     def run(
         self,
         data: Any = None,
@@ -312,24 +332,24 @@ class Pipeline(PipelineSettings):
             self.destination.name if self.destination else None,
             self.destination.destination_type if self.destination else None,
         )
-        with self._step(trace, "sync"):
+        with trace.step("sync"):
             if isinstance(self.destination, filesystem):
                 self._layout(self._configuration())  # a bad layout or callback fails before any work is done
                 self._client().check_bucket()  # so does a bucket that cannot be used, on every run
             self.sync_destination()
             self._check_pending_destinations()
-        with self._step(trace, "normalize"):
+        with trace.step("normalize"):
             self.normalize()
         if data is not None:
-            with self._step(trace, "extract"):
+            with trace.step("extract"):
                 overrides = dict(
                     table_name=table_name, write_disposition=write_disposition, columns=columns, primary_key=primary_key,
                     table_format=table_format,
                 )
                 self._extract(data, overrides, schema, loader_file_format, overlap=True)
-            with self._step(trace, "normalize"):
+            with trace.step("normalize"):
                 self._normalize_extracted()
-        with self._step(trace, "load"):
+        with trace.step("load"):
             trace.load_info = self.load()
         return trace.load_info
 
@@ -346,23 +366,15 @@ class Pipeline(PipelineSettings):
         for load_id, package in pending_records(self.storage):
             check_package_destination(package, current, load_id, self.pipeline_name)
 
-    @contextlib.contextmanager
-    def _step(self, trace: RunTrace, step: str) -> Iterator[None]:
-        record = trace.start(step)
-        try:
-            yield
-        except BaseException as exc:
-            record.error = f"{type(exc).__name__}: {exc}"
-            raise
-        finally:
-            record.finished_at = pendulum.now("UTC")
-
+    @holds_lock
     def drop(self) -> None:
         """Delete the working folder (state, schemas) and the pending packages (also under working_url); the bucket is untouched."""
         self.storage.wipe()
+        self._state_mark = None
         self.state = new_state(self.pipeline_name, self.dataset_name, "filesystem", None)
         self._synced = False
 
+    @holds_lock
     def drop_pending_packages(self) -> None:
         """Delete every package not loaded yet; incremental sources go back to what the bucket has loaded.
 

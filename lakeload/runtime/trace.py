@@ -2,12 +2,15 @@
 
 from __future__ import annotations
 
+import contextlib
+from collections.abc import Iterator
 from dataclasses import dataclass, field
 from typing import Any
 
 import pendulum
 
 from lakeload.runtime.info import LoadInfo
+from lakeload.runtime.log_secrets import mask_secrets
 
 
 @dataclass
@@ -39,6 +42,22 @@ class RunTrace:
         trace = StepTrace(step, pendulum.now("UTC"))
         self.steps.append(trace)
         return trace
+
+    @contextlib.contextmanager
+    def step(self, step: str) -> Iterator[StepTrace]:
+        """Record step `step` for the `with` block: start, end, and the error it raised (credentials masked).
+
+        >>> with trace.step("load"):
+        ...     load()
+        """
+        record = self.start(step)
+        try:
+            yield record
+        except BaseException as exc:
+            record.error = mask_secrets(f"{type(exc).__name__}: {exc}")
+            raise
+        finally:
+            record.finished_at = pendulum.now("UTC")
 
     def asdict(self) -> dict[str, Any]:
         return {

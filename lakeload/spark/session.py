@@ -134,12 +134,16 @@ def quiet_pyspark_loggers(log_file: str) -> None:
 
     from pyspark.logger import PySparkLogger
 
+    from lakeload.runtime.log_secrets import install_secret_masking
+
     for name in PYSPARK_ERROR_LOGGERS:
         logger_ = PySparkLogger.getLogger(name)
         logger_.propagate = False
         for handler in list(logger_.handlers):
             logger_.removeHandler(handler)
-        logger_.addHandler(logging.FileHandler(log_file, encoding="utf-8", delay=True))
+        handler = logging.FileHandler(log_file, encoding="utf-8", delay=True)
+        install_secret_masking([handler])
+        logger_.addHandler(handler)
 
 
 def _start(master: str, conf: Mapping[str, str]) -> SparkSession:

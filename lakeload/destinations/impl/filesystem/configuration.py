@@ -14,7 +14,7 @@ from pathlib import PureWindowsPath
 from typing import Any
 from urllib.parse import unquote, urlparse
 
-from lakeload.config.credentials import Credentials, parse_json_object
+from lakeload.config.credentials import Credentials, parse_json_object, url_without_password
 from lakeload.config.resolver import Resolved, resolve, resolve_section
 from lakeload.errors import ConfigurationError
 
@@ -78,7 +78,7 @@ def _file_url(url: str) -> str:
         path = "/" + tail if (tail or rest[2:].endswith("/")) else ""
     if not host and not path:
         raise ConfigurationError(
-            f"bucket_url={url!r} has neither a path nor a host (dlt: File `path` and `netloc` are missing); "
+            f"bucket_url={url_without_password(url)!r} has neither a path nor a host (dlt: File `path` and `netloc` are missing); "
             "use e.g. file:///absolute/path or a plain path."
         )
     host, path = unquote(host), unquote(path)
@@ -126,7 +126,7 @@ def normalize_bucket_url(bucket_url: str) -> str:
     protocols = known_protocols()
     if scheme not in protocols:
         raise ConfigurationError(
-            f"Protocol not known: {scheme} (bucket_url={url!r}). Known protocols: {', '.join(protocols)}."
+            f"Protocol not known: {scheme} (bucket_url={url_without_password(url)!r}). Known protocols: {', '.join(protocols)}."
         )
     return url
 
@@ -157,7 +157,7 @@ class FilesystemConfiguration:
 
     def __repr__(self) -> str:
         return (
-            f"FilesystemConfiguration(bucket_url={self.bucket_url!r}, destination_name={self.destination_name!r}, "
+            f"FilesystemConfiguration(bucket_url={url_without_password(self.bucket_url)!r}, destination_name={self.destination_name!r}, "
             f"layout={self.layout!r}, credentials={self.credentials!r})"
         )
 

@@ -5,6 +5,7 @@ from __future__ import annotations
 from dataclasses import dataclass, fields, replace
 from typing import Any
 
+from lakeload.config.credentials import url_without_password
 from lakeload.destinations.impl.filesystem.configuration import FilesystemConfiguration, resolve_configuration
 
 
@@ -87,4 +88,5 @@ class filesystem:  # noqa: N801 - dlt's factory name
         return resolve_configuration(explicit, self.name, pipeline_name)
 
     def __repr__(self) -> str:
-        return f"filesystem(destination_name={self.name!r}, bucket_url={self.bucket_url!r})"
+        bucket_url = url_without_password(self.bucket_url) if isinstance(self.bucket_url, str) else self.bucket_url
+        return f"filesystem(destination_name={self.name!r}, bucket_url={bucket_url!r})"
