@@ -67,6 +67,12 @@ def check_package_destination(
     )
 
 
+def check_pending_destinations(storage: PipelineStorage, current: DestinationRecord | None, pipeline_name: str) -> None:
+    """Refuse, before anything new is extracted, to go on while pending packages wait for another destination."""
+    for load_id, package in pending_records(storage):
+        check_package_destination(package, current, load_id, pipeline_name)
+
+
 def pending_records(storage: PipelineStorage) -> list[tuple[str, dict[str, Any]]]:
     """(load id, manifest or package.json) of every pending package, oldest first."""
     pending = []

@@ -22,7 +22,6 @@ from lakeload.destinations.impl.filesystem.factory import filesystem
 from lakeload.destinations.impl.filesystem.safe_paths import check_dataset_name, check_pipeline_name
 from lakeload.destinations.impl.sink.factory import sink
 from lakeload.destinations.registry import resolve_destination
-from lakeload.errors import ConfigurationError
 from lakeload.extract.context import ExtractContext
 from lakeload.extract.extractor import check_extract_names, extract_resources
 from lakeload.extract.resource import resources_from
@@ -33,9 +32,9 @@ from lakeload.normalize.normalizer import EarlyResults, Normalizer
 from lakeload.runtime.info import LoadInfo, PackageInfo
 from lakeload.runtime.lock import PipelineLock, holds_lock
 from lakeload.runtime.log_secrets import install_secret_masking
-from lakeload.runtime.package_destination import DestinationRecord, check_package_destination, pending_records
+from lakeload.runtime.package_destination import check_package_destination, check_pending_destinations
 from lakeload.runtime.packages import EXTRACTED, EXTRACTING, NORMALIZED, NORMALIZING, read_json
-from lakeload.runtime.pipeline_settings import PipelineSettings
+from lakeload.runtime.pipeline_reads import DatasetAccess
 from lakeload.runtime.progress import Progress, make_progress
 from lakeload.runtime.state import bump_state, new_state, restore_from_bucket, staged_state, stored_state
 from lakeload.runtime.steps import failing_step
@@ -46,14 +45,12 @@ from lakeload.schema.schema import Schema
 if TYPE_CHECKING:
     from pyspark.sql import SparkSession
 
-    from lakeload.sql.client import FilesystemSqlClient
-    from lakeload.sql.dataset import Dataset
 
 logger = logging.getLogger("lakeload.pipeline")
 DEFAULT_PIPELINES_DIR = os.path.join("~", ".lakeload", "pipelines")
 
 
-class Pipeline(PipelineSettings):
+class Pipeline(DatasetAccess):
     """Moves data from resources to a dataset in a bucket. Create it with `lakeload.pipeline(...)`."""
 
     def __init__(
@@ -337,7 +334,7 @@ class Pipeline(PipelineSettings):
                 self._layout(self._configuration())  # a bad layout or callback fails before any work is done
                 self._client().check_bucket()  # so does a bucket that cannot be used, on every run
             self.sync_destination()
-            self._check_pending_destinations()
+            check_pending_destinations(self.storage, self._destination_record(), self.pipeline_name)
         with trace.step("normalize"):
             self.normalize()
         if data is not None:
@@ -352,19 +349,6 @@ class Pipeline(PipelineSettings):
         with trace.step("load"):
             trace.load_info = self.load()
         return trace.load_info
-
-    def _extract_destination(self) -> DestinationRecord | None:
-        """The destination a new package is for; none when it is not configured yet (`extract()` alone, as in dlt)."""
-        try:
-            return self._destination_record()
-        except ConfigurationError:
-            return None
-
-    def _check_pending_destinations(self) -> None:
-        """Refuse, before extracting, to go on while pending packages wait for another destination."""
-        current = self._destination_record()
-        for load_id, package in pending_records(self.storage):
-            check_package_destination(package, current, load_id, self.pipeline_name)
 
     @holds_lock
     def drop(self) -> None:
@@ -389,26 +373,6 @@ class Pipeline(PipelineSettings):
             loaded, _ = restore_from_bucket(self._client(), self.pipeline_name)
         self.state["sources"] = (loaded or {}).get("sources", {})
         self._save_state()
-
-    def sql_client(self, schema: str | None = None) -> FilesystemSqlClient:
-        """SQL over the dataset through DuckDB views, like dlt's filesystem `sql_client()`.
-
-        >>> with pipeline.sql_client() as client:
-        ...     rows = client.execute_sql("SELECT count(*) FROM users WHERE id > %s", 1)
-        """
-        from lakeload.sql.client import FilesystemSqlClient
-
-        config = self._configuration()
-        self.sync_destination()
-        client = FilesystemClient(config, self.dataset_name)
-        return FilesystemSqlClient(client, self.schema(schema), self._layout(config), config.always_refresh_views)
-
-    def dataset(self, schema: str | None = None) -> Dataset:
-        """The dataset's tables as relations: `ds.users.df()`, `ds.row_counts()`, `ds("SELECT ...")`, `.spark()`."""
-        from lakeload.sql.dataset import Dataset
-
-        return Dataset(self.sql_client(schema))
-
 
 
 def pipeline(

@@ -12,7 +12,7 @@ from lakeload.destinations.impl.filesystem.client import FilesystemClient
 from lakeload.destinations.impl.filesystem.configuration import FilesystemConfiguration
 from lakeload.destinations.impl.filesystem.layout import Layout
 from lakeload.destinations.impl.sink.factory import sink
-from lakeload.errors import LakeloadError
+from lakeload.errors import ConfigurationError, LakeloadError
 from lakeload.extract.extractor import FILE_MAX_BYTES
 from lakeload.runtime.package_destination import DestinationRecord, destination_record
 from lakeload.schema.naming import NamingConvention, get_naming
@@ -98,6 +98,13 @@ class PipelineSettings:
             return destination_record("sink", self.destination.name, "", self.dataset_name)
         config = self._configuration()
         return destination_record("filesystem", config.destination_name, config.bucket_url, self.dataset_name)
+
+    def _extract_destination(self) -> DestinationRecord | None:
+        """The destination a new package is for; none when it is not configured yet (`extract()` alone, as in dlt)."""
+        try:
+            return self._destination_record()
+        except ConfigurationError:
+            return None
 
     def _preferred_format(self) -> str:
         return self.destination.capabilities().preferred_loader_file_format if self.destination else "jsonl"
