@@ -19,8 +19,10 @@ from typing import TYPE_CHECKING, Any
 
 import pyarrow as pa
 
+from lakeload.delta.commit_retry import commit_with_retry
 from lakeload.destinations.impl.filesystem.credentials import secret_values
-from lakeload.errors import DeltaConflictError, DestinationError
+from lakeload.destinations.impl.filesystem.executor_retry import RetryPolicy, StorageRetriesExhausted
+from lakeload.errors import DeltaConflictError, DestinationError, StorageUnavailableError
 
 if TYPE_CHECKING:
     from deltalake import DeltaTable
@@ -46,6 +48,7 @@ class DeltaTarget:
     schema: pa.Schema  # Delta-compatible, from the lakeload schema
     partition_by: tuple[str, ...] = ()
     table: DeltaTable | None = field(default=None, repr=False)
+    retry: RetryPolicy = field(default_factory=RetryPolicy, repr=False)  # of commits (see `commit_retry`)
 
     def __repr__(self) -> str:  # storage options carry credentials
         return f"DeltaTarget(name={self.name!r}, uri={self.uri!r})"
@@ -148,7 +151,8 @@ class DeltaTarget:
         ]
         properties = CommitProperties(app_transactions=[Transaction(app, version)]) if app and version is not None else None
         partition_by = list(self.partition_by)
-        try:
+
+        def attempt() -> None:
             if self.table is None:
                 create_table_with_add_actions(
                     self.uri, DeltaSchema.from_arrow(self.schema), add_actions, mode="error", partition_by=partition_by,
@@ -162,6 +166,14 @@ class DeltaTarget:
                 [*remove_actions, *add_actions], mode, schema, partition_by=partition_by,
                 commit_properties=properties,
             )
+
+        try:
+            commit_with_retry(self, attempt, app, version)
+        except StorageRetriesExhausted as exc:
+            raise StorageUnavailableError(
+                f"Commit to Delta table '{self.name}' at {self.uri} failed: {self._message(exc)}. Nothing of this load "
+                "is committed to it; run `pipeline.load()` to load the package again once the bucket answers."
+            ) from None
         except CommitFailedError as exc:
             raise DeltaConflictError(
                 f"Another writer committed to Delta table '{self.name}' at the same time ({self._message(exc)}). "
