@@ -19,7 +19,7 @@ from typing import TYPE_CHECKING, Any
 
 import pyarrow as pa
 
-from lakeload.delta.commit_retry import commit_with_retry
+from lakeload.delta.commit_retry import commit_with_retry, read_with_retry
 from lakeload.destinations.impl.filesystem.credentials import secret_values
 from lakeload.destinations.impl.filesystem.executor_retry import RetryPolicy, StorageRetriesExhausted
 from lakeload.errors import DeltaConflictError, DestinationError, StorageUnavailableError
@@ -57,13 +57,16 @@ class DeltaTarget:
         """The current snapshot, or None when the table does not exist yet."""
         from deltalake import DeltaTable
 
-        try:
+        def snapshot() -> DeltaTable | None:
             if not DeltaTable.is_deltatable(self.uri, storage_options=self.storage_options):
-                self.table = None
                 return None
-            self.table = DeltaTable(self.uri, storage_options=self.storage_options)
+            return DeltaTable(self.uri, storage_options=self.storage_options)
+
+        try:
+            self.table = read_with_retry(self, snapshot)
         except Exception as exc:
-            raise DestinationError(f"Cannot open Delta table '{self.name}' at {self.uri}: {self._message(exc)}") from None
+            error = StorageUnavailableError if isinstance(exc, StorageRetriesExhausted) else DestinationError
+            raise error(f"Cannot open Delta table '{self.name}' at {self.uri}: {self._message(exc)}") from None
         return self.table
 
     def committed(self, app: str, version: int) -> bool:

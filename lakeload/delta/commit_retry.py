@@ -13,7 +13,7 @@ from __future__ import annotations
 
 import logging
 from collections.abc import Callable
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, TypeVar
 
 from lakeload.destinations.impl.filesystem.executor_retry import call_with_retry
 
@@ -21,10 +21,26 @@ if TYPE_CHECKING:
     from lakeload.delta.commit import DeltaTarget
 
 logger = logging.getLogger("lakeload.load")
+T = TypeVar("T")
 
 
 class DeltaStorageFault(ConnectionError):
     """A delta-rs object-store failure during a commit (classified transient: retried within the policy)."""
+
+
+def read_with_retry(target: DeltaTarget, read: Callable[[], T]) -> T:
+    """`read()` (opening the table's log) under `target.retry`: object_store does not retry a request
+    whose connection broke while it was sent, so a bare `OSError` of delta-rs is retried here."""
+
+    def once() -> T:
+        try:
+            return read()
+        except Exception as exc:
+            if type(exc) is OSError:
+                raise DeltaStorageFault(f"delta-rs could not read the table's storage ({target.uri})") from exc
+            raise
+
+    return call_with_retry(target.retry, once, f"open Delta table '{target.name}'")
 
 
 def _landed(target: DeltaTarget, app: str, version: int) -> bool:

@@ -11,18 +11,25 @@ is not counted).
 ...     client(endpoint_url=proxy.endpoint)
 ...     assert proxy.resets > 0
 
-Threads only (one accept thread, one per connection); `stop()` closes every socket and joins them.
+The proxy runs in its own process (spawned; it dies with the test process): delta-rs holds the GIL
+while it waits for the network, so a proxy thread inside the test process would never get to answer.
+Inside that process, one thread accepts and one thread per connection forwards; `stop()` ends it.
 """
 
 from __future__ import annotations
 
 import contextlib
+import ctypes
+import multiprocessing
 import random
 import select
 import socket
 import struct
+import sys
 import threading
+from multiprocessing.sharedctypes import Synchronized
 from types import TracebackType
+from typing import Any
 
 HOST = "127.0.0.1"
 CHUNK = 65536
@@ -34,46 +41,53 @@ class FaultProxy:
     def __init__(
         self, target_host: str, target_port: int, drop_share: float = 0.0, seed: int = 0, max_bytes: int = 256
     ) -> None:
-        self.target = (target_host, target_port)
-        self.drop_share = drop_share
-        self.max_bytes = max_bytes
-        self._rng = random.Random(seed)
-        self._lock = threading.Lock()
-        self._stop = threading.Event()
-        self._threads: list[threading.Thread] = []
-        self._sockets: set[socket.socket] = set()
-        self.connections = 0
-        self.resets = 0
-        self._listener = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
-        self._listener.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
-        self._listener.bind((HOST, 0))
-        self._listener.listen(64)
-        self._listener.settimeout(0.2)
-        self.port = self._listener.getsockname()[1]
+        context = multiprocessing.get_context("spawn")
+        self._drop_share: Synchronized[float] = context.Value("d", drop_share)
+        self._connections: Synchronized[int] = context.Value("i", 0)
+        self._resets: Synchronized[int] = context.Value("i", 0)
+        self._port: Synchronized[int] = context.Value("i", 0)
+        self._stop = context.Event()
+        self._ready = context.Event()
+        shared = (self._drop_share, self._connections, self._resets, self._port, self._stop, self._ready)
+        self._process = context.Process(
+            target=_serve_forever, args=((target_host, target_port), seed, max_bytes, shared),
+            name="fault-proxy", daemon=True,
+        )
+
+    @property
+    def port(self) -> int:
+        return int(self._port.value)
 
     @property
     def endpoint(self) -> str:
         return f"http://{HOST}:{self.port}"
 
+    @property
+    def connections(self) -> int:
+        """Connections accepted so far."""
+        return int(self._connections.value)
+
+    @property
+    def resets(self) -> int:
+        """Connections cut with a reset so far (faults that really happened)."""
+        return int(self._resets.value)
+
     def set_drop_share(self, share: float) -> None:
-        with self._lock:
-            self.drop_share = share
+        self._drop_share.value = share
 
     def start(self) -> FaultProxy:
-        thread = threading.Thread(target=self._accept_loop, name="fault-proxy-accept", daemon=True)
-        thread.start()
-        self._threads.append(thread)
+        self._process.start()
+        if not self._ready.wait(30):
+            self.stop()
+            raise RuntimeError("the fault proxy did not start within 30 s")
         return self
 
     def stop(self) -> None:
         self._stop.set()
-        with self._lock:
-            sockets = list(self._sockets)
-        for sock in sockets:
-            _close(sock)
-        for thread in list(self._threads):
-            thread.join(timeout=5)
-        self._listener.close()
+        self._process.join(timeout=10)
+        if self._process.is_alive():
+            self._process.kill()
+            self._process.join(timeout=5)
 
     def __enter__(self) -> FaultProxy:
         return self.start()
@@ -81,16 +95,47 @@ class FaultProxy:
     def __exit__(self, kind: type[BaseException] | None, exc: BaseException | None, tb: TracebackType | None) -> None:
         self.stop()
 
-    def _plan(self) -> tuple[int, int] | None:
-        """(direction, bytes) of this connection's fault, or None: 0 = request, 1 = response."""
-        with self._lock:
-            self.connections += 1
-            if self._rng.random() >= self.drop_share:
-                return None
-            return self._rng.randrange(2), self._rng.randint(1, self.max_bytes)
 
-    def _accept_loop(self) -> None:
-        while not self._stop.is_set():
+def _die_with_parent() -> None:
+    if sys.platform.startswith("linux"):
+        with contextlib.suppress(OSError, AttributeError):
+            ctypes.CDLL(None).prctl(1, 9, 0, 0, 0)  # PR_SET_PDEATHSIG, SIGKILL
+
+
+def _serve_forever(target: tuple[str, int], seed: int, max_bytes: int, shared: tuple[Any, ...]) -> None:
+    """The proxy process: forward until the stop event is set."""
+    _die_with_parent()
+    drop_share, connections, resets, port, stop, ready = shared
+    server = _ProxyServer(target, seed, max_bytes, drop_share, connections, resets)
+    port.value = server.port
+    ready.set()
+    server.run(stop)
+
+
+class _ProxyServer:
+    """The forwarding loop of the proxy process; counters live in shared memory (see `FaultProxy`)."""
+
+    def __init__(self, target: tuple[str, int], seed: int, max_bytes: int, drop_share: Any, connections: Any,
+                 resets: Any) -> None:
+        self.target = target
+        self.max_bytes = max_bytes
+        self.drop_share = drop_share
+        self.connections = connections
+        self.resets = resets
+        self._rng = random.Random(seed)
+        self._lock = threading.Lock()
+        self._threads: list[threading.Thread] = []
+        self._sockets: set[socket.socket] = set()
+        self._stopping = threading.Event()
+        self._listener = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
+        self._listener.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+        self._listener.bind((HOST, 0))
+        self._listener.listen(64)
+        self._listener.settimeout(0.2)
+        self.port = int(self._listener.getsockname()[1])
+
+    def run(self, stop: Any) -> None:
+        while not stop.is_set():
             try:
                 client, _ = self._listener.accept()
             except (TimeoutError, OSError):
@@ -98,6 +143,27 @@ class FaultProxy:
             thread = threading.Thread(target=self._serve, args=(client,), name="fault-proxy-conn", daemon=True)
             thread.start()
             self._threads = [t for t in self._threads if t.is_alive()] + [thread]
+        self._stopping.set()
+        with self._lock:
+            sockets = list(self._sockets)
+        for sock in sockets:
+            _close(sock)
+        for thread in self._threads:
+            thread.join(timeout=5)
+        self._listener.close()
+
+    def _plan(self) -> tuple[int, int] | None:
+        """(direction, bytes) of this connection's fault, or None: 0 = request, 1 = response."""
+        with self._lock:
+            with self.connections.get_lock():
+                self.connections.value += 1
+            if self._rng.random() >= self.drop_share.value:
+                return None
+            return self._rng.randrange(2), self._rng.randint(1, self.max_bytes)
+
+    def _count_reset(self) -> None:
+        with self.resets.get_lock():
+            self.resets.value += 1
 
     def _serve(self, client: socket.socket) -> None:
         plan = self._plan()
@@ -119,7 +185,7 @@ class FaultProxy:
     def _pump(self, client: socket.socket, upstream: socket.socket, plan: tuple[int, int] | None) -> None:
         budget = plan[1] if plan else -1
         pairs = {client: (upstream, 0), upstream: (client, 1)}
-        while not self._stop.is_set():
+        while not self._stopping.is_set():
             try:
                 readable, _, _ = select.select(list(pairs), [], [], 0.2)
             except (OSError, ValueError):
@@ -135,8 +201,7 @@ class FaultProxy:
                 if plan is not None and direction == plan[0]:
                     if len(data) >= budget:
                         _send(destination, data[:budget])
-                        with self._lock:
-                            self.resets += 1
+                        self._count_reset()
                         _reset(client)
                         _reset(upstream)
                         return
