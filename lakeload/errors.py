@@ -100,6 +100,13 @@ def step_failed(step: str, load_id: str | None, message: str) -> PipelineStepFai
     return STEP_FAILURES.get(step, PipelineStepFailed)(step, load_id, message)
 
 
+class StorageUnavailableError(DestinationError, LoadError):
+    """The bucket did not answer, or kept failing with transient faults (resets, 5xx, throttling), through
+    every attempt of the retry policy (`[destination.filesystem] retry_attempts`, `connect_timeout`,
+    `read_timeout`, `unreachable_timeout`). A pending package stays pending: `pipeline.load()` loads it
+    once the bucket answers."""
+
+
 class DeltaConflictError(LoadError):
     """Another writer committed to the same Delta table first; the package stays pending and can be loaded again."""
 

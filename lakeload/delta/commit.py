@@ -19,8 +19,10 @@ from typing import TYPE_CHECKING, Any
 
 import pyarrow as pa
 
+from lakeload.delta.commit_retry import commit_with_retry, read_with_retry
 from lakeload.destinations.impl.filesystem.credentials import secret_values
-from lakeload.errors import DeltaConflictError, DestinationError
+from lakeload.destinations.impl.filesystem.executor_retry import RetryPolicy, StorageRetriesExhausted
+from lakeload.errors import DeltaConflictError, DestinationError, StorageUnavailableError
 
 if TYPE_CHECKING:
     from deltalake import DeltaTable
@@ -46,6 +48,7 @@ class DeltaTarget:
     schema: pa.Schema  # Delta-compatible, from the lakeload schema
     partition_by: tuple[str, ...] = ()
     table: DeltaTable | None = field(default=None, repr=False)
+    retry: RetryPolicy = field(default_factory=RetryPolicy, repr=False)  # of commits (see `commit_retry`)
 
     def __repr__(self) -> str:  # storage options carry credentials
         return f"DeltaTarget(name={self.name!r}, uri={self.uri!r})"
@@ -54,13 +57,16 @@ class DeltaTarget:
         """The current snapshot, or None when the table does not exist yet."""
         from deltalake import DeltaTable
 
-        try:
+        def snapshot() -> DeltaTable | None:
             if not DeltaTable.is_deltatable(self.uri, storage_options=self.storage_options):
-                self.table = None
                 return None
-            self.table = DeltaTable(self.uri, storage_options=self.storage_options)
+            return DeltaTable(self.uri, storage_options=self.storage_options)
+
+        try:
+            self.table = read_with_retry(self, snapshot)
         except Exception as exc:
-            raise DestinationError(f"Cannot open Delta table '{self.name}' at {self.uri}: {self._message(exc)}") from None
+            error = StorageUnavailableError if isinstance(exc, StorageRetriesExhausted) else DestinationError
+            raise error(f"Cannot open Delta table '{self.name}' at {self.uri}: {self._message(exc)}") from None
         return self.table
 
     def committed(self, app: str, version: int) -> bool:
@@ -148,7 +154,8 @@ class DeltaTarget:
         ]
         properties = CommitProperties(app_transactions=[Transaction(app, version)]) if app and version is not None else None
         partition_by = list(self.partition_by)
-        try:
+
+        def attempt() -> None:
             if self.table is None:
                 create_table_with_add_actions(
                     self.uri, DeltaSchema.from_arrow(self.schema), add_actions, mode="error", partition_by=partition_by,
@@ -162,6 +169,14 @@ class DeltaTarget:
                 [*remove_actions, *add_actions], mode, schema, partition_by=partition_by,
                 commit_properties=properties,
             )
+
+        try:
+            commit_with_retry(self, attempt, app, version)
+        except StorageRetriesExhausted as exc:
+            raise StorageUnavailableError(
+                f"Commit to Delta table '{self.name}' at {self.uri} failed: {self._message(exc)}. Nothing of this load "
+                "is committed to it; run `pipeline.load()` to load the package again once the bucket answers."
+            ) from None
         except CommitFailedError as exc:
             raise DeltaConflictError(
                 f"Another writer committed to Delta table '{self.name}' at the same time ({self._message(exc)}). "

@@ -27,6 +27,7 @@ import pyarrow.parquet as pq
 
 import lakeload.spark.executor_working as wio
 from lakeload.destinations.impl.filesystem.executor_fs import url_to_fs
+from lakeload.destinations.impl.filesystem.executor_retry import RetryPolicy, call_with_retry
 
 HIVE_NULL = "__HIVE_DEFAULT_PARTITION__"
 FILE_COLUMN = "_lakeload_file"  # the data file a row was read from (merge rewrites)
@@ -154,6 +155,7 @@ class DeltaFileSpec:
     partition_by: tuple[str, ...] = ()
     prefix: str = ""  # file name prefix: the load id and the operation
     is_local: bool = True
+    retry: RetryPolicy = field(default_factory=RetryPolicy)  # of the PUTs into a bucket
 
     def __repr__(self) -> str:
         return f"DeltaFileSpec(bucket_url={self.bucket_url!r}, table_dir={self.table_dir!r})"
@@ -185,9 +187,9 @@ class _OpenFile:
         if spec.is_local:
             os.replace(self.local, self.final)
         else:
-            fs, _ = url_to_fs(spec.bucket_url, spec.fs_kwargs)
-            try:
-                fs.put_file(self.local, self.final)  # one PUT: the object appears whole
+            fs, _ = url_to_fs(spec.bucket_url, spec.fs_kwargs, spec.retry)
+            try:  # one PUT: the object appears whole; again after a transient fault (same name)
+                call_with_retry(spec.retry, lambda: fs.put_file(self.local, self.final), f"put {self.final}")
             finally:
                 os.remove(self.local)
         return {

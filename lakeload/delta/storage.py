@@ -29,6 +29,7 @@ from lakeload.destinations.impl.filesystem.client import destination_error, fssp
 from lakeload.destinations.impl.filesystem.configuration import FilesystemConfiguration
 from lakeload.destinations.impl.filesystem.credentials import masked_options
 from lakeload.destinations.impl.filesystem.credentials.azure import parse_connection_string
+from lakeload.destinations.impl.filesystem.executor_retry import RetryPolicy
 from lakeload.errors import ConfigurationError, DestinationError
 
 S3_PROTOCOLS = ("s3", "s3a")
@@ -311,6 +312,35 @@ def storage_options(config: FilesystemConfiguration) -> StorageOptions:
     merged = merge_options(derived, user, protocol)
     merged.update(_allow_http(protocol, merged))
     merged.update(_commit_default(protocol, merged))
+    return merged
+
+
+def _millis(seconds: float) -> str:
+    return f"{round(seconds * 1000)}ms"
+
+
+def retry_storage_options(options: Mapping[str, str], policy: RetryPolicy, protocol: str) -> StorageOptions:
+    """`options` plus object_store's retries and time-outs from lakeload's retry policy, for the options
+    the user did not set: `max_retries` (attempts - 1), `retry_timeout` (`unreachable_timeout`), the
+    backoff, `connect_timeout`, and `timeout` (a whole request: 3 x `read_timeout`, at least 30 s).
+    Local tables get nothing (no object store).
+
+    >>> retry_storage_options({}, RetryPolicy(), "s3")["max_retries"]
+    '3'
+    """
+    merged = StorageOptions(options)
+    if protocol == "file":
+        return merged
+    derived = {
+        "max_retries": str(policy.attempts - 1),
+        "retry_timeout": _millis(policy.unreachable_timeout),
+        "backoff_config.init_backoff": _millis(policy.initial_backoff),
+        "backoff_config.max_backoff": _millis(policy.max_backoff),
+        "connect_timeout": _millis(policy.connect_timeout),
+        "timeout": _millis(max(30.0, 3 * policy.read_timeout)),
+    }
+    given = {name.lower() for name in options}
+    merged.update({name: value for name, value in derived.items() if name not in given})
     return merged
 
 

@@ -22,7 +22,7 @@ import lakeload.spark.executor_working as wio
 from lakeload.delta.commit import DeltaTarget, app_id, txn_version
 from lakeload.delta.executor_files import DeltaFileSpec, delta_schema, write_package_files
 from lakeload.delta.merge import MergeJob
-from lakeload.delta.storage import storage_options, table_uri
+from lakeload.delta.storage import retry_storage_options, storage_options, table_uri
 from lakeload.delta.tables import is_delta_table
 from lakeload.destinations.impl.filesystem.client import FilesystemClient, fsspec_kwargs
 from lakeload.errors import DestinationError, LoadError
@@ -53,7 +53,8 @@ class DeltaLoader:
     @property
     def options(self) -> dict[str, str]:
         if self._options is None:
-            self._options = storage_options(self.client.config)
+            config = self.client.config
+            self._options = retry_storage_options(storage_options(config), config.retry, config.protocol.lower())
         return self._options
 
     def target(self, schema: Schema, table_name: str) -> DeltaTarget:
@@ -71,6 +72,7 @@ class DeltaLoader:
             storage_options=self.options,
             schema=delta_schema(arrow_schema(complete_columns(table))),
             partition_by=partition_by,
+            retry=self.client.config.retry,
         )
 
     def file_spec(self, target: DeltaTarget, load_id: str, operation: str) -> DeltaFileSpec:
@@ -83,6 +85,7 @@ class DeltaLoader:
             partition_by=target.partition_by,
             prefix=f"{load_id}-{operation}",
             is_local=config.is_local,
+            retry=config.retry,
         )
 
     def load(self, package_dir: str, package: dict[str, Any], schema: Schema) -> tuple[list[dict[str, Any]], list[str]]:

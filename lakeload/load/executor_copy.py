@@ -2,21 +2,24 @@
 
 Each file lands under its final name in one step (a rename on local disks and SFTP, a single PUT on
 object stores), so nobody reads a half-written file. Names are decided at normalize time, so a resumed
-load overwrites the same files instead of adding duplicates.
+load overwrites the same files instead of adding duplicates, and a file whose copy met a transient
+storage fault is copied again whole (`executor_retry`, policy in the payload).
 """
 
 from __future__ import annotations
 
+import functools
 import os
 import posixpath
 import shutil
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any
 
 import pendulum
 
 import lakeload.spark.executor_working as wio
 from lakeload.destinations.impl.filesystem.executor_fs import url_to_fs
+from lakeload.destinations.impl.filesystem.executor_retry import RetryPolicy, call_with_retry
 from lakeload.destinations.impl.filesystem.layout import Layout
 from lakeload.spark.executor_working import WorkingStore
 
@@ -36,6 +39,7 @@ class CopyPayload:
     is_local: bool
     rename_after_write: bool = False
     working: WorkingStore | None = None  # the bucket `package_dir` is in, when it is a URL
+    retry: RetryPolicy = field(default_factory=RetryPolicy)
 
     def __repr__(self) -> str:
         return f"CopyPayload(bucket_url={self.bucket_url!r}, load_id={self.load_id!r})"
@@ -55,11 +59,13 @@ def target_path(payload: CopyPayload, file: dict[str, Any]) -> str:
 
 def copy_files(payload: CopyPayload, files: list[dict[str, Any]]) -> list[dict[str, Any]]:
     """Copy `files` (package-relative metadata) to the bucket; returns table and bucket-relative path."""
-    fs, _ = url_to_fs(payload.bucket_url, payload.fs_kwargs)
+    fs, _ = url_to_fs(payload.bucket_url, payload.fs_kwargs, payload.retry)
     copied = []
     for file in files:
         with wio.local_source(wio.join(payload.package_dir, file["path"]), payload.working) as source:
-            _copy_one(payload, fs, source, posixpath.join(payload.dataset_path, target_path(payload, file)))
+            target = posixpath.join(payload.dataset_path, target_path(payload, file))
+            copy = functools.partial(_copy_one, payload, fs, source, target)
+            call_with_retry(payload.retry, copy, f"copy to {target}")
         copied.append({"table": file["table"], "path": target_path(payload, file), "rows": file["rows"], "bytes": file["bytes"]})
     return copied
 

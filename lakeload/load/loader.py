@@ -112,6 +112,7 @@ class Loader:
             is_local=config.is_local,
             rename_after_write=config.protocol in SFTP_PROTOCOLS,
             working=self.storage.working,
+            retry=config.retry,
         )
         if config.protocol == "memory":
             # an in-memory bucket exists only in this process: executors (other processes) cannot reach it

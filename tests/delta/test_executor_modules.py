@@ -11,7 +11,8 @@ EXECUTOR_MODULES = ["lakeload.delta.executor_files", "lakeload.delta.executor_re
 ALLOWED_PACKAGES = {*sys.stdlib_module_names, "__future__", "pyarrow"}
 # pyspark itself only: TaskContext, imported inside the Spark task
 ALLOWED_MODULES = {
-    "pyspark", "lakeload.destinations.impl.filesystem.executor_fs", "lakeload.spark.executor_working", *EXECUTOR_MODULES
+    "pyspark", "lakeload.destinations.impl.filesystem.executor_fs", "lakeload.destinations.impl.filesystem.executor_retry",
+    "lakeload.spark.executor_working", *EXECUTOR_MODULES
 }
 
 

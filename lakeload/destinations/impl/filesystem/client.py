@@ -15,7 +15,12 @@ from lakeload.config.credentials import url_without_password
 from lakeload.destinations.impl.filesystem.configuration import FilesystemConfiguration
 from lakeload.destinations.impl.filesystem.credentials import fsspec_options, masked_options, secret_values
 from lakeload.destinations.impl.filesystem.executor_fs import url_to_fs
-from lakeload.errors import DestinationError, LakeloadError
+from lakeload.destinations.impl.filesystem.executor_retry import (
+    RetryPolicy,
+    StorageRetriesExhausted,
+    call_with_retry,
+)
+from lakeload.errors import DestinationError, LakeloadError, StorageUnavailableError
 
 T = TypeVar("T")
 E = TypeVar("E", bound=LakeloadError)
@@ -42,6 +47,10 @@ def _scrub(text: str, secrets: list[str]) -> str:
 
 # protocols whose first path segment is a bucket or container that must exist before anything is written
 BUCKET_PROTOCOLS = ("s3", "s3a", "gs", "gcs", "az", "abfs", "abfss", "azure", "adl", "r2")
+RETRY_FIX = (
+    "check bucket_url, endpoint_url and the network; retries and time-outs are set by [destination.filesystem] "
+    "retry_attempts, connect_timeout, read_timeout and unreachable_timeout"
+)
 AUTH_WORDS = ("authenticat", "forbidden", "accessdenied", "access denied", "signaturedoesnotmatch",
               "invalidaccesskeyid", "403", "401", "unauthorized", "permission", "credential", "pem file",
               "private key", "invalid_grant", "refresh_token")
@@ -68,7 +77,11 @@ def bucket_error(exc: BaseException, bucket_url: str, options: Mapping[str, Any]
         node = node.__cause__ or node.__context__
     text = " ".join(f"{type(e).__name__} {e!s}" for e in chain).lower()
     hint = ""
-    if isinstance(exc, ImportError):
+    if isinstance(exc, StorageRetriesExhausted):
+        hint = f" (bucket unreachable or failing: {RETRY_FIX})"
+        if error_class is DestinationError:
+            error_class = StorageUnavailableError  # type: ignore[assignment]
+    elif isinstance(exc, ImportError):
         hint = " (a package for this protocol is missing: install lakeload's extra for it, e.g. lakeload[s3])"
     elif isinstance(exc, PermissionError) or any(word in text for word in AUTH_WORDS):
         hint = " (access refused: check the credentials)"
@@ -83,18 +96,21 @@ def bucket_error(exc: BaseException, bucket_url: str, options: Mapping[str, Any]
     return error
 
 
-def open_filesystem(bucket_url: str, options: Mapping[str, Any]) -> tuple[AbstractFileSystem, str]:
+def open_filesystem(
+    bucket_url: str, options: Mapping[str, Any], retry: RetryPolicy | None = None
+) -> tuple[AbstractFileSystem, str]:
     """The fsspec filesystem and root path of `bucket_url`, opened with `options` (from `fsspec_kwargs`).
 
     SFTP buckets open lakeload's `VerifiedSFTPFileSystem` (host keys checked). Any error while opening
-    is re-raised as `DestinationError` whose message holds no secret value of `options`.
+    is re-raised as `DestinationError` whose message holds no secret value of `options`. With `retry`,
+    the caller retries its calls (see `executor_fs.url_to_fs`).
 
     >>> fs, path = open_filesystem("memory://bucket/data", {})
     >>> path
     '/bucket/data'
     """
     try:
-        fs, path = url_to_fs(bucket_url, options)
+        fs, path = url_to_fs(bucket_url, options, retry)
     except Exception as exc:
         error = destination_error(exc, bucket_url, options, "open")
     else:
@@ -103,12 +119,14 @@ def open_filesystem(bucket_url: str, options: Mapping[str, Any]) -> tuple[Abstra
 
 
 def _guarded(method: Callable[..., T]) -> Callable[..., T]:
-    """Bucket operations fail with a clear `DestinationError` (secrets removed), never a raw client error."""
+    """Bucket operations are retried through transient faults (the configuration's retry policy) and fail
+    with a clear `DestinationError` (secrets removed), never a raw client error."""
 
     @functools.wraps(method)
     def call(self: FilesystemClient, *args: Any, **kwargs: Any) -> T:
+        what = f"{method.__name__} in bucket {url_without_password(self.config.bucket_url)}"
         try:
-            return method(self, *args, **kwargs)
+            return call_with_retry(self.config.retry, lambda: method(self, *args, **kwargs), what)
         except DestinationError:
             raise
         except Exception as exc:
@@ -125,7 +143,7 @@ class FilesystemClient:
         self.config = config
         self.dataset_name = dataset_name
         self._options = fsspec_kwargs(config)
-        self.fs, self.bucket_path = open_filesystem(config.bucket_url, self._options)
+        self.fs, self.bucket_path = open_filesystem(config.bucket_url, self._options, config.retry)
         self.dataset_path = posixpath.join(self.bucket_path, dataset_name)
 
     def path(self, relative: str) -> str:

@@ -16,6 +16,7 @@ from urllib.parse import unquote, urlparse
 
 from lakeload.config.credentials import Credentials, parse_json_object, url_without_password
 from lakeload.config.resolver import Resolved, resolve, resolve_section
+from lakeload.destinations.impl.filesystem.executor_retry import RetryPolicy
 from lakeload.errors import ConfigurationError
 
 SECTIONS = ("destination", "filesystem")
@@ -23,6 +24,17 @@ DEFAULT_LAYOUT = "{table_name}/{load_id}.{file_id}.{ext}"
 DEFAULT_MAX_STATE_FILES = 100
 # Protocols of dlt's filesystem destination; every protocol fsspec knows is accepted as well.
 LAKELOAD_PROTOCOLS = ("file", "memory", "s3", "gs", "gcs", "gdrive", "az", "abfs", "abfss", "adl", "azure", "sftp", "hf")
+
+# `[destination.<name>]` keys of the retry policy (see `executor_retry.RetryPolicy`) -> its fields
+RETRY_KEYS = {
+    "retry_attempts": "attempts",
+    "retry_initial_backoff": "initial_backoff",
+    "retry_max_backoff": "max_backoff",
+    "retry_jitter": "jitter",
+    "connect_timeout": "connect_timeout",
+    "read_timeout": "read_timeout",
+    "unreachable_timeout": "unreachable_timeout",
+}
 
 _DRIVE = re.compile(r"^[A-Za-z]:")
 _ADMIN_SHARE = re.compile(r"^/[A-Za-z]\$(/|$)")
@@ -146,6 +158,7 @@ class FilesystemConfiguration:
     deltalake_storage_options: dict[str, Any] = field(default_factory=dict)
     max_state_files: int = DEFAULT_MAX_STATE_FILES
     always_refresh_views: bool = False
+    retry: RetryPolicy = field(default_factory=RetryPolicy)
 
     @property
     def protocol(self) -> str:
@@ -188,6 +201,33 @@ def resolve_credentials(explicit: Any, sections: tuple[str, ...], pipeline_name:
     return Credentials(section.fields, section.native, section.sources, native_source=section.native_source)
 
 
+def resolve_retry_policy(get: Any) -> RetryPolicy:
+    """The retry policy from the `RETRY_KEYS` of the destination's section (`get(key, hint)` resolves one).
+
+    >>> resolve_retry_policy(lambda key, hint: Resolved(None, None)).attempts
+    4
+    """
+    values: dict[str, Any] = {}
+    for key, name in RETRY_KEYS.items():
+        hint = int if name == "attempts" else float
+        resolved = get(key, hint)
+        if resolved.value is None:
+            continue
+        value = resolved.value
+        try:
+            if isinstance(value, bool) or (hint is int and isinstance(value, float) and not value.is_integer()):
+                raise ValueError
+            value = hint(value)
+        except (TypeError, ValueError):
+            raise ConfigurationError(f"{key} from {resolved.source} must be a number, got {value!r}.") from None
+        low = 1 if name == "attempts" else 0
+        if value < low or (name == "jitter" and value > 1):
+            bound = "between 0 and 1" if name == "jitter" else f">= {low}"
+            raise ConfigurationError(f"{key} from {resolved.source} = {value!r} must be {bound}.")
+        values[name] = value
+    return RetryPolicy(**values)
+
+
 def resolve_configuration(explicit: dict[str, Any], destination_name: str, pipeline_name: str | None) -> FilesystemConfiguration:
     """Merge explicit factory arguments with env vars and TOML files (see `lakeload.config.resolver`).
 
@@ -213,4 +253,5 @@ def resolve_configuration(explicit: dict[str, Any], destination_name: str, pipel
         deltalake_storage_options=as_dict(get("deltalake_storage_options", dict), "deltalake_storage_options"),
         max_state_files=DEFAULT_MAX_STATE_FILES if max_state_files is None else int(max_state_files),
         always_refresh_views=bool(get("always_refresh_views", bool).value or False),
+        retry=resolve_retry_policy(get),
     )

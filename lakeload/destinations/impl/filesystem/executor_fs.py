@@ -5,7 +5,7 @@ a plain value, is built here, where the filesystem is opened:
 - a GCP service-account key (a dict with `type: service_account`) becomes google-auth credentials
   (gcsfs reads a `token` dict as an OAuth user token);
 - `sftp://` opens lakeload's host-key-checking SFTP filesystem.
-Imports only fsspec and the standard library (google-auth and paramiko lazily).
+Imports only fsspec, the standard library and `executor_retry` (google-auth and paramiko lazily).
 """
 
 from __future__ import annotations
@@ -15,6 +15,8 @@ from typing import Any
 from urllib.parse import urlsplit
 
 import fsspec
+
+from lakeload.destinations.impl.filesystem.executor_retry import RetryPolicy, bound_client, bounded_options
 
 SFTP_PROTOCOLS = ("sftp", "ssh")
 GCS_SCOPES = ("https://www.googleapis.com/auth/devstorage.read_write",)
@@ -44,7 +46,16 @@ def prepare_options(bucket_url: str, options: Mapping[str, Any]) -> dict[str, An
     return prepared
 
 
-def url_to_fs(bucket_url: str, options: Mapping[str, Any]) -> tuple[Any, str]:
-    """`fsspec.core.url_to_fs` with lakeload's preparation of the options (see `prepare_options`)."""
-    fs, path = fsspec.core.url_to_fs(bucket_url, **prepare_options(bucket_url, options))
+def url_to_fs(bucket_url: str, options: Mapping[str, Any], retry: RetryPolicy | None = None) -> tuple[Any, str]:
+    """`fsspec.core.url_to_fs` with lakeload's preparation of the options (see `prepare_options`).
+
+    With a `retry` policy, the caller retries its calls with `executor_retry.call_with_retry`: the
+    filesystem gets the policy's time-outs and the client library's own retries are switched off.
+    """
+    prepared = prepare_options(bucket_url, options)
+    if retry is not None:
+        prepared = bounded_options(urlsplit(bucket_url).scheme.lower(), prepared, retry)
+    fs, path = fsspec.core.url_to_fs(bucket_url, **prepared)
+    if retry is not None:
+        bound_client(fs, retry)
     return fs, str(path)
