@@ -44,7 +44,7 @@ def test_a_missing_s3_bucket_fails_before_extract(tmp_path: Path, s3_server: Any
     p.run([{"id": 1}], table_name="t")
     missing = lakeload.destinations.filesystem(bucket_url="s3://nobucket-lakeload/data", credentials=credentials)
     p = _pipeline(tmp_path, missing)
-    with pytest.raises(DestinationError, match="'nobucket-lakeload' does not exist") as failed:
+    with pytest.raises(DestinationError, match=r"the bucket \(container\) 'nobucket-lakeload' does not exist") as failed:
         p.run([{"id": 2}], table_name="t")
     assert s3_server.secret_key not in str(failed.value)
     assert _pending(p) == []

@@ -166,14 +166,19 @@ class FilesystemClient:
                     "Fix: point bucket_url at a folder (or a path that can be created)."
                 )
             return
-        if self.config.protocol == "memory":
-            return
-        root = self.bucket_path.split("/", 1)[0] if self.config.protocol in BUCKET_PROTOCOLS else self.bucket_path
-        if root and not self.fs.exists(root) and self.config.protocol in BUCKET_PROTOCOLS:
+        if self.config.protocol not in BUCKET_PROTOCOLS:
+            return  # SFTP and others: opening the filesystem already connected; memory:// is always there
+        root = self.bucket_path.split("/", 1)[0]
+        try:
+            self.fs.info(root)  # raises for refused credentials or no answer, which the retry policy handles
+        except FileNotFoundError:
+            missing = True
+        else:
+            missing = False
+        if missing:
             raise DestinationError(
                 f"Bucket {url_without_password(self.config.bucket_url)} cannot be used: the bucket (container) "
-                f"'{root}' does not exist or these credentials cannot see it. Fix: create it, or correct bucket_url "
-                "and the credentials."
+                f"'{root}' does not exist. Fix: create it, or correct bucket_url."
             )
 
     @_guarded
