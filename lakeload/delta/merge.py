@@ -117,6 +117,7 @@ class MergeJob:
         conf.set(CACHED_PLAN_CONF, "true")
         try:
             incoming = package_frame(self.spark, self.by_table[self.root_name], self.loader.working)
+            self._drop_absent_hints(set(incoming.columns))
             winners, every_row_wins = self._winners(incoming)
             if every_row_wins and not self.hard_delete and all(t.table is None for t in self.targets.values()):
                 return self._create_tables()
@@ -137,6 +138,20 @@ class MergeJob:
             conf.set(CACHED_PLAN_CONF, previous)
             for frame in self._persisted:
                 frame.unpersist()
+
+    def _drop_absent_hints(self, present: set[str]) -> None:
+        """Hint columns the package has no data for are all null in it: a null `hard_delete` deletes
+        nothing, a null `dedup_sort` does not order, a null `merge_key` matches no stored row (as in SQL).
+
+        A hint on a column that has not received data yet is the usual case (`deleted` before the first
+        deletion); such a column has no data type and is not in the Delta table yet either, as in dlt.
+        """
+        if self.hard_delete not in present:
+            self.hard_delete = None
+        if self.dedup_sort and self.dedup_sort[0] not in present:
+            self.dedup_sort = None
+        if any(c not in present for c in self.merge_key):
+            self.merge_key = []
 
     def _create_tables(self) -> list[dict[str, Any]]:
         """The first merge into tables that do not exist yet, without duplicates or deletions, is an append:

@@ -192,7 +192,8 @@ class Schema:
 
     # -- tables ------------------------------------------------------------------------------------
     def update_table(self, partial: TTable) -> None:
-        """Merge a partial table: new columns are appended in order, known columns take new properties."""
+        """Merge a partial table: new columns are appended in order, known columns take new properties;
+        a hints-only column that gets a data type moves to the end (dlt's column order)."""
         name = partial["name"]
         table = self.tables.get(name)
         if table is None:
@@ -207,7 +208,9 @@ class Schema:
                 table[key] = value
         columns = table["columns"]
         for col_name, column in partial.get("columns", {}).items():
-            if col_name in columns:
+            if col_name in columns and not is_complete_column(columns[col_name]) and is_complete_column(column):
+                columns[col_name] = {**columns.pop(col_name), **column}  # completed: moves to the end, as in dlt
+            elif col_name in columns:
                 columns[col_name].update(column)
             else:
                 columns[col_name] = dict(column)
