@@ -9,6 +9,10 @@ last completed load of their schema (the greatest load id among the schema's `_d
 without a record there (the last load was made by dlt or an older lakeload, or the table is new) is read
 at its latest version.
 
+With one pipeline loading into a dataset at a time these are the versions its load committed (and, for the
+tables it did not touch, their last versions); when several pipelines load into one dataset at once, a record
+can also hold commits another load made before it.
+
 The record lives in a folder of its own, beside `_dlt_loads`, not in the `_dlt_loads` file: dlt 1.31 reads
 that file as a table (an extra field would become an extra column of its `_dlt_loads` view) and never
 lists other folders of the dataset than its tables' and its own.
