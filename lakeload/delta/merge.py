@@ -15,23 +15,32 @@ Nested tables: every stored nested row whose `_dlt_root_id` is the id of an inco
 is removed (files rewritten as above), and the winners' nested rows are added, so an element removed
 from a list is removed from the nested table, and a hard-deleted root takes its nested rows with it.
 
-One commit per table removes the rewritten files and adds the new ones; nested tables commit first,
-the root last, each with the load's application transaction (see `lakeload.delta.commit`).
+Commits, each with the load's application transaction (see `lakeload.delta.commit`), in the order of
+`lakeload.delta.commit_order`, so that a reader of the latest versions never sees a nested row without its
+parent: (1) nested tables drop the rows below touched root rows (rewritten files), children first;
+(2) the root table removes its rewritten files and adds the new ones; (3) nested tables get the winners'
+nested rows, parents first. A nested table that loses and gains rows so gets two commits.
 """
 
 from __future__ import annotations
 
 import functools
 from typing import TYPE_CHECKING, Any
-from urllib.parse import unquote
 
 import pyarrow as pa
 
 from lakeload.delta.commit import DeltaTarget, txn_version
+from lakeload.delta.commit_order import nested_parents_first, removal_app, removes_of
 from lakeload.delta.executor_files import FILE_COLUMN, partition_value
 from lakeload.delta.executor_read import file_name
 from lakeload.delta.spark_io import package_frame, read_snapshot, snapshot_spec, write_frame
-from lakeload.normalize.executor_relational import C_DLT_ID, C_DLT_PARENT_ID, C_DLT_ROOT_ID, C_OCCURRENCE
+from lakeload.normalize.executor_relational import (
+    C_DLT_ID,
+    C_DLT_LOAD_ID,
+    C_DLT_PARENT_ID,
+    C_DLT_ROOT_ID,
+    C_OCCURRENCE,
+)
 from lakeload.schema.schema import columns_with_hint
 
 if TYPE_CHECKING:
@@ -91,6 +100,8 @@ class MergeJob:
         self.schema = schema
         self.package = package
         self.load_id = package["load_id"]
+        self.app = loader.app
+        self.root_done = False
         self.version = txn_version(self.load_id)
         self.by_table = by_table
         self.targets = targets
@@ -105,10 +116,13 @@ class MergeJob:
         self._persisted: list[DataFrame] = []
 
     def run(self) -> list[dict[str, Any]]:
-        from lakeload.load.delta_loader import committed_files
-
+        """Merge the package's rows; commits in the order of `lakeload.delta.commit_order` (removals children
+        first, the root, additions parents first), each skipped when a rerun finds it in the log."""
         root = self.targets[self.root_name]
-        if not self.by_table.get(self.root_name) or root.committed(self.loader.app, self.version):
+        nested = nested_parents_first(self.schema, self.root_name, self.targets)
+        self.root_done = root.committed(self.app, self.version)
+        pending = [n for n in nested if not self.targets[n].committed(self.app, self.version)]
+        if not self.by_table.get(self.root_name) or (self.root_done and not any(self.by_table.get(n) for n in pending)):
             return []
         conf = self.spark.conf
         previous = conf.get(CACHED_PLAN_CONF, "false") or "false"
@@ -116,33 +130,55 @@ class MergeJob:
         # later job over them runs spark.sql.shuffle.partitions (200) tasks, mostly empty (2x slower at 100k)
         conf.set(CACHED_PLAN_CONF, "true")
         try:
-            incoming = package_frame(self.spark, self.by_table[self.root_name], self.loader.working)
-            winners, every_row_wins = self._winners(incoming)
-            if every_row_wins and not self.hard_delete and all(t.table is None for t in self.targets.values()):
-                return self._create_tables()
-            inserts = winners.filter(~self._deleted()) if self.hard_delete else winners
-            plan = self._plan_root(root, incoming, inserts)
-            all_inserted = every_row_wins and not self.hard_delete and plan["inserted"] is inserts
-            ids = incoming.select(C_DLT_ID).unionByName(plan["matched"].select(C_DLT_ID)).distinct()
-            cleared = {self.root_name: self._persist(ids)}
-            loaded: list[dict[str, Any]] = []
-            for name in self._nested_in_tree_order():
-                target = self.targets[name]
-                if not target.committed(self.loader.app, self.version):
-                    inserted = None if all_inserted else plan["inserted"]
-                    loaded += committed_files(name, self._merge_nested(target, cleared, inserted))
-            loaded += committed_files(self.root_name, self._commit(root, plan["new"], plan["touched"]))
-            return loaded
+            return self._merge(root, nested, pending)
         finally:
             conf.set(CACHED_PLAN_CONF, previous)
             for frame in self._persisted:
                 frame.unpersist()
 
-    def _create_tables(self) -> list[dict[str, Any]]:
-        """The first merge into tables that do not exist yet, without duplicates or deletions, is an append:
-        the package's files are rewritten as data files directly (no Spark join needed)."""
+    def _merge(self, root: DeltaTarget, nested: list[str], pending: list[str]) -> list[dict[str, Any]]:
+        from lakeload.load.delta_loader import committed_files
+
+        incoming = package_frame(self.spark, self.by_table[self.root_name], self.loader.working)
+        self._drop_absent_hints(set(incoming.columns))
+        winners, every_row_wins = self._winners(incoming)
+        if every_row_wins and not self.hard_delete and all(t.table is None for t in self.targets.values()):
+            return self._create_tables(nested)
+        inserts = winners.filter(~self._deleted()) if self.hard_delete else winners
+        plan = self._plan_root(root, incoming, inserts)
+        all_inserted = every_row_wins and not self.hard_delete and plan["inserted"] is inserts
+        inserted = None if all_inserted else plan["inserted"]
+        if not self.root_done:  # 1. nested rows below touched root rows go, children first
+            ids = incoming.select(C_DLT_ID).unionByName(plan["matched"].select(C_DLT_ID)).distinct()
+            self._remove_nested(pending, {self.root_name: self._persist(ids)})
         loaded: list[dict[str, Any]] = []
-        for name in [*self._nested_in_tree_order(), self.root_name]:
+        if not self.root_done:  # 2. the root
+            loaded += committed_files(self.root_name, self._commit(root, plan["new"], plan["touched"]))
+        for name in pending:  # 3. the winners' nested rows, parents first
+            rows = self._nested_rows(self.targets[name], inserted)
+            if rows is not None:
+                loaded += committed_files(name, self._commit(self.targets[name], rows, []))
+        return loaded
+
+    def _drop_absent_hints(self, present: set[str]) -> None:
+        """Hint columns the package has no data for are all null in it: a null `hard_delete` deletes
+        nothing, a null `dedup_sort` does not order, a null `merge_key` matches no stored row (as in SQL).
+
+        A hint on a column that has not received data yet is the usual case (`deleted` before the first
+        deletion); such a column has no data type and is not in the Delta table yet either, as in dlt.
+        """
+        if self.hard_delete not in present:
+            self.hard_delete = None
+        if self.dedup_sort and self.dedup_sort[0] not in present:
+            self.dedup_sort = None
+        if any(c not in present for c in self.merge_key):
+            self.merge_key = []
+
+    def _create_tables(self, nested: list[str]) -> list[dict[str, Any]]:
+        """The first merge into tables that do not exist yet, without duplicates or deletions, is an append
+        (root first): the package's files are rewritten as data files directly (no Spark join needed)."""
+        loaded: list[dict[str, Any]] = []
+        for name in [self.root_name, *nested]:
             loaded += self.loader.write_files(self.targets[name], self.package, self.by_table.get(name, []), "append")
         return loaded
 
@@ -191,7 +227,8 @@ class MergeJob:
         from pyspark.sql import functions as F
 
         data_columns = target.table_schema().names
-        if target.table is None:
+        if target.table is None or (self.root_done and self.strategy != "insert-only"):
+            # (a committed upsert inserted every winner: its nested rows are all that is left to add)
             empty = self.spark.createDataFrame([], "`_dlt_id` string")
             return {"matched": empty, "touched": [], "new": _select(inserts, data_columns), "inserted": inserts}
         files = target.files()
@@ -199,11 +236,13 @@ class MergeJob:
         key_sets = [(incoming, match_on)] if match_on else []
         if self.merge_key:
             key_sets.append((incoming, [*self.merge_key, *self.partition_by]))
-        key_columns = list(dict.fromkeys([C_DLT_ID, *(c for _, cols in key_sets for c in cols)]))
+        key_columns = list(dict.fromkeys([C_DLT_ID, C_DLT_LOAD_ID, *(c for _, cols in key_sets for c in cols)]))
         candidates = self._candidate_files(target, files, incoming)
         flagged = self._persist(flag_matches(self._read(target, candidates, key_columns), key_sets))
         matched = flagged.filter(F.col(MATCHED))
         if self.strategy == "insert-only":
+            if C_DLT_LOAD_ID in flagged.columns:  # rows this load inserted (a rerun after the root commit) stay inserted
+                matched = matched.filter(F.col(C_DLT_LOAD_ID) != F.lit(self.load_id))
             inserted = _match(inserts, _keys(matched, match_on), match_on, "left_anti") if match_on else inserts
             return {"matched": matched.limit(0), "touched": [], "new": _select(inserted, data_columns), "inserted": inserted}
         touched = self._touched(matched, files)
@@ -240,56 +279,54 @@ class MergeJob:
             files = [f for f in files if _may_overlap(f["stats"], key, low, high)]
         return files
 
-    def _nested_in_tree_order(self) -> list[str]:
-        """Nested tables, every parent before its children."""
-        order, frontier = [], [self.root_name]
-        while frontier:
-            children = [n for n in self.targets if self.schema.tables[n].get("parent") in frontier]
-            order += children
-            frontier = children
-        return order
-
-    def _merge_nested(
-        self, target: DeltaTarget, cleared: dict[str, DataFrame], inserted: DataFrame | None
-    ) -> list[dict[str, Any]]:
-        """Remove stored rows below cleared root/parent rows; add the nested rows of the inserted root rows
-        (`inserted` None: every incoming record was inserted).
+    def _remove_nested(self, names: list[str], cleared: dict[str, DataFrame]) -> None:
+        """Step 1: rewrite the files of each nested table without the rows below cleared root/parent rows,
+        then commit the tables children first (the rows to go are found parents first).
 
         A stored row goes when its `_dlt_root_id` is a cleared root id, or its `_dlt_parent_id` a removed
         parent row (tables filled before the root table was merged have no `_dlt_root_id`).
         """
         from pyspark.sql import functions as F
 
-        files = self.by_table.get(target.name, [])
-        data_columns = target.table_schema().names
-        frames = []
-        if files:
-            rows = package_frame(self.spark, files, self.loader.working)
-            if inserted is not None:
-                winners = inserted.select(F.col(C_OCCURRENCE).alias(KEY_PREFIX + C_OCCURRENCE))
-                rows = rows.join(winners, rows[C_OCCURRENCE] == F.col(KEY_PREFIX + C_OCCURRENCE), "left_semi")
-            frames.append(_select(rows, data_columns))
-        touched: list[dict[str, Any]] = []
-        if target.table is not None and self.strategy != "insert-only":
+        app = removal_app(self.app)
+        removals = []
+        for name in names:
+            target = self.targets[name]
+            if target.table is None or self.strategy == "insert-only" or target.committed(app, self.version):
+                continue
             stored_columns = set(target.stored_schema().names)
             key_sets = []
             if C_DLT_ROOT_ID in stored_columns:
                 key_sets.append((cleared[self.root_name].select(F.col(C_DLT_ID).alias(C_DLT_ROOT_ID)), [C_DLT_ROOT_ID]))
-            parent = self.schema.tables[target.name].get("parent")
+            parent = self.schema.tables[name].get("parent")
             if parent in cleared and C_DLT_PARENT_ID in stored_columns:
                 key_sets.append((cleared[parent].select(F.col(C_DLT_ID).alias(C_DLT_PARENT_ID)), [C_DLT_PARENT_ID]))
-            if key_sets:
-                files = target.files()
-                key_columns = list(dict.fromkeys([C_DLT_ID, *(cols[0] for _, cols in key_sets)]))
-                flagged = self._persist(flag_matches(self._read(target, files, key_columns), key_sets))
-                matched = flagged.filter(F.col(MATCHED))
-                cleared[target.name] = matched.select(C_DLT_ID)
-                touched = self._touched(matched, files)
-                frames.append(self._kept(target, touched, key_sets))
-        if not frames:
-            return []
-        new = functools.reduce(lambda a, b: a.unionByName(b, allowMissingColumns=True), frames)
-        return self._commit(target, new, touched)
+            if not key_sets:
+                continue
+            files = target.files()
+            key_columns = list(dict.fromkeys([C_DLT_ID, *(cols[0] for _, cols in key_sets)]))
+            matched = self._persist(flag_matches(self._read(target, files, key_columns), key_sets)).filter(F.col(MATCHED))
+            cleared[name] = matched.select(C_DLT_ID)
+            touched = self._touched(matched, files)
+            if touched:
+                removals.append((target, self._kept(target, touched, key_sets), touched))
+        for target, kept, touched in reversed(removals):
+            self._commit(target, kept, touched, app)
+            target.open()  # its additions (step 3) commit on top of this version
+
+    def _nested_rows(self, target: DeltaTarget, inserted: DataFrame | None) -> DataFrame | None:
+        """Step 3: the package's rows of a nested table that belong to inserted root rows (`inserted` None:
+        every incoming record was inserted); None when the package has no rows for it."""
+        from pyspark.sql import functions as F
+
+        files = self.by_table.get(target.name, [])
+        if not files:
+            return None
+        rows = package_frame(self.spark, files, self.loader.working)
+        if inserted is not None:
+            winners = inserted.select(F.col(C_OCCURRENCE).alias(KEY_PREFIX + C_OCCURRENCE))
+            rows = rows.join(winners, rows[C_OCCURRENCE] == F.col(KEY_PREFIX + C_OCCURRENCE), "left_semi")
+        return _select(rows, target.table_schema().names)
 
     def _read(self, target: DeltaTarget, files: list[dict[str, Any]], columns: list[str] | None = None) -> DataFrame:
         """The rows of `files` (only `columns`, when given), with the name of the file each comes from."""
@@ -299,15 +336,19 @@ class MergeJob:
         spec = snapshot_spec(self._spec(target), schema, with_file=True)
         return read_snapshot(self.spark, spec, files)
 
-    def _spec(self, target: DeltaTarget) -> Any:
-        return self.loader.file_spec(target, self.load_id, "merge")
+    def _spec(self, target: DeltaTarget, operation: str = "merge") -> Any:
+        return self.loader.file_spec(target, self.load_id, operation)
 
-    def _commit(self, target: DeltaTarget, new: DataFrame, touched: list[dict[str, Any]]) -> list[dict[str, Any]]:
-        adds = write_frame(self.spark, new, self._spec(target), f"lakeload load {self.load_id}: merge {target.name}")
-        # log paths are URL-encoded; delta-rs encodes the paths of actions itself
-        removes = [{"path": unquote(f["path"]), "size": f["size"], "partition_values": f["partition_values"]} for f in touched]
+    def _commit(
+        self, target: DeltaTarget, new: DataFrame, touched: list[dict[str, Any]], app: str | None = None
+    ) -> list[dict[str, Any]]:
+        """Write `new` as data files and commit them with the removal of the `touched` files, tagged with
+        `app` (the pipeline's application id unless given) at the load's transaction version."""
+        operation = "merge" if app is None else "merge-kept"  # file names must differ between a table's two commits
+        adds = write_frame(self.spark, new, self._spec(target, operation), f"lakeload load {self.load_id}: {operation} {target.name}")
+        removes = removes_of(touched)
         if adds or removes:
-            target.commit(adds, removes, "append", self.loader.app, self.version)
+            target.commit(adds, removes, "append", app or self.app, self.version)
         return adds
 
 

@@ -5,11 +5,13 @@ For each root table with `table_format="delta"` and its nested tables:
 2. executors write the data files into the table folder (Hive folders when partitioned);
 3. the driver commits them with delta-rs, one transaction per table, tagged with the load id:
    - `append` adds the files;
-   - `replace` overwrites: one commit removes every older file and adds the new ones, so readers see
-     the old rows or the new, never an empty table (history kept); nested tables that got no rows
-     this time are emptied the same way;
-   - `merge` runs `lakeload.delta.merge` (Spark), nested tables first and the root last.
-A table whose log already holds this load's transaction is skipped, so a rerun never commits twice.
+   - `replace` empties the nested tables (children first), overwrites the root table (one commit removes
+     every older file and adds the new ones: never an empty root in between; history kept), then appends
+     the new nested rows;
+   - `merge` runs `lakeload.delta.merge` (Spark).
+Tables commit in the order of `lakeload.delta.commit_order` (root first when rows appear, children first
+when they go), so a reader of the latest versions never sees a nested row without its parent. A commit
+whose application transaction is already in the table's log is skipped, so a rerun never commits twice.
 """
 
 from __future__ import annotations
@@ -20,6 +22,7 @@ from typing import TYPE_CHECKING, Any
 
 import lakeload.spark.executor_working as wio
 from lakeload.delta.commit import DeltaTarget, app_id, txn_version
+from lakeload.delta.commit_order import nested_parents_first, removal_app, removes_of
 from lakeload.delta.executor_files import DeltaFileSpec, delta_schema, write_package_files
 from lakeload.delta.merge import MergeJob
 from lakeload.delta.storage import retry_storage_options, storage_options, table_uri
@@ -99,8 +102,9 @@ class DeltaLoader:
         for root_name in package["root_tables"]:
             if schema.tables.get(root_name, {}).get("table_format") != "delta":
                 continue
-            tree = [t["name"] for t in schema.nested_tables_of(root_name)]
-            targets = {name: self.target(schema, name) for name in tree}
+            nested = nested_parents_first(schema, root_name, (t["name"] for t in schema.nested_tables_of(root_name)))
+            tree = [root_name, *nested]
+            targets = {name: self.target(schema, name) for name in tree}  # root first, parents before children
             for target in targets.values():
                 target.open()
                 target.check_partitions()
@@ -109,11 +113,27 @@ class DeltaLoader:
                 job = MergeJob(self, schema, package, by_table, targets, root_name)
                 loaded += job.run()
                 continue
-            for name, target in targets.items():
-                loaded += self.write_files(target, package, by_table.get(name, []), disposition)
             if disposition == "replace":
+                self.empty_nested(package, targets, root_name)
                 replaced += tree
+            for name, target in targets.items():
+                mode = "replace" if disposition == "replace" and name == root_name else "append"
+                loaded += self.write_files(target, package, by_table.get(name, []), mode)
         return loaded, replaced
+
+    def empty_nested(self, package: dict[str, Any], targets: dict[str, DeltaTarget], root_name: str) -> None:
+        """The first step of a `replace`: empty the nested tables, children first (see `commit_order`);
+        the root is overwritten next and the new nested rows appended after it."""
+        version = txn_version(package["load_id"])
+        if targets[root_name].committed(self.app, version):
+            return
+        for target in reversed([t for name, t in targets.items() if name != root_name]):
+            if target.committed(self.app, version) or target.committed(removal_app(self.app), version):
+                continue
+            files = target.files()
+            if files:
+                target.commit([], removes_of(files), "append", removal_app(self.app), version)
+                target.open()
 
     def write_files(
         self, target: DeltaTarget, package: dict[str, Any], files: list[dict[str, Any]], disposition: str

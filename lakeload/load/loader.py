@@ -9,7 +9,9 @@ Order of work, chosen so that a process killed at any point loses nothing and du
    new ones are all in place;
 4. `_dlt_version` (when this schema version is not stored yet) and `_dlt_pipeline_state` (when the
    package carries a changed state);
-5. `_dlt_loads/<schema>__<load_id>.jsonl`, last: the completion marker.
+5. the version of every Delta table of the schema (`lakeload.delta.load_versions`: what lakeload's readers
+   read until the next load completes);
+6. `_dlt_loads/<schema>__<load_id>.jsonl`, last: the completion marker.
 """
 
 from __future__ import annotations
@@ -21,7 +23,8 @@ from typing import TYPE_CHECKING, Any
 
 import pendulum
 
-from lakeload.delta.tables import is_delta_table
+from lakeload.delta.load_versions import record_versions
+from lakeload.delta.tables import delta_table_names, is_delta_table
 from lakeload.destinations.impl.filesystem import state_file_names, state_files
 from lakeload.destinations.impl.filesystem.client import FilesystemClient, fsspec_kwargs
 from lakeload.destinations.impl.filesystem.executor_fs import SFTP_PROTOCOLS
@@ -86,6 +89,8 @@ class Loader:
         self._store_schema(schema)
         if package.get("state"):
             self._store_state(package["state"], load_id, schema.version_hash)
+        if delta_table_names(schema):
+            record_versions(self.client, schema, load_id)
         path, content = state_files.loads_record(
             load_id=load_id, schema_name=schema.name, schema_version_hash=schema.version_hash, inserted_at=pendulum.now("UTC")
         )

@@ -264,6 +264,7 @@ class RowCoercer:
             merged = dict(incomplete)
             merged.update({k: v for k, v in column.items() if k not in incomplete or k == "data_type"})
             column = merged
+            columns.pop(name, None)  # a hints-only column moves to the end once it gets data, as in dlt
         columns[name] = column
         self._column_types(table_name, columns)
         self.added.setdefault(table_name, []).append(name)

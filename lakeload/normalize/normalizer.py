@@ -146,6 +146,7 @@ def _fold(tables: dict[str, dict[str, Any]], result: dict[str, Any]) -> None:
         for col_name in added:
             current = columns.get(col_name)
             if current is None or not current.get("data_type"):
+                columns.pop(col_name, None)  # a hints-only column moves to the end once it gets data, as in dlt
                 columns[col_name] = copy.deepcopy(result["tables"][table_name]["columns"][col_name])
     for table_name, count in result["row_counts"].items():
         if count:

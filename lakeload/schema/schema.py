@@ -94,6 +94,12 @@ def _system_tables() -> dict[str, TTable]:
     return {"_dlt_version": version, "_dlt_loads": loads, "_dlt_pipeline_state": state}
 
 
+# dlt imports the module named here when it attaches to a bucket (`sync_destination`): it must be dlt's own,
+# which lakeload's normalizer reproduces; schemas stored by older lakeload versions named a lakeload module
+DLT_JSON_NORMALIZER = "dlt.common.normalizers.json.relational"
+OLD_JSON_NORMALIZER = "lakeload.normalize.relational"
+
+
 def columns_with_hint(table: TTable, hint: str) -> list[str]:
     """Names of the table's columns that carry `hint` (e.g. `primary_key`, `partition`), in schema order.
 
@@ -124,7 +130,7 @@ class Schema:
         self.previous_hashes: list[str] = []
         self.tables: dict[str, TTable] = _system_tables()
         self.settings: dict[str, Any] = {"detections": ["iso_timestamp"], "default_hints": copy.deepcopy(DEFAULT_HINTS)}
-        self.normalizers: dict[str, Any] = {"names": naming, "json": {"module": "lakeload.normalize.relational"}}
+        self.normalizers: dict[str, Any] = {"names": naming, "json": {"module": DLT_JSON_NORMALIZER}}
         self.version_hash = self.content_hash()
 
     # -- persistence -------------------------------------------------------------------------------
@@ -157,6 +163,8 @@ class Schema:
         schema.settings = copy.deepcopy(data.get("settings") or {"detections": ["iso_timestamp"]})
         schema.settings.setdefault("default_hints", copy.deepcopy(DEFAULT_HINTS))
         schema.normalizers = copy.deepcopy(data.get("normalizers") or {"names": "snake_case"})
+        if schema.normalizers.get("json", {}).get("module") == OLD_JSON_NORMALIZER:  # not importable by dlt
+            schema.normalizers["json"]["module"] = DLT_JSON_NORMALIZER
         if not schema.version_hash:
             schema.version_hash = schema.content_hash()
         return schema
@@ -192,7 +200,8 @@ class Schema:
 
     # -- tables ------------------------------------------------------------------------------------
     def update_table(self, partial: TTable) -> None:
-        """Merge a partial table: new columns are appended in order, known columns take new properties."""
+        """Merge a partial table: new columns are appended in order, known columns take new properties;
+        a hints-only column that gets a data type moves to the end (dlt's column order)."""
         name = partial["name"]
         table = self.tables.get(name)
         if table is None:
@@ -207,7 +216,9 @@ class Schema:
                 table[key] = value
         columns = table["columns"]
         for col_name, column in partial.get("columns", {}).items():
-            if col_name in columns:
+            if col_name in columns and not is_complete_column(columns[col_name]) and is_complete_column(column):
+                columns[col_name] = {**columns.pop(col_name), **column}  # completed: moves to the end, as in dlt
+            elif col_name in columns:
                 columns[col_name].update(column)
             else:
                 columns[col_name] = dict(column)

@@ -5,9 +5,10 @@ Views are created lazily: the query is parsed with sqlglot, and each schema tabl
 :mod:`lakeload.sql.views`). The file list is a snapshot taken when the view is created; with
 `always_refresh_views=True` the files are listed again before every query and changed views re-created.
 Remote buckets are read through their fsspec filesystem registered with DuckDB, so credentials never
-appear in SQL text. Delta tables (root table with `table_format="delta"`) are read through the current
-snapshot of their Delta log instead of a file listing (see :mod:`lakeload.sql.delta_views`); their
-snapshot is kept and refreshed under the same rules.
+appear in SQL text. Delta tables (root table with `table_format="delta"`) are read through a snapshot of
+their Delta log instead of a file listing (see :mod:`lakeload.sql.delta_views`): the version recorded with
+the last completed load, so a load in progress is invisible; their snapshot is kept and refreshed under
+the same rules.
 
 >>> with pipeline.sql_client() as client:
 ...     with client.execute_query("SELECT id, name FROM users WHERE id = %s", 10) as cursor:
@@ -26,6 +27,7 @@ import duckdb
 import sqlglot
 from sqlglot import exp
 
+from lakeload.delta.load_versions import completed_versions
 from lakeload.delta.tables import is_delta_table
 from lakeload.destinations.impl.filesystem.client import FilesystemClient
 from lakeload.destinations.impl.filesystem.executor_fs import SFTP_PROTOCOLS
@@ -80,6 +82,7 @@ class FilesystemSqlClient:
         self._conn: duckdb.DuckDBPyConnection | None = None
         self._views: dict[str, tuple[str, ...]] = {}  # table -> the files its view reads
         self._delta: dict[str, delta_views.DeltaSnapshot | None] = {}  # Delta table -> its view's snapshot
+        self._versions: dict[str, int] | None = None  # Delta versions of the last completed load
 
     # -- tables -------------------------------------------------------------------------------------
     @property
@@ -98,7 +101,7 @@ class FilesystemSqlClient:
         """Full fsspec paths of the table's data files, listed now; for a Delta table, the data file URIs of
         its current version (as delta-rs gives them; partition values are in their folder names)."""
         if self.is_delta(table):
-            snapshot = delta_views.open_snapshot(self.client, table)
+            snapshot = self._open_snapshot(table)
             return list(snapshot.files) if snapshot else []
         return list_table_files(self.client, self.layout, self.schema.name, table)
 
@@ -107,7 +110,22 @@ class FilesystemSqlClient:
         refresh); None when the Delta table has not been created yet."""
         if table in self._delta and not self.always_refresh_views:
             return self._delta[table]
-        return delta_views.open_snapshot(self.client, table)
+        return self._open_snapshot(table)
+
+    def delta_versions(self) -> dict[str, int]:
+        """The Delta table versions recorded with the last completed load of the schema (see
+        :mod:`lakeload.delta.load_versions`), read once per connection (or per query when views refresh);
+        tables not in it are read at their latest version.
+
+        >>> client.delta_versions()
+        {'users': 3, 'users__pets': 5}
+        """
+        if self._versions is None:
+            self._versions = completed_versions(self.client, self.schema.name)
+        return self._versions
+
+    def _open_snapshot(self, table: str) -> delta_views.DeltaSnapshot | None:
+        return delta_views.open_snapshot(self.client, table, self.delta_versions().get(table))
 
     def files_for(self, table: str) -> list[str]:
         """The files of `table` as its view sees them: the view's snapshot, or listed now when there is none."""
@@ -140,6 +158,7 @@ class FilesystemSqlClient:
             self._conn = conn
             self._views = {}
             self._delta = {}
+            self._versions = None
         return self._conn
 
     def _search_path(self, conn: duckdb.DuckDBPyConnection) -> None:
@@ -152,6 +171,7 @@ class FilesystemSqlClient:
             self._conn = None
             self._views = {}
             self._delta = {}
+            self._versions = None
 
     @property
     def native_connection(self) -> duckdb.DuckDBPyConnection:
@@ -196,6 +216,8 @@ class FilesystemSqlClient:
     def create_views(self, tables: list[str]) -> None:
         """Create (or, when refreshing, re-create if the files changed) the views of `tables`."""
         conn = self.open_connection()
+        if self.always_refresh_views:
+            self._versions = None  # the last completed load may have changed
         for table in tables:
             if table in self._views and not self.always_refresh_views:
                 continue
@@ -218,7 +240,7 @@ class FilesystemSqlClient:
 
     def _create_delta_view(self, conn: duckdb.DuckDBPyConnection, table: str) -> None:
         """(Re-)create the view of a Delta table over its current snapshot, when that snapshot is new."""
-        snapshot = delta_views.open_snapshot(self.client, table)
+        snapshot = self._open_snapshot(table)
         previous = self._delta.get(table)
         key = snapshot.key if snapshot else None
         if table in self._views and (previous.key if previous else None) == key:

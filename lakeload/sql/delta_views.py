@@ -1,7 +1,9 @@
-"""DuckDB views over Delta tables: the current snapshot of the Delta log, never a listing of the folder.
+"""DuckDB views over Delta tables: one snapshot of the Delta log, never a listing of the folder.
 
 A Delta table's folder holds files of old versions too (replaced, overwritten, merged away), so its view
-reads `deltalake.DeltaTable(...).to_pyarrow_dataset()` of one version. The Arrow dataset is registered
+reads `deltalake.DeltaTable(...).to_pyarrow_dataset()` of one version: the version recorded with the last
+completed load (`lakeload.delta.load_versions`), so that the views of all tables show the same loads,
+or the latest one for tables without such a record. The Arrow dataset is registered
 on the DuckDB connection under a name derived from the snapshot (`_lakeload_delta__<table>__<digest>`), and
 the view selects the schema's columns from it: partition values come back as columns, and columns added
 in later versions read as NULL for older files. delta-rs reads the bucket itself with its own
@@ -16,12 +18,15 @@ in later versions read as NULL for older files. delta-rs reads the bucket itself
 from __future__ import annotations
 
 import hashlib
+import logging
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
 from lakeload.delta.tables import open_delta_table
 from lakeload.sql.views import describe_source, empty_select, project_columns, quote_ident
+
+logger = logging.getLogger("lakeload.sql")
 
 if TYPE_CHECKING:
     import duckdb
@@ -51,11 +56,18 @@ class DeltaSnapshot:
         return f"_lakeload_delta__{self.table}__{digest}"
 
 
-def open_snapshot(client: FilesystemClient, table: str) -> DeltaSnapshot | None:
-    """The current snapshot of `table`'s Delta table; None when the table has no `_delta_log` yet."""
+def open_snapshot(client: FilesystemClient, table: str, version: int | None = None) -> DeltaSnapshot | None:
+    """The snapshot of `table`'s Delta table at `version` (the latest when None, or when that version cannot
+    be loaded any more, with a warning); None when the table has no `_delta_log` yet."""
     delta = open_delta_table(client, table)
     if delta is None:
         return None
+    if version is not None and version != delta.version():
+        try:
+            delta.load_as_version(version)
+        except Exception as exc:  # noqa: BLE001 - any delta-rs failure: the latest version is still readable
+            logger.warning("Delta table '%s' cannot be read at version %s recorded with the last completed load "
+                           "(%s); reading its latest version %s", table, version, type(exc).__name__, delta.version())
     files = tuple(sorted(delta.file_uris()))
     return DeltaSnapshot(table, delta.version(), files, delta.to_pyarrow_dataset())
 
