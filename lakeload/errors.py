@@ -30,6 +30,36 @@ class ConfigFieldMissingError(ConfigurationError):
         super().__init__("\n".join(lines))
 
 
+class ConfigFileError(ConfigurationError):
+    """A configuration file (`.lakeload/config.toml`, `secrets.toml`, ...) cannot be read or is not valid TOML.
+
+    `path`, `line` and `column` (1-based; None when unknown) say where; the file's content is never quoted
+    (it may hold secrets).
+    """
+
+    TOML_FIX = (
+        "Fix the TOML syntax there (text values need quotes: layout = \"{table_name}/{load_id}.{file_id}.{ext}\"; "
+        "tables are written [destination.filesystem]; a key may appear once per table; see https://toml.io), "
+        "or move the file away."
+    )
+
+    def __init__(
+        self, path: str, problem: str, line: int | None = None, column: int | None = None, fix: str = TOML_FIX
+    ) -> None:
+        self.path = path
+        self.line = line
+        self.column = column
+        where = f" at line {line}, column {column}" if line is not None and column is not None else ""
+        super().__init__(f"Cannot read configuration file {path}{where}: {problem}. {fix}")
+
+
+class UnknownConfigKeyWarning(UserWarning):
+    """A configuration file or environment variable sets a key lakeload does not read (usually a typo).
+
+    Not an error: the value is ignored and lakeload's default is used. `lakeload config show` lists such keys.
+    """
+
+
 class DestinationError(LakeloadError):
     """The destination refused an operation or is not reachable."""
 

@@ -36,6 +36,17 @@ def isolated_config(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:
     monkeypatch.setenv("HOME", str(tmp_path / "home"))
 
 
+@pytest.fixture(autouse=True)
+def declared_config_keys() -> Iterator[None]:
+    """Every key lakeload's resolver looks up must be declared in `lakeload.config.known_keys`: the typo
+    warnings compare configuration files and environment variables against that registry."""
+    yield
+    from lakeload.config.known_keys import unregistered_lookups
+
+    missing = sorted(unregistered_lookups(clear=True))
+    assert not missing, f"resolve() looked up keys not declared in lakeload/config/known_keys.py root(): {missing}"
+
+
 @pytest.fixture
 def bucket(tmp_path: Path) -> Path:
     path = tmp_path / "bucket"

@@ -7,6 +7,7 @@
 from __future__ import annotations
 
 import argparse
+import sys
 from typing import Any
 
 
@@ -24,7 +25,8 @@ def register(commands: Any) -> None:
         description=(
             "Resolve every setting of the filesystem destination (bucket_url, layout, kwargs, client_kwargs, "
             "deltalake_storage_options, max_state_files, always_refresh_views, credentials) and a few runtime settings, and print "
-            "'key = value  (source)' per line, secrets masked, then the TOML files read. Does not start Spark."
+            "'key = value  (source)' per line, secrets masked, then the keys set but not read by lakeload "
+            "(unused: typos, with the closest known key) and the TOML files read. Does not start Spark."
         ),
     )
     show.add_argument("--pipeline", default=None, metavar="NAME",
@@ -35,8 +37,13 @@ def register(commands: Any) -> None:
 
 
 def run_config_show(args: argparse.Namespace) -> int:
-    """Print the resolved configuration; returns the exit code."""
+    """Print the resolved configuration; returns the exit code (1 when a configuration file cannot be read)."""
     from lakeload.config.show import render_configuration, show_configuration
+    from lakeload.errors import ConfigFileError
 
-    print(render_configuration(show_configuration(args.pipeline, args.destination)))
+    try:
+        print(render_configuration(show_configuration(args.pipeline, args.destination)))
+    except ConfigFileError as exc:
+        print(f"lakeload config show: {exc}", file=sys.stderr)
+        return 1
     return 0

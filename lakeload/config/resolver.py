@@ -13,19 +13,15 @@ from __future__ import annotations
 
 import logging
 import os
-import sys
 from collections.abc import Iterator, Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
 import orjson
 
+from lakeload.config import known_keys, unknown_keys
+from lakeload.config.toml_reader import parse_toml, read_toml_bytes
 from lakeload.errors import ConfigFieldMissingError, ConfigurationError
-
-if sys.version_info >= (3, 11):
-    import tomllib
-else:  # pragma: no cover
-    import tomli as tomllib
 
 logger = logging.getLogger("lakeload.config")
 _warned_dlt = False
@@ -85,8 +81,16 @@ def toml_files() -> list[str]:
 
 
 def _read_toml(path: str) -> dict[str, Any]:
-    with open(path, "rb") as f:
-        return tomllib.load(f)
+    """A configuration file's tables (`ConfigFileError` when malformed); unknown keys are warned about once."""
+    data = read_toml_bytes(path)
+    tree = parse_toml(path, data)
+    unknown_keys.check_file(path, data, tree)
+    return tree
+
+
+def _note(sections: tuple[str, ...], key: str, env: Mapping[str, str]) -> None:
+    known_keys.note_lookup(sections, key)
+    unknown_keys.check_environment(env)
 
 
 def read_toml_values(files: list[str], paths: list[tuple[str, ...]]) -> Iterator[tuple[str, tuple[str, ...], Any]]:
@@ -154,9 +158,10 @@ def resolve(
     """Resolve one value; raises `ConfigFieldMissingError` listing every key tried when required."""
     paths = candidate_paths(sections, key, pipeline_name)
     keys_tried = [env_name(p) for p in paths]
+    env = os.environ if environ is None else environ
+    _note(sections, key, env)
     if explicit is not None:
         return Resolved(explicit, "explicit argument", keys_tried)
-    env = os.environ if environ is None else environ
     for path in paths:
         name = env_name(path)
         if name in env:
@@ -243,13 +248,14 @@ def resolve_section(
     """
     paths = candidate_paths(sections, key, pipeline_name)
     keys_tried = [env_name(p) for p in paths]
+    env = os.environ if environ is None else environ
+    _note(sections, key, env)
     if explicit is not None:
         from lakeload.config.credentials import Credentials
 
         creds = Credentials.from_value(explicit, "explicit argument")
         return ResolvedSection(creds.to_dict(), creds.sources, creds.native, creds.native_source, keys_tried)
     gathered = _SectionGatherer()
-    env = os.environ if environ is None else environ
     for path in paths:
         name = env_name(path)
         if name in env:

@@ -3,18 +3,22 @@
     lakeload config show --pipeline quick_start
 
 prints lines such as `destination.filesystem.bucket_url = /data/bucket  (environment variable
-DESTINATION__FILESYSTEM__BUCKET_URL)`, then the TOML files read.
+DESTINATION__FILESYSTEM__BUCKET_URL)`, then the keys set but not read by lakeload ("unused", with the
+closest known key: `destination.filesystem.layuot  (.lakeload/config.toml)  did you mean `layout`?`),
+then the TOML files read.
 """
 
 from __future__ import annotations
 
-from collections.abc import Callable
+import os
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from functools import partial
 from typing import Any
 
 from lakeload.config.credentials import MASK, is_secret_key, mask_value, url_without_password
 from lakeload.config.resolver import Resolved, resolve, resolve_section, toml_files
+from lakeload.config.unknown_keys import render_unknown, unknown_configuration
 from lakeload.errors import ConfigurationError
 
 NOT_SET = "(not set)"
@@ -195,10 +199,15 @@ def show_configuration(pipeline_name: str | None = None, destination: str = "fil
     return _destination_lines(destination, pipeline_name) + _runtime_lines(pipeline_name)
 
 
-def render_configuration(lines: list[ConfigLine], files: list[str] | None = None) -> str:
-    """The text `lakeload config show` prints: one `key = value  (source)` line each, then the TOML files read."""
+def render_configuration(
+    lines: list[ConfigLine], files: list[str] | None = None, environ: Mapping[str, str] | None = None
+) -> str:
+    """The text `lakeload config show` prints: one `key = value  (source)` line each, the keys lakeload does
+    not read in `files` and `environ` (typos, with the closest known key), then the TOML files read."""
     files = toml_files() if files is None else files
     out = [str(line) for line in lines]
+    out.append("")
+    out += render_unknown(unknown_configuration(files, os.environ if environ is None else environ))
     out.append("")
     if files:
         out.append("TOML files read (highest precedence first):")

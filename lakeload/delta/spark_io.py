@@ -22,6 +22,7 @@ from lakeload.delta.executor_read import LISTING_SCHEMA, SnapshotSpec, file_name
 from lakeload.errors import LoadError
 from lakeload.spark.executor_working import WorkingStore
 from lakeload.spark.local_paths import local_uri
+from lakeload.spark.pandas_warning import map_in_arrow
 
 PARTITION_PREFIX = "__lakeload_p_"
 
@@ -47,7 +48,7 @@ def write_frame(spark: SparkSession, frame: DataFrame, spec: DeltaFileSpec, desc
     A failed job is a `LoadError` ending with `retry_hint` (what the caller's user should do next)."""
     spark.sparkContext.setJobDescription(description)
     try:
-        rows = frame.mapInArrow(functools.partial(write_task, spec), spark_schema(ACTION_SCHEMA)).collect()
+        rows = map_in_arrow(frame, functools.partial(write_task, spec), spark_schema(ACTION_SCHEMA)).collect()
     except Exception as exc:
         raise LoadError(f"{description} failed: {_spark_message(exc)}. {retry_hint}") from None
     finally:
@@ -72,7 +73,7 @@ def read_snapshot(spark: SparkSession, spec: SnapshotSpec, files: list[dict[str,
         [(f["path"], json.dumps(f["partition_values"])) for f in files], spark_schema(LISTING_SCHEMA)
     )
     partitions = max(1, min(len(files), spark.sparkContext.defaultParallelism * 4))
-    return listing.repartition(partitions).mapInArrow(functools.partial(read_task, spec), schema)
+    return map_in_arrow(listing.repartition(partitions), functools.partial(read_task, spec), schema)
 
 
 def _read_local(spark: SparkSession, spec: SnapshotSpec, files: list[dict[str, Any]]) -> DataFrame:

@@ -14,6 +14,7 @@ import orjson
 import lakeload.spark.executor_working as wio
 from lakeload.spark.executor_frame_parts import RESULT_SCHEMA, PartsSpec, read_parts, write_parts
 from lakeload.spark.executor_working import WorkingStore
+from lakeload.spark.pandas_warning import map_in_arrow
 
 if TYPE_CHECKING:
     from pyspark.sql import DataFrame, SparkSession
@@ -23,7 +24,7 @@ PARTS_FILE = "_parts.json"
 
 def write_frame_parts(frame: DataFrame, folder: str, working: WorkingStore | None) -> None:
     """Write `frame` as Parquet parts under the bucket URL `folder` (executors upload them), then `_parts.json`."""
-    rows = frame.mapInArrow(write_parts(PartsSpec(folder, working)), RESULT_SCHEMA).collect()
+    rows = map_in_arrow(frame, write_parts(PartsSpec(folder, working)), RESULT_SCHEMA).collect()
     parts = dict(_name_and_rows(orjson.loads(row[0])) for row in rows)
     with wio.local_target(wio.join(folder, PARTS_FILE), working) as local, open(local, "wb") as f:
         f.write(orjson.dumps({"schema": frame.schema.jsonValue(), "parts": parts}))
@@ -46,7 +47,7 @@ def read_frame_parts(
     full = StructType([*struct.fields, StructField(file_column, StringType()), StructField(row_column, LongType())])
     names = tuple(stored["parts"])
     spec = PartsSpec(folder, working, names, to_arrow_schema(full, timezone="UTC"), file_column, row_column)
-    frame = spark.range(0, len(names), 1, numPartitions=max(1, len(names))).mapInArrow(read_parts(spec), full)
+    frame = map_in_arrow(spark.range(0, len(names), 1, numPartitions=max(1, len(names))), read_parts(spec), full)
     offsets, start = {}, 0
     for name in names:
         offsets[name] = start

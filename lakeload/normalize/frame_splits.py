@@ -22,6 +22,7 @@ from lakeload.normalize.executor_tasks import NormalizePlan, Split
 from lakeload.normalize.executor_writers import complete_columns
 from lakeload.normalize.spark_frames import FILE, ROW, FramePlan, plan_frame
 from lakeload.spark.local_paths import local_uri
+from lakeload.spark.pandas_warning import map_in_arrow
 
 if TYPE_CHECKING:
     from pyspark.sql import SparkSession
@@ -83,7 +84,7 @@ def write_frame_tables(
                 working=plan.working,
             )
             spark.sparkContext.setJobDescription(f"lakeload normalize {plan.load_id}: {table.name}")
-            rows = table.frame.mapInArrow(write_partition(spec), META_SCHEMA).collect()
+            rows = map_in_arrow(table.frame, write_partition(spec), META_SCHEMA).collect()
             files += [orjson.loads(row[0]) for row in rows]
         if on_progress is not None:
             on_progress(1)

@@ -23,6 +23,7 @@ from lakeload.errors import SourceError
 from lakeload.sources.listing import ListedFile, SourceConfiguration
 from lakeload.spark.executor_file_read import FILE_NAME_COLUMN, FileReadPlan, file_batches, read_file
 from lakeload.spark.local_paths import local_uri
+from lakeload.spark.pandas_warning import map_in_arrow
 
 if TYPE_CHECKING:
     from pyspark.sql import DataFrame, SparkSession
@@ -97,7 +98,7 @@ def files_frame(spark: SparkSession, config: SourceConfiguration, files: list[Li
         table = pa.Table.from_batches([b for i in range(len(files)) for b in read_file(fs, plan, i)], schema=expected)
         return spark.createDataFrame(table)
     tasks = min(len(files), MAX_TASKS)
-    return spark.range(0, len(files), 1, numPartitions=tasks).mapInArrow(file_batches(plan), struct)
+    return map_in_arrow(spark.range(0, len(files), 1, numPartitions=tasks), file_batches(plan), struct)
 
 
 def _local_frame(spark: SparkSession, files: list[ListedFile], file_format: str, add_file_name: bool) -> DataFrame:

@@ -13,7 +13,6 @@ import subprocess
 import sys
 import threading
 import uuid
-import warnings
 from collections.abc import Callable, Mapping
 from typing import TYPE_CHECKING, Any, TypeVar
 
@@ -21,6 +20,7 @@ import orjson
 
 from lakeload.errors import LakeloadError, NormalizeError, SparkSetupError
 from lakeload.spark.errors import spark_errors
+from lakeload.spark.pandas_warning import map_in_arrow, pandas_check_silenced
 from lakeload.spark.settings import (
     DEFAULT_MASTER,
     is_local_master,
@@ -43,7 +43,6 @@ JAVA_HELP = (
     "`sudo apt-get install -y openjdk-17-jre-headless` (Debian/Ubuntu), `brew install openjdk@17` (macOS), "
     "or any JDK 17+, then set JAVA_HOME or put `java` on PATH."
 )
-PANDAS_WARNING = "PySpark does not yet fully support pandas"
 PYTHON_KEY = "spark.pyspark.python"  # the Python executors start
 
 
@@ -73,8 +72,6 @@ def check_java() -> str:
 
 
 def _prepare_environment(master: str, conf: Mapping[str, str]) -> None:
-    warnings.filterwarnings("ignore", message=PANDAS_WARNING, category=FutureWarning)
-    os.environ.setdefault("PYTHONWARNINGS", f"ignore:{PANDAS_WARNING}:FutureWarning")
     if PYTHON_KEY in conf:  # as spark-submit does: PySpark itself only reads the environment variable
         os.environ["PYSPARK_PYTHON"] = conf[PYTHON_KEY]
     os.environ.setdefault("PYSPARK_PYTHON", sys.executable)
@@ -153,7 +150,8 @@ def _start(master: str, conf: Mapping[str, str]) -> SparkSession:
     for key, value in conf.items():
         builder = builder.config(key, value)
     try:
-        session = builder.getOrCreate()
+        with pandas_check_silenced():  # PySpark checks the pandas version while the context starts
+            session = builder.getOrCreate()
     except Exception as exc:
         raise SparkSetupError(f"Spark could not start: {exc}. {JAVA_HELP}") from exc
     session.sparkContext.setLogLevel("ERROR")
@@ -224,7 +222,7 @@ def run_tasks(
         poller.start()
     try:
         with spark_errors(error, description):
-            frame = spark.range(0, n, 1, numPartitions=n).mapInArrow(task_mapper(task, payload, items, working), RESULT_SCHEMA)
+            frame = map_in_arrow(spark.range(0, n, 1, numPartitions=n), task_mapper(task, payload, items, working), RESULT_SCHEMA)
             rows = frame.collect()
     finally:
         stop.set()

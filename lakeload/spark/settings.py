@@ -33,6 +33,7 @@ from typing import TYPE_CHECKING, Any
 
 import orjson
 
+from lakeload.config.known_keys import note_lookup
 from lakeload.config.resolver import env_name, flat_text, read_toml_values, resolve, toml_files
 from lakeload.errors import ConfigurationError
 
@@ -161,6 +162,7 @@ def conf_paths(pipeline_name: str | None) -> list[tuple[str, ...]]:
 
 
 def _gather_conf(pipeline_name: str | None, env: Mapping[str, str]) -> _Gathered:
+    note_lookup(("spark",), "conf")
     gathered = _Gathered()
     paths = conf_paths(pipeline_name)
     for path in paths:

@@ -20,6 +20,7 @@ from typing import TYPE_CHECKING, Any
 import pyarrow as pa
 
 from lakeload.destinations.impl.filesystem.client import fsspec_kwargs
+from lakeload.spark.pandas_warning import map_in_arrow
 from lakeload.sql.executor_read import ReadPayload, read_batches
 from lakeload.sql.types import spark_type
 from lakeload.sql.views import file_format
@@ -161,4 +162,4 @@ def _read_on_executors(spark: SparkSession, client: FilesystemSqlClient, files: 
     )
     parallelism = max(1, min(len(files), spark.sparkContext.defaultParallelism))
     paths = spark.createDataFrame([(f,) for f in files], "path string").repartition(parallelism)
-    return paths.mapInArrow(functools.partial(read_batches, payload), spark_schema(columns))
+    return map_in_arrow(paths, functools.partial(read_batches, payload), spark_schema(columns))

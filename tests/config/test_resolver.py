@@ -8,7 +8,7 @@ from pathlib import Path
 import pytest
 
 from lakeload.config.resolver import candidate_paths, env_name, resolve
-from lakeload.errors import ConfigFieldMissingError
+from lakeload.errors import ConfigFieldMissingError, UnknownConfigKeyWarning
 
 SECTIONS = ("destination", "filesystem")
 
@@ -66,7 +66,8 @@ def test_resolve_section_gathers_fields_and_sources(monkeypatch: pytest.MonkeyPa
     write(Path(".lakeload/config.toml"), "[destination.filesystem.credentials]\nproject_id = 'p'\nclient_email = 'c'\n")
     monkeypatch.setenv("DESTINATION__CREDENTIALS__PROJECT_ID", "env")
     monkeypatch.setenv("DESTINATION__CREDENTIALS__NESTED__DEEPER", "ignored")  # not a field of this section
-    section = resolve_section(SECTIONS, "credentials", "e1")
+    with pytest.warns(UnknownConfigKeyWarning, match=r"\[destination.credentials.nested\] \(environment variable"):
+        section = resolve_section(SECTIONS, "credentials", "e1")
     assert section.fields == {"project_id": "env", "client_email": "c"}
     assert section.sources["project_id"] == "environment variable DESTINATION__CREDENTIALS__PROJECT_ID"
     assert section.keys_tried[0] == "E1__DESTINATION__FILESYSTEM__CREDENTIALS" and section.is_set

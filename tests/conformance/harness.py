@@ -1,9 +1,26 @@
 """Conformance harness: load a case with dlt 1.31 and with lakeload, read both buckets, compare.
 
-A *case* is a dict ``{"table_name": str, "runs": [[record, ...], ...]}`` (see
-``/work/shared/conformance/README.md``). Each run is one ``pipeline.run(records, table_name=...)``
-on the same pipeline. Our own cases may add ``"comment"`` (free text) and ``"known_divergence"``
-(a reason string: the conformance test is then marked xfail, because we decided not to copy dlt).
+A *case* is a JSON file ``{"table_name": str, "runs": [[record, ...], ...]}`` in ``cases/shared/``
+(the cases the project was specified with) or ``cases/local/`` (our own). Each run is one
+``pipeline.run(records, table_name=...)`` on the same pipeline, in order. Our own cases may add
+``"comment"`` (free text) and ``"known_divergence"`` (a reason string: the conformance test is then
+marked xfail, because we decided not to copy dlt).
+
+What "the same" means. Both loads go to a local filesystem bucket and are read back; they match when
+
+* they hold the same data tables, with the same parent/child relations between them;
+* each table has the same columns, in the same order, with the same data types in dlt's type names
+  (``text``, ``bigint``, ``double``, ``bool``, ``timestamp``, ``date``, ``time``, ``decimal``,
+  ``json``, ``binary``, ...);
+* each table holds the same rows, compared as multisets. The values of ``_dlt_id``,
+  ``_dlt_parent_id``, ``_dlt_root_id`` and ``_dlt_load_id`` are random, so they are not compared
+  as such; instead every child row must hang under the parent row that held it, at the same
+  ``_dlt_list_idx``.
+
+The cases show the kind of input checked, not a list of answers to match: the rules must hold for
+any case like them. Where dlt's behaviour looks like a bug (data lost silently, a surprising
+coercion), a case pins it with a comment or declares a ``known_divergence``, so that copying a bug
+is always a decision, never an accident.
 
 API::
 
@@ -102,7 +119,7 @@ MAX_EXAMPLES = 3
 
 
 def load_case(path: str | Path) -> dict[str, Any]:
-    """Read one case file; ``name`` defaults to the file stem. Example: ``load_case("cases/01_x.json")``."""
+    """Read one case file; ``name`` defaults to the file stem. Example: ``load_case("cases/local/01_x.json")``."""
     path = Path(path)
     case: dict[str, Any] = json.loads(path.read_text(encoding="utf-8"))
     if not isinstance(case.get("table_name"), str) or not isinstance(case.get("runs"), list):

@@ -28,7 +28,7 @@ from lakeload.errors import ConfigurationError
 __all__ = [
     "AwsCredentials", "AzureCredentials", "GcpCredentials", "SFTPCredentials", "TypedCredentials",
     "credentials_class_for", "typed_credentials", "fsspec_options", "masked_options", "secret_values",
-    "known_credential_protocols",
+    "known_credential_protocols", "credential_classes",
 ]
 
 NO_CREDENTIALS = ("file", "memory")
@@ -40,6 +40,11 @@ _MERGED = ("client_kwargs", "config_kwargs")
 _NOT_SECRET_OPTIONS = frozenset(
     {"key_filename", "known_hosts", "verify_host_key", "look_for_keys", "token_uri", "host_key_policy"}
 )
+
+
+def credential_classes() -> tuple[type[TypedCredentials], ...]:
+    """The typed credentials class of every protocol that takes credentials (their fields are the valid ones)."""
+    return _CLASSES
 
 
 def known_credential_protocols() -> list[str]:

@@ -1,0 +1,161 @@
+"""The one registry of configuration sections and keys lakeload reads, used to catch typos.
+
+Every `resolve(sections, key)` / `resolve_section(sections, key)` call in lakeload must name a key declared
+here: the resolver records each lookup (`note_lookup`), and the test suite fails on one that is not declared
+(see `unregistered_lookups`). Credential fields are not listed by hand: they are the fields of the typed
+credential dataclasses (`lakeload.destinations.impl.filesystem.credentials`).
+
+A `Section` also lists what dlt reads in the same place (a `.dlt/` project may set it) so that such keys are
+recognized as dlt's, never reported as typos; `tests/config/test_known_keys.py` compares these lists with
+dlt's own configuration classes.
+
+>>> spec_at(("destination", "production_bucket")).keys >= {"bucket_url", "layout"}
+True
+"""
+
+from __future__ import annotations
+
+import functools
+import logging
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+
+logger = logging.getLogger("lakeload.config")
+
+
+@dataclass(frozen=True)
+class Section:
+    """What may appear in one configuration section.
+
+    keys: values lakeload reads here (also tables such as `kwargs` or `credentials`).
+    free: keys whose content lakeload passes on unchecked (`kwargs`, `[spark.conf]`).
+    nested: sub-sections with their own spec, by name; `any_child` is the spec of every other sub-table
+        (the destinations under `[destination]`).
+    dlt_keys: keys dlt reads here that lakeload does not use: never reported as typos.
+    strict: every unknown key is reported; otherwise only near-misses of a known key (dlt reads many more).
+    open_tables: unknown sub-tables belong to someone else (`[sources.<your source>]`) unless they are a
+        near-miss of a known one.
+    """
+
+    keys: frozenset[str] = frozenset()
+    free: frozenset[str] = frozenset()
+    nested: Mapping[str, Section] = field(default_factory=dict)
+    any_child: Section | None = None
+    dlt_keys: frozenset[str] = frozenset()
+    strict: bool = True
+    open_tables: bool = False
+
+    def child(self, name: str) -> Section | None:
+        """The spec of sub-section `name`, or None when it has none."""
+        return self.nested.get(name, self.any_child)
+
+
+@functools.lru_cache(maxsize=1)
+def credential_fields() -> frozenset[str]:
+    """Every credential field of every bucket protocol (the typed credential dataclasses' fields)."""
+    from lakeload.destinations.impl.filesystem.credentials import credential_classes
+
+    return frozenset(name for cls in credential_classes() for name in cls.field_names())
+
+
+# dlt's credential fields that lakeload has no use for (Hugging Face; SFTP's Python-object options)
+DLT_CREDENTIAL_KEYS = frozenset(
+    {"hf_token", "hf_endpoint", "sftp_auth_strategy", "sftp_disabled_algorithms", "sftp_pkey", "sftp_sock",
+     "sftp_transport_factory"}
+)
+FILESYSTEM_KEYS = frozenset(
+    {"bucket_url", "layout", "extra_placeholders", "credentials", "kwargs", "client_kwargs",
+     "deltalake_storage_options", "max_state_files", "always_refresh_views", "destination_type"}
+)
+FILESYSTEM_FREE = frozenset({"kwargs", "client_kwargs", "deltalake_storage_options", "extra_placeholders"})
+DLT_FILESYSTEM_KEYS = frozenset(
+    {"as_staging_destination", "config_kwargs", "current_datetime", "dataset_name", "default_schema_name",
+     "deltalake_configuration", "deltalake_streamed_exec", "destination_name", "enable_dataset_name_normalization",
+     "environment", "iceberg_namespace_properties", "iceberg_table_properties", "iceberg_use_catalog_purge",
+     "info_tables_query_threshold", "legacy_db_path", "local_dir", "pipeline_name", "pipeline_working_dir",
+     "read_only", "replace_strategy", "staging_dataset_name_layout", "warn_unsafe_layout_separators"}
+)
+DLT_DATA_WRITER_KEYS = frozenset({"buffer_max_items", "file_max_items", "file_max_bytes"})
+
+
+@functools.lru_cache(maxsize=1)
+def root() -> Section:
+    """The spec of a whole configuration file (or of a pipeline-scoped section `[<pipeline_name>]`)."""
+    credentials = Section(keys=credential_fields(), dlt_keys=DLT_CREDENTIAL_KEYS)
+    filesystem = Section(FILESYSTEM_KEYS, FILESYSTEM_FREE, {"credentials": credentials}, dlt_keys=DLT_FILESYSTEM_KEYS)
+    # [destination] holds one table per destination, and fallbacks for all of them (DESTINATION__CREDENTIALS__...)
+    destination = Section(
+        FILESYSTEM_KEYS, FILESYSTEM_FREE, {"credentials": credentials}, any_child=filesystem,
+        dlt_keys=DLT_FILESYSTEM_KEYS, strict=False,
+    )
+    spark = Section(
+        frozenset({"master", "conf", "working_url", "working_credentials", "working_kwargs", "working_client_kwargs"}),
+        frozenset({"conf", "working_kwargs", "working_client_kwargs"}),
+        {"working_credentials": credentials},
+    )
+    files_source = Section(
+        frozenset({"bucket_url", "credentials", "kwargs", "client_kwargs"}), frozenset({"kwargs", "client_kwargs"}),
+        {"credentials": credentials}, dlt_keys=frozenset({"file_glob", "files_per_page", "extract_content", "incremental"}),
+        strict=False, open_tables=True,
+    )
+    data_writer = Section(frozenset({"disable_compression"}), dlt_keys=DLT_DATA_WRITER_KEYS, strict=False, open_tables=True)
+    return Section(
+        nested={
+            "destination": destination,
+            "spark": spark,
+            "sources": Section(nested={"filesystem": files_source}, strict=False, open_tables=True),
+            "extract": Section(  # [extract.data_writer] is dlt's: lakeload's extract reads only file_max_bytes
+                frozenset({"file_max_bytes"}),
+                dlt_keys=DLT_DATA_WRITER_KEYS | {"workers", "max_parallel_items", "futures_poll_interval", "next_item_mode"},
+                strict=False, open_tables=True,
+            ),
+            "normalize": Section(nested={"data_writer": data_writer}, strict=False, open_tables=True),
+            "data_writer": data_writer,
+        },
+        strict=False, open_tables=True,
+    )
+
+
+# Top-level sections of dlt that lakeload does not read: never taken for a misspelled lakeload section.
+DLT_SECTIONS = frozenset({"runtime", "load", "schema", "pipelines", "providers", "dlthub", "telemetry", "tests"})
+
+
+def spec_at(sections: tuple[str, ...]) -> Section | None:
+    """The spec of the section `sections` names (`("destination", "<any name>")`), or None when unknown."""
+    spec: Section | None = root()
+    for name in sections:
+        spec = spec.child(name) if spec is not None else None
+    return spec
+
+
+def is_registered(sections: tuple[str, ...], key: str) -> bool:
+    """Whether `key` in section `sections` is declared here (a lookup lakeload may make)."""
+    spec = spec_at(sections)
+    return spec is not None and (key in spec.keys or key in spec.nested)
+
+
+_looked_up: set[tuple[tuple[str, ...], str]] = set()
+_unregistered: set[tuple[tuple[str, ...], str]] = set()
+
+
+def note_lookup(sections: tuple[str, ...], key: str) -> None:
+    """Called by the resolver for every lookup; remembers it, and lookups of keys this registry does not declare."""
+    if (sections, key) in _looked_up:
+        return
+    _looked_up.add((sections, key))
+    if not is_registered(sections, key):
+        _unregistered.add((sections, key))
+        logger.debug("configuration key %s is looked up but not declared in lakeload.config.known_keys", (sections, key))
+
+
+def unregistered_lookups(clear: bool = False) -> set[tuple[tuple[str, ...], str]]:
+    """Lookups made so far of keys not declared here (a lakeload bug: declare them in `root()`)."""
+    found = set(_unregistered)
+    if clear:
+        _unregistered.clear()
+    return found
+
+
+def looked_up() -> set[tuple[tuple[str, ...], str]]:
+    """Every `(sections, key)` the resolver has looked up in this process."""
+    return set(_looked_up)

@@ -1,0 +1,45 @@
+"""PySpark's pandas >= 3 warning, silenced exactly where lakeload's own calls raise it.
+
+PySpark 4.3 warns "PySpark does not yet fully support pandas >= 3.0.0" (a `FutureWarning`) from its
+pandas version check. lakeload reaches that check in two places, neither of which converts any data
+between Spark and pandas: starting a SparkContext (py4j's converters import `pyspark.testing.utils`,
+which checks at import), and `DataFrame.mapInArrow` (built on an internal pandas UDF; the tasks
+exchange Arrow batches only). Those two calls run inside `pandas_check_silenced()`. The user's own
+pandas conversions (`toPandas()`, `createDataFrame(pandas_frame)`, pandas UDFs) keep PySpark's warning.
+
+>>> with pandas_check_silenced():
+...     pass
+"""
+
+from __future__ import annotations
+
+import threading
+import warnings
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    from pyspark.sql import DataFrame
+    from pyspark.sql.types import StructType
+
+PANDAS_WARNING = "PySpark does not yet fully support pandas"
+# catch_warnings() swaps the process-wide filter list: one thread at a time, or a filter could outlive its block
+_lock = threading.RLock()
+
+
+@contextmanager
+def pandas_check_silenced() -> Iterator[None]:
+    """Drop PySpark's pandas-version `FutureWarning` (and only it) raised inside the block."""
+    with _lock, warnings.catch_warnings():
+        warnings.filterwarnings("ignore", message=PANDAS_WARNING, category=FutureWarning)
+        yield
+
+
+def map_in_arrow(frame: DataFrame, func: Callable[[Iterator[Any]], Iterator[Any]], schema: StructType | str) -> DataFrame:
+    """`frame.mapInArrow(func, schema)` without PySpark's pandas warning (building the plan only; no data moves).
+
+    >>> rows = map_in_arrow(spark.range(3), lambda batches: batches, "id long").collect()  # doctest: +SKIP
+    """
+    with pandas_check_silenced():
+        return frame.mapInArrow(func, schema)
