@@ -81,15 +81,19 @@ DLT_DATA_WRITER_KEYS = frozenset({"buffer_max_items", "file_max_items", "file_ma
 @functools.lru_cache(maxsize=1)
 def root() -> Section:
     """The spec of a whole configuration file (or of a pipeline-scoped section `[<pipeline_name>]`)."""
+    from lakeload.destinations.impl.filesystem.configuration import RETRY_KEYS
+
     credentials = Section(keys=credential_fields(), dlt_keys=DLT_CREDENTIAL_KEYS)
-    filesystem = Section(FILESYSTEM_KEYS, FILESYSTEM_FREE, {"credentials": credentials}, dlt_keys=DLT_FILESYSTEM_KEYS)
+    filesystem_keys = FILESYSTEM_KEYS | frozenset(RETRY_KEYS)
+    filesystem = Section(filesystem_keys, FILESYSTEM_FREE, {"credentials": credentials}, dlt_keys=DLT_FILESYSTEM_KEYS)
     # [destination] holds one table per destination, and fallbacks for all of them (DESTINATION__CREDENTIALS__...)
     destination = Section(
-        FILESYSTEM_KEYS, FILESYSTEM_FREE, {"credentials": credentials}, any_child=filesystem,
+        filesystem_keys, FILESYSTEM_FREE, {"credentials": credentials}, any_child=filesystem,
         dlt_keys=DLT_FILESYSTEM_KEYS, strict=False,
     )
     spark = Section(
-        frozenset({"master", "conf", "working_url", "working_credentials", "working_kwargs", "working_client_kwargs"}),
+        frozenset({"master", "conf", "working_url", "working_credentials", "working_kwargs", "working_client_kwargs",
+                   "log_file"}),
         frozenset({"conf", "working_kwargs", "working_client_kwargs"}),
         {"working_credentials": credentials},
     )
@@ -111,6 +115,7 @@ def root() -> Section:
             ),
             "normalize": Section(nested={"data_writer": data_writer}, strict=False, open_tables=True),
             "data_writer": data_writer,
+            "pipeline": Section(frozenset({"lock", "lock_timeout"})),  # one run per working folder (runtime/lock.py)
         },
         strict=False, open_tables=True,
     )

@@ -30,6 +30,7 @@ RESOLVER_CALLERS = {
     "lakeload/config/show.py",
     "lakeload/destinations/impl/filesystem/configuration.py",
     "lakeload/destinations/registry.py",
+    "lakeload/runtime/lock.py",
     "lakeload/runtime/pipeline_settings.py",
     "lakeload/runtime/working.py",
     "lakeload/sources/listing.py",
@@ -61,6 +62,7 @@ def _calls_resolver(path: Path) -> bool:
 def drive_every_resolver_caller(pipelines_dir: Path, bucket: Path) -> None:
     from lakeload.config.show import show_configuration
     from lakeload.destinations.impl.filesystem.configuration import resolve_configuration
+    from lakeload.runtime.lock import LockPolicy
     from lakeload.runtime.working import pipeline_storage, working_store
     from lakeload.sources.listing import resolve_source
     from lakeload.spark.settings import resolve_spark_settings
@@ -72,6 +74,7 @@ def drive_every_resolver_caller(pipelines_dir: Path, bucket: Path) -> None:
     working_store("s3://bucket/work", "p")
     resolve_source(str(bucket), pipeline_name="p")
     resolve_spark_settings("p")
+    LockPolicy.resolve("p")
     show_configuration("p")
     show_configuration("p", "production_bucket")
     pipe = lakeload.pipeline("p", destination=lakeload.destinations.filesystem(str(bucket)), pipelines_dir=str(pipelines_dir))
@@ -87,7 +90,7 @@ def test_every_lookup_is_declared_and_every_declared_key_looked_up(pipelines_dir
     assert known_keys.unregistered_lookups() == set()
     looked_up = known_keys.looked_up()
     for sections in (("destination", "filesystem"), ("spark",), ("sources", "filesystem"), ("extract",),
-                     ("normalize", "data_writer"), ("data_writer",)):
+                     ("normalize", "data_writer"), ("data_writer",), ("pipeline",)):
         spec = spec_at(sections)
         assert spec is not None
         declared = spec.keys | set(spec.nested)
