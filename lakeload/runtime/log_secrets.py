@@ -99,7 +99,9 @@ def mask_record(record: logging.LogRecord) -> None:
         record.stack_info = mask_secrets(record.stack_info)
 
 
-def _is_masked_logger(name: str) -> bool:
+def _is_masked_logger(name: object) -> bool:
+    if not isinstance(name, str):  # some frameworks (Dagster) make records without a logger name
+        return False
     return any(name == root or name.startswith(root + ".") for root in MASKED_LOGGERS)
 
 

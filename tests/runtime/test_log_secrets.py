@@ -116,3 +116,10 @@ def test_trace_stores_a_failed_step_masked() -> None:
         raise OSError("cannot write sftp://me:hunter2@host/x")
     assert trace.steps[0].error == "OSError: cannot write sftp://me:***@host/x"
     assert trace.steps[0].finished_at is not None and "hunter2" not in str(trace.asdict())
+
+
+def test_records_without_a_logger_name_pass_through() -> None:
+    """Frameworks such as Dagster build records with `name=None`; the masking factory must let them be."""
+    install_secret_masking()
+    record = logging.getLogRecordFactory()(None, logging.INFO, __file__, 1, "plain %s", ("message",), None)
+    assert record.getMessage() == "plain message"
