@@ -23,6 +23,7 @@ def count(bucket: Path, table: str) -> int:
     return DeltaTable(str(bucket / "ds" / table)).to_pyarrow_table().num_rows
 
 
+@pytest.mark.slow  # child processes with their own Spark, killed and resumed
 @pytest.mark.parametrize("disposition", ["append", "merge"])
 def test_killed_before_commit_keeps_previous_version_and_rerun_commits_once(
     bucket: Path, pipelines_dir: Path, tmp_path: Path, disposition: str

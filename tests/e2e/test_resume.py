@@ -50,6 +50,7 @@ def kill_child_in(
     assert child.returncode == -signal.SIGKILL
 
 
+@pytest.mark.slow  # child processes with their own Spark, killed and resumed
 def test_kill_during_normalize_then_run_finishes_the_package(bucket: Path, tmp_path: Path) -> None:
     pipes = tmp_path / "pipes"
     run_child(bucket, pipes, "first")
@@ -64,6 +65,7 @@ def test_kill_during_normalize_then_run_finishes_the_package(bucket: Path, tmp_p
     assert list((pipes / "resumable" / "load" / "extracted").iterdir()) == []
 
 
+@pytest.mark.slow  # child processes with their own Spark, killed and resumed
 def test_resume_with_packages_under_working_url(bucket: Path, tmp_path: Path) -> None:
     pipes, shared = tmp_path / "pipes", tmp_path / "shared"
     env = {"SPARK__WORKING_URL": shared.as_uri()}
@@ -77,6 +79,7 @@ def test_resume_with_packages_under_working_url(bucket: Path, tmp_path: Path) ->
     assert (pipes / "resumable" / "state.json").exists() and not (pipes / "resumable" / "load").exists()
 
 
+@pytest.mark.slow  # child processes with their own Spark, killed and resumed
 @pytest.mark.parametrize("disposition", ["append", "replace"])
 def test_kill_during_load_then_run_completes_without_duplicates(bucket: Path, tmp_path: Path, disposition: str) -> None:
     pipes = tmp_path / "pipes"

@@ -9,10 +9,12 @@ import sys
 from pathlib import Path
 
 import duckdb
+import pytest
 
 CHILD = Path(__file__).with_name("cluster_child.py")
 
 
+@pytest.mark.slow  # a local-cluster: two executor JVMs of their own
 def test_full_pipeline_on_local_cluster(tmp_path: Path) -> None:
     bucket, pipes = tmp_path / "bucket", tmp_path / "pipes"
     env = dict(os.environ, PYSPARK_PYTHON=sys.executable)

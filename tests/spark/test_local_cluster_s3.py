@@ -14,6 +14,7 @@ from typing import Any
 
 import pyarrow as pa
 import pyarrow.parquet as pq
+import pytest
 import s3fs
 from servers.fixtures import S3Server, fresh_prefix, s3_storage_options
 
@@ -48,6 +49,7 @@ def _run_child(s3: S3Server, prefix: str, tmp_path: Path, **extra_env: str) -> d
     return report
 
 
+@pytest.mark.slow  # a local-cluster: two executor JVMs of their own
 def test_full_pipeline_on_local_cluster_into_s3(s3_server: S3Server, tmp_path: Path) -> None:
     fs = s3fs.S3FileSystem(**s3_storage_options(s3_server))
     prefix = f"{s3_server.bucket}/{fresh_prefix('cluster')}"
@@ -71,6 +73,7 @@ def test_full_pipeline_on_local_cluster_into_s3(s3_server: S3Server, tmp_path: P
     assert {"events", "frame_rows", "frame_rows__pets", "file_events", "file_rows", "_dlt_loads", "init"} <= tables
 
 
+@pytest.mark.slow  # a local-cluster: two executor JVMs of their own
 def test_working_url_on_s3_on_local_cluster(s3_server: S3Server, tmp_path: Path) -> None:
     """The same pipeline with its package data in the S3 working bucket: executors on other JVMs read and write it."""
     fs = s3fs.S3FileSystem(**s3_storage_options(s3_server))
