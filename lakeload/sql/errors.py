@@ -13,7 +13,14 @@ class SqlClientError(LakeloadError):
     """Base of the errors raised by `pipeline.sql_client()` and `pipeline.dataset()`."""
 
 
-class TableNotFoundError(SqlClientError, KeyError):
+class _LookupError(SqlClientError, KeyError):
+    """A name looked up that is not there; a `KeyError` whose message reads as text (KeyError would quote it)."""
+
+    def __str__(self) -> str:
+        return str(self.args[0])
+
+
+class TableNotFoundError(_LookupError):
     """A query or a dataset lookup names a table that the schema does not have."""
 
     def __init__(self, table: str, dataset: str, available: list[str]) -> None:
@@ -22,20 +29,14 @@ class TableNotFoundError(SqlClientError, KeyError):
         self.available = available
         super().__init__(f"Table '{table}' is not in dataset '{dataset}'. Available tables: {available}")
 
-    def __str__(self) -> str:  # KeyError would quote the message
-        return str(self.args[0])
 
-
-class ColumnNotFoundError(SqlClientError, KeyError):
+class ColumnNotFoundError(_LookupError):
     """A relation selects columns that its table does not have."""
 
     def __init__(self, columns: list[str], table: str, available: list[str]) -> None:
         self.columns = columns
         self.table = table
         super().__init__(f"Columns {columns} are not in table '{table}'. Columns: {available}")
-
-    def __str__(self) -> str:  # KeyError would quote the message
-        return str(self.args[0])
 
 
 class InvalidArgumentError(SqlClientError, ValueError):
