@@ -33,6 +33,7 @@ __all__ = [
     "PipelineStepFailed",
     "Resource",
     "Source",
+    "current",
     "destination",
     "destinations",
     "pipeline",
@@ -44,6 +45,7 @@ if TYPE_CHECKING:
     from lakeload import destinations
     from lakeload.destinations import destination
     from lakeload.errors import LakeloadError, PipelineStepFailed
+    from lakeload.extract import current
     from lakeload.extract.resource import Resource, Source, resource, source
     from lakeload.runtime.info import LoadInfo
     from lakeload.runtime.pipeline import Pipeline, pipeline
@@ -52,6 +54,8 @@ if TYPE_CHECKING:
 def __getattr__(name: str) -> Any:
     if name == "destinations":
         return importlib.import_module("lakeload.destinations")
+    if name == "current":
+        return importlib.import_module("lakeload.extract.current")
     module = _EXPORTS.get(name)
     if module is None:
         raise AttributeError(f"module 'lakeload' has no attribute {name!r}")

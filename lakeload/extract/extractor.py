@@ -19,6 +19,7 @@ import lakeload.spark.executor_working as wio
 from lakeload.destinations.impl.filesystem.safe_paths import check_schema_name, check_table_name
 from lakeload.errors import ExtractError, LakeloadError
 from lakeload.extract.context import ExtractContext
+from lakeload.extract.current import iterate_in
 from lakeload.extract.external import ExternalFiles, split_entries
 from lakeload.extract.resource import Resource, TableHints
 from lakeload.extract.spark_parts import write_frame_parts
@@ -249,7 +250,8 @@ def extract_resources(
             if static is not None or res.hints.table_name is None:
                 name = table_name(naming, static if static is not None else res.name)
                 tables.setdefault(name, table_schema_from_hints(name, res.name, res.hints, naming))
-            for item in res.iterate(context.for_resource(res.name) if context else None):
+            resource_context = context.for_resource(res.name) if context else None
+            for item in iterate_in(resource_context, res.iterate(resource_context)):
                 items = item if isinstance(item, (list, tuple)) else (item,)
                 for one in items:
                     name = table_name(naming, res.table_name_for(one))

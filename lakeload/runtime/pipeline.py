@@ -22,6 +22,7 @@ from lakeload.destinations.impl.filesystem.factory import filesystem
 from lakeload.destinations.impl.filesystem.safe_paths import check_dataset_name, check_pipeline_name
 from lakeload.destinations.impl.sink.factory import sink
 from lakeload.destinations.registry import resolve_destination
+from lakeload.extract import current
 from lakeload.extract.context import ExtractContext
 from lakeload.extract.extractor import check_extract_names, extract_resources
 from lakeload.extract.resource import resources_from
@@ -82,6 +83,7 @@ class Pipeline(DatasetAccess):
         self._synced = state is not None
         self._stage_seconds: dict[str, float] = {}
         self.last_trace: RunTrace | None = None
+        current.activate(self)  # lakeload.current.pipeline(), as dlt's
 
     # -- plumbing ----------------------------------------------------------------------------------
     @property
@@ -165,6 +167,7 @@ class Pipeline(DatasetAccess):
     ) -> str:
         """`extract()`; with `overlap`, normalize starts on each extracted file while extract goes on (`run()`)."""
         started = time.perf_counter()
+        current.activate(self)
         resources, source_name = resources_from(data, overrides["table_name"] or self.pipeline_name)
         if any(v is not None for v in overrides.values()):
             resources = [r.with_hints(**overrides) for r in resources]

@@ -1,0 +1,95 @@
+"""`lakeload.current`: what a resource sees of the run it is part of, as dlt's `dlt.current`.
+
+Inside a resource's function (while extract iterates it) `resource_state()` is the resource's state and
+`source_state()` (alias `state()`) its source's, both in dlt's place in the pipeline state
+(`state["sources"][<source>]` and its `["resources"][<resource>]`), so a bucket written by either tool
+continues with the other. Both are working copies that are committed with the load package only when the
+whole extract succeeds, exactly as the state of `takes_context` resources. Outside a resource they raise
+`StateNotAvailableError`. `pipeline()` is the pipeline that runs, else the one created last (a default one,
+named after the script, when there is none yet, as in dlt).
+
+>>> @lakeload.resource
+... def numbers():
+...     state = lakeload.current.resource_state()
+...     state["last"] = state.get("last", 0) + 10
+...     yield from range(state["last"] - 10, state["last"])
+"""
+
+from __future__ import annotations
+
+import contextvars
+from collections.abc import Iterable, Iterator
+from typing import TYPE_CHECKING, Any
+
+from lakeload.errors import ExtractError
+
+if TYPE_CHECKING:
+    from lakeload.extract.context import ExtractContext
+    from lakeload.runtime.pipeline import Pipeline
+
+__all__ = ["pipeline", "resource_name", "resource_state", "source_state", "state"]
+
+_context: contextvars.ContextVar[ExtractContext | None] = contextvars.ContextVar("lakeload_extract_context", default=None)
+_pipelines: list[Pipeline] = []  # the pipeline created or run last (one entry at most)
+
+
+class StateNotAvailableError(ExtractError):
+    """`lakeload.current` state was asked for outside a resource that extract is iterating."""
+
+
+def _active() -> ExtractContext:
+    context = _context.get()
+    if context is None:
+        raise StateNotAvailableError(
+            "Source and resource state are only available while a resource runs: call "
+            "lakeload.current.resource_state() / source_state() inside the function of a @lakeload.resource or "
+            "@lakeload.source that a pipeline is extracting."
+        )
+    return context
+
+
+def resource_state() -> dict[str, Any]:
+    """The state of the resource being extracted (`state["sources"][<source>]["resources"][<resource>]`)."""
+    return _active().resource_state()
+
+
+def source_state() -> dict[str, Any]:
+    """The state of the source being extracted (`state["sources"][<source>]`), shared by its resources."""
+    context = _active()
+    return context.sources_state.setdefault(context.schema_name, {})  # type: ignore[no-any-return]
+
+
+state = source_state  # dlt's `dlt.current.state()` is the source state
+
+
+def resource_name() -> str:
+    """The name of the resource being extracted."""
+    return _active().resource_name
+
+
+def pipeline() -> Pipeline:
+    """The pipeline that runs now or was created last; a default pipeline (named after the script) when none was."""
+    if not _pipelines:
+        from lakeload.runtime.pipeline import pipeline as make_pipeline
+
+        make_pipeline()  # activates itself
+    return _pipelines[-1]
+
+
+def activate(active: Pipeline) -> None:
+    """Make `active` the one `pipeline()` returns (a pipeline calls this when it is created or run)."""
+    _pipelines[:] = [active]
+
+
+def iterate_in(context: ExtractContext | None, items: Iterable[Any]) -> Iterator[Any]:
+    """`items`, with `context` active only while the resource's own code makes the next item."""
+    iterator = iter(items)
+    while True:
+        token = _context.set(context)
+        try:
+            item = next(iterator)
+        except StopIteration:
+            return
+        finally:
+            _context.reset(token)
+        yield item
