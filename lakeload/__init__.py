@@ -21,6 +21,7 @@ _EXPORTS = {
     "Source": "lakeload.extract.resource",
     "resource": "lakeload.extract.resource",
     "source": "lakeload.extract.resource",
+    "transformer": "lakeload.extract.resource",
     "LoadInfo": "lakeload.runtime.info",
     "Pipeline": "lakeload.runtime.pipeline",
     "pipeline": "lakeload.runtime.pipeline",
@@ -39,6 +40,7 @@ __all__ = [
     "pipeline",
     "resource",
     "source",
+    "transformer",
 ]
 
 if TYPE_CHECKING:
@@ -46,7 +48,7 @@ if TYPE_CHECKING:
     from lakeload.destinations import destination
     from lakeload.errors import LakeloadError, PipelineStepFailed
     from lakeload.extract import current
-    from lakeload.extract.resource import Resource, Source, resource, source
+    from lakeload.extract.resource import Resource, Source, resource, source, transformer
     from lakeload.runtime.info import LoadInfo
     from lakeload.runtime.pipeline import Pipeline, pipeline
 

@@ -18,6 +18,7 @@ from typing import Any
 from lakeload.destinations.impl.filesystem.safe_paths import check_schema_name
 from lakeload.errors import ExtractError
 from lakeload.extract.context import ExtractContext
+from lakeload.extract.pipes import FilterStep, LimitStep, MapStep, Step, YieldMapStep, apply_steps, sync_items
 
 WRITE_DISPOSITIONS = ("append", "replace", "merge", "skip")
 DELTA_MERGE_STRATEGIES = ("upsert", "insert-only")
@@ -82,6 +83,7 @@ class Resource:
     hints: TableHints = field(default_factory=TableHints)
     selected: bool = True
     takes_context: bool = False
+    steps: tuple[Step, ...] = ()  # add_map, add_filter, add_yield_map, add_limit (see `lakeload.extract.pipes`)
 
     def apply_hints(self, **hints: Any) -> Resource:
         """Change table hints in place (`table_name`, `write_disposition`, `primary_key`, `columns`, ...)."""
@@ -101,6 +103,44 @@ class Resource:
         """
         return replace(self, name=name)
 
+    def add_map(self, f: Callable[[Any], Any]) -> Resource:
+        """Replace every record (or whole Arrow/DataFrame item) by `f(record)`; returns the resource."""
+        self.steps = (*self.steps, MapStep(f))
+        return self
+
+    def add_filter(self, f: Callable[[Any], bool]) -> Resource:
+        """Keep only the records (or items) for which `f` is true; returns the resource."""
+        self.steps = (*self.steps, FilterStep(f))
+        return self
+
+    def add_yield_map(self, f: Callable[[Any], Iterable[Any]]) -> Resource:
+        """Replace every record (or item) by what the generator `f(record)` yields; returns the resource."""
+        self.steps = (*self.steps, YieldMapStep(f))
+        return self
+
+    def add_limit(self, max_items: int | None = None, max_time: float | None = None, count_rows: bool = False) -> Resource:
+        """Stop after `max_items` yields (or rows, with `count_rows`) or `max_time` seconds, as dlt's `add_limit`."""
+        kept = tuple(s for s in self.steps if not isinstance(s, LimitStep))
+        self.steps = (*kept, LimitStep(max_items, max_time, count_rows))
+        return self
+
+    def __or__(self, other: Any) -> Resource:
+        """`resource | transformer` feeds the transformer; `resource | function` maps (or yield-maps) the items."""
+        if getattr(other, "__lakeload_transformer__", False) and not isinstance(other, Resource):
+            other = other()
+        if isinstance(other, Resource):
+            return other.fed_by(self)
+        if callable(other):
+            return self.add_yield_map(other) if inspect.isgeneratorfunction(other) else self.add_map(other)
+        raise ExtractError(f"Cannot pipe resource '{self.name}' into {type(other).__name__}: use a transformer or a function.")
+
+    def fed_by(self, parent: Resource) -> Resource:
+        """This transformer with `parent` as its `data_from`."""
+        feed = getattr(self.data, "__lakeload_feed__", None)
+        if feed is None:
+            raise ExtractError(f"Resource '{self.name}' is not a transformer: only transformers take data from another resource.")
+        return replace(self, data=feed(parent))
+
     def table_name_for(self, item: Any) -> str:
         hint = self.hints.table_name
         if hint is None:
@@ -118,11 +158,10 @@ class Resource:
         elif callable(data) and not inspect.isgenerator(data):
             data = data()
         if _is_single_item(data):
-            yield data
-            return
-        if not isinstance(data, Iterable):
+            data = iter([data])  # one item (a record, an Arrow table, a DataFrame), not a page
+        elif not isinstance(data, Iterable) and not inspect.isasyncgen(data):
             raise ExtractError(f"Resource '{self.name}' produced {type(data).__name__}, which is not iterable.")
-        yield from data
+        yield from apply_steps(sync_items(data), self.steps)
 
 
 def _is_single_item(data: Any) -> bool:
@@ -180,6 +219,59 @@ def resource(
         return decorate(data)
     resource_name = name or getattr(data, "__name__", None) or "content"
     return Resource(resource_name, data, TableHints(**hints), selected)  # type: ignore[arg-type]
+
+
+def transformer(
+    f: Callable[..., Any] | None = None,
+    /,
+    data_from: Any = None,
+    name: str | None = None,
+    selected: bool = True,
+    **hints: Any,
+) -> Any:
+    """Declare a transformer: a function of each item another resource yields (dlt's `@transformer`).
+
+    The function gets the parent's item (a record or a page, as yielded) and yields or returns new items; it
+    takes the parent from `data_from=`, or from `parent | transformer`. Hints are `resource()`'s.
+
+    >>> @transformer(data_from=users)
+    ... def user_details(user):
+    ...     yield {"id": user["id"], "details": fetch(user["id"])}
+    """
+
+    def decorate(fn: Callable[..., Any]) -> Callable[..., Resource]:
+        resource_name = name or fn.__name__
+
+        @functools.wraps(fn)
+        def make(*args: Any, **kwargs: Any) -> Resource:
+            def feed(parent: Resource) -> Callable[[], Iterator[Any]]:
+                def items() -> Iterator[Any]:
+                    for item in parent.iterate():
+                        out = fn(item, *args, **kwargs)
+                        if inspect.isgenerator(out):
+                            yield from out
+                        elif out is not None:
+                            yield out
+
+                items.__lakeload_feed__ = feed  # type: ignore[attr-defined]
+                return items
+
+            def unfed() -> Iterator[Any]:
+                raise ExtractError(
+                    f"Transformer '{resource_name}' has no data: pipe a resource into it (`resource | {resource_name}`) "
+                    "or give it `data_from=`."
+                )
+
+            unfed.__lakeload_feed__ = feed  # type: ignore[attr-defined]
+            parent = data_from() if getattr(data_from, "__lakeload_resource__", False) else data_from
+            data = feed(parent) if isinstance(parent, Resource) else unfed
+            return Resource(resource_name, data, TableHints(**hints), selected)
+
+        make.__lakeload_resource__ = True  # type: ignore[attr-defined]
+        make.__lakeload_transformer__ = True  # type: ignore[attr-defined]
+        return make
+
+    return decorate(f) if f is not None else decorate
 
 
 @dataclass
