@@ -37,6 +37,7 @@ __all__ = [
     "current",
     "destination",
     "destinations",
+    "mark",
     "pipeline",
     "resource",
     "source",
@@ -47,7 +48,7 @@ if TYPE_CHECKING:
     from lakeload import destinations
     from lakeload.destinations import destination
     from lakeload.errors import LakeloadError, PipelineStepFailed
-    from lakeload.extract import current
+    from lakeload.extract import current, mark
     from lakeload.extract.resource import Resource, Source, resource, source, transformer
     from lakeload.runtime.info import LoadInfo
     from lakeload.runtime.pipeline import Pipeline, pipeline
@@ -56,8 +57,8 @@ if TYPE_CHECKING:
 def __getattr__(name: str) -> Any:
     if name == "destinations":
         return importlib.import_module("lakeload.destinations")
-    if name == "current":
-        return importlib.import_module("lakeload.extract.current")
+    if name in ("current", "mark"):
+        return importlib.import_module(f"lakeload.extract.{name}")
     module = _EXPORTS.get(name)
     if module is None:
         raise AttributeError(f"module 'lakeload' has no attribute {name!r}")

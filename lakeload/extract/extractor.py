@@ -21,6 +21,7 @@ from lakeload.errors import ExtractError, LakeloadError
 from lakeload.extract.context import ExtractContext
 from lakeload.extract.current import iterate_in
 from lakeload.extract.external import ExternalFiles, split_entries
+from lakeload.extract.mark import MarkedItem
 from lakeload.extract.resource import Resource, TableHints
 from lakeload.extract.spark_parts import write_frame_parts
 from lakeload.runtime.packages import EXTRACTED, EXTRACTING, PipelineStorage, new_load_id, write_json_atomic
@@ -252,11 +253,15 @@ def extract_resources(
                 tables.setdefault(name, table_schema_from_hints(name, res.name, res.hints, naming))
             resource_context = context.for_resource(res.name) if context else None
             for item in iterate_in(resource_context, res.iterate(resource_context)):
+                marked = item if isinstance(item, MarkedItem) else None
+                item = marked.data if marked is not None else item
                 items = item if isinstance(item, (list, tuple)) else (item,)
                 for one in items:
-                    name = table_name(naming, res.table_name_for(one))
-                    if name not in tables:
-                        tables[name] = table_schema_from_hints(name, res.name, res.hints, naming)
+                    given = marked.table_name if marked is not None and marked.table_name is not None else res.table_name_for(one)
+                    name = table_name(naming, given)
+                    if name not in tables or (marked is not None and marked.hints):
+                        hints = res.with_hints(**marked.hints).hints if marked is not None else res.hints
+                        tables[name] = table_schema_from_hints(name, res.name, hints, naming)
                     count = _write_one(writer, name, one)
                     result.items[name] = result.items.get(name, 0) + count
                     pending += count

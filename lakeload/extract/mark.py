@@ -1,0 +1,58 @@
+"""`lakeload.mark`: per-item table names and hints, as dlt's `dlt.mark`.
+
+A resource may yield `mark.with_table_name(item, "orders")` to send that item (a record or a page) to another
+table, or `mark.with_hints(item, mark.make_hints(table_name=..., write_disposition=..., ...))` to give the table
+it goes to its own hints (they are merged over the resource's hints). Marked table names are normalized and
+checked like every other table name (`safe_paths`).
+
+>>> @lakeload.resource
+... def events():
+...     yield lakeload.mark.with_table_name({"id": 1}, "clicks")
+...     yield lakeload.mark.with_hints([{"id": 2}], lakeload.mark.make_hints(table_name="views", primary_key="id"))
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+from typing import Any
+
+__all__ = ["make_hints", "with_hints", "with_table_name"]
+
+
+@dataclass(frozen=True)
+class MarkedItem:
+    """An item with the table name and hints it was marked with (unwrapped by extract)."""
+
+    data: Any
+    table_name: str | None = None
+    hints: dict[str, Any] = field(default_factory=dict)
+
+
+def make_hints(
+    table_name: str | None = None,
+    write_disposition: str | dict[str, Any] | None = None,
+    columns: dict[str, dict[str, Any]] | Sequence[dict[str, Any]] | None = None,
+    primary_key: str | Sequence[str] | None = None,
+    merge_key: str | Sequence[str] | None = None,
+    table_format: str | None = None,
+    file_format: str | None = None,
+    max_table_nesting: int | None = None,
+) -> dict[str, Any]:
+    """Table hints as a dict (the ones given), for `with_hints` or `Resource.apply_hints(**hints)`."""
+    given = dict(
+        table_name=table_name, write_disposition=write_disposition, columns=columns, primary_key=primary_key,
+        merge_key=merge_key, table_format=table_format, file_format=file_format, max_table_nesting=max_table_nesting,
+    )
+    return {key: value for key, value in given.items() if value is not None}
+
+
+def with_table_name(item: Any, table_name: str) -> MarkedItem:
+    """`item` (a record or a page) goes to the table `table_name`."""
+    return MarkedItem(item, table_name=table_name)
+
+
+def with_hints(item: Any, hints: dict[str, Any], create_table_variant: bool = False) -> MarkedItem:
+    """`item` goes to the table of `hints` (its `table_name`, else the resource's), which takes these hints."""
+    del create_table_variant  # every marked table name is already its own table here
+    return MarkedItem(item, table_name=hints.get("table_name"), hints=dict(hints))
