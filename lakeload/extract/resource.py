@@ -291,8 +291,9 @@ class Source:
         return Source(self.name, picked, self.max_table_nesting)
 
     @property
-    def selected_resources(self) -> list[Resource]:
-        return [r for r in self.resources.values() if r.selected]
+    def selected_resources(self) -> dict[str, Resource]:
+        """The resources that extract runs, by name (dlt's mapping)."""
+        return {name: r for name, r in self.resources.items() if r.selected}
 
 
 def source(
@@ -311,7 +312,8 @@ def source(
         @functools.wraps(f)
         def make(*args: Any, **kwargs: Any) -> Source:
             returned = f(*args, **kwargs)
-            items = [returned] if isinstance(returned, Resource) else list(returned)
+            single = isinstance(returned, Resource) or getattr(returned, "__lakeload_resource__", False)
+            items = [returned] if single else list(returned)  # one resource, a list/tuple or a generator of them
             resources: dict[str, Resource] = {}
             for item in items:
                 res = item() if callable(item) and getattr(item, "__lakeload_resource__", False) else item
@@ -332,7 +334,7 @@ def resources_from(data: Any, default_name: str) -> tuple[list[Resource], str | 
     'users'
     """
     if isinstance(data, Source):
-        return data.selected_resources, data.name
+        return list(data.selected_resources.values()), data.name
     if callable(data) and getattr(data, "__lakeload_resource__", False):
         data = data()
     if isinstance(data, Resource):
@@ -340,6 +342,6 @@ def resources_from(data: Any, default_name: str) -> tuple[list[Resource], str | 
     if isinstance(data, (list, tuple)) and data and all(isinstance(d, (Resource, Source)) for d in data):
         found: list[Resource] = []
         for item in data:
-            found.extend(item.selected_resources if isinstance(item, Source) else [item])
+            found.extend(item.selected_resources.values() if isinstance(item, Source) else [item])
         return found, None
     return [resource(data, name=getattr(data, "__name__", None) or default_name)], None

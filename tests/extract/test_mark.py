@@ -72,3 +72,38 @@ def test_marked_table_names_cannot_leave_the_bucket(tmp_path: Path, name: str) -
     assert isinstance(failed.value.__cause__, InvalidNameError)
     outside = [f for f in (tmp_path / "sandbox").rglob("*") if f.is_file()]
     assert outside == []  # nothing written anywhere, not even inside the bucket
+
+
+def test_every_source_return_form_dlt_accepts(tmp_path: Path) -> None:
+    import dlt
+
+    def forms(lib: Any) -> list[Any]:
+        @lib.resource
+        def users() -> Any:
+            yield [{"id": 1}]
+
+        @lib.resource
+        def orders() -> Any:
+            yield [{"id": 9}]
+
+        @lib.source
+        def one_uncalled() -> Any:
+            return users
+
+        @lib.source
+        def generator_of() -> Any:
+            yield users()
+            yield orders
+
+        @lib.source
+        def a_tuple() -> Any:
+            return (users, orders())
+
+        return [one_uncalled(), generator_of(), a_tuple()]
+
+    for ours, theirs in zip(forms(lakeload), forms(dlt), strict=True):
+        assert sorted(ours.resources) == sorted(theirs.resources.keys())
+        assert list(ours.selected_resources) == list(theirs.selected_resources.keys())
+    p = lakeload.pipeline("forms", destination=lakeload.destinations.filesystem(str(tmp_path / "b")),
+                          pipelines_dir=str(tmp_path / "p"))
+    assert p.run(forms(lakeload)[0]).row_counts == {"users": 1}
