@@ -103,6 +103,41 @@ class Resource:
         """
         return replace(self, name=name)
 
+    @property
+    def table_name(self) -> TableNameHint:
+        """The table hint: a name, a function of the item, or the resource's name when none was given."""
+        return self.hints.table_name if self.hints.table_name is not None else self.name
+
+    @table_name.setter
+    def table_name(self, value: TableNameHint) -> None:
+        self.apply_hints(table_name=value)
+
+    @property
+    def write_disposition(self) -> str:
+        return self.hints.write_disposition
+
+    @write_disposition.setter
+    def write_disposition(self, value: str) -> None:
+        self.apply_hints(write_disposition=value)
+
+    @property
+    def columns(self) -> dict[str, dict[str, Any]] | None:
+        """The column hints, each with its `name`."""
+        columns = self.hints.columns
+        return None if columns is None else {name: {**c, "name": name} for name, c in columns.items()}
+
+    @columns.setter
+    def columns(self, value: dict[str, dict[str, Any]] | None) -> None:
+        self.apply_hints(columns=value)
+
+    @property
+    def max_table_nesting(self) -> int | None:
+        return self.hints.max_table_nesting
+
+    @max_table_nesting.setter
+    def max_table_nesting(self, value: int | None) -> None:
+        self.apply_hints(max_table_nesting=value)
+
     def add_map(self, f: Callable[[Any], Any]) -> Resource:
         """Replace every record (or whole Arrow/DataFrame item) by `f(record)`; returns the resource."""
         self.steps = (*self.steps, MapStep(f))

@@ -107,3 +107,22 @@ def test_every_source_return_form_dlt_accepts(tmp_path: Path) -> None:
     p = lakeload.pipeline("forms", destination=lakeload.destinations.filesystem(str(tmp_path / "b")),
                           pipelines_dir=str(tmp_path / "p"))
     assert p.run(forms(lakeload)[0]).row_counts == {"users": 1}
+
+
+def test_resource_properties_read_and_set_hints_like_dlt() -> None:
+    import dlt
+
+    def make(lib: Any) -> Any:
+        @lib.resource(primary_key="id", write_disposition="merge", columns={"a": {"data_type": "text"}})
+        def r() -> Any:
+            yield {"id": 1}
+
+        return r()
+
+    ours, theirs = make(lakeload), make(dlt)
+    for prop in ("table_name", "write_disposition", "columns", "max_table_nesting", "selected"):
+        assert getattr(ours, prop) == getattr(theirs, prop), prop
+    for res in (ours, theirs):
+        res.table_name, res.write_disposition, res.max_table_nesting = "other", "append", 2
+    for prop in ("table_name", "write_disposition", "max_table_nesting"):
+        assert getattr(ours, prop) == getattr(theirs, prop), prop
