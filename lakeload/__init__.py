@@ -23,6 +23,7 @@ _EXPORTS = {
     "source": "lakeload.extract.resource",
     "LoadInfo": "lakeload.runtime.info",
     "Pipeline": "lakeload.runtime.pipeline",
+    "attach": "lakeload.runtime.attach",
     "pipeline": "lakeload.runtime.pipeline",
     "destination": "lakeload.destinations",
 }
@@ -33,6 +34,7 @@ __all__ = [
     "PipelineStepFailed",
     "Resource",
     "Source",
+    "attach",
     "destination",
     "destinations",
     "pipeline",
@@ -45,6 +47,7 @@ if TYPE_CHECKING:
     from lakeload.destinations import destination
     from lakeload.errors import LakeloadError, PipelineStepFailed
     from lakeload.extract.resource import Resource, Source, resource, source
+    from lakeload.runtime.attach import attach
     from lakeload.runtime.info import LoadInfo
     from lakeload.runtime.pipeline import Pipeline, pipeline
 
