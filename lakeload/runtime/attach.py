@@ -52,7 +52,8 @@ def attach(
 
 
 def _recorded_destination(folder: str) -> Any:
-    """The filesystem destination the newest package was made for, or None (a sink cannot be rebuilt from a record)."""
+    """The filesystem destination the newest package was made for, or None: a sink cannot be rebuilt from a
+    record, nor a bucket URL whose password the record masks (`sftp://me:***@host`)."""
     from lakeload.destinations.impl.filesystem.factory import filesystem
     from lakeload.runtime.working import pipeline_storage
 
@@ -65,5 +66,7 @@ def _recorded_destination(folder: str) -> Any:
     for _, path in sorted(candidates, reverse=True):
         record = read_json(path).get("destination") if os.path.exists(path) else None
         if record and record.get("destination_type") == "filesystem" and record.get("bucket_url"):
+            if ":***@" in record["bucket_url"]:
+                return None
             return filesystem(bucket_url=record["bucket_url"], destination_name=record.get("destination_name"))
     return None

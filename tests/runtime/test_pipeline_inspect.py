@@ -154,3 +154,16 @@ def test_attach_with_destination_restores_from_the_bucket(tmp_path: Path) -> Non
     attached = lakeload.attach("restore", pipelines_dir=str(tmp_path / "pipelines"),
                                destination=lakeload.destinations.filesystem(bucket), dataset_name="ds")
     assert attached.schema_names == ["restore"] and "users" in attached.schemas["restore"].tables
+
+
+def test_attach_does_not_rebuild_a_masked_bucket_url(tmp_path: Path) -> None:
+    from lakeload.runtime.packages import PipelineStorage, write_json_atomic
+
+    folder = tmp_path / "pipelines" / "masked"
+    PipelineStorage(str(folder)).save_state({"pipeline_name": "masked", "dataset_name": "ds", "schema_names": []})
+    record = {"destination_type": "filesystem", "destination_name": "filesystem", "bucket_url": "sftp://me:***@localhost/data",
+              "dataset_name": "ds"}
+    write_json_atomic(str(folder / "load" / "loaded" / "1.5" / "package.json"), {"schema_name": "masked", "destination": record})
+    assert lakeload.attach("masked", pipelines_dir=str(tmp_path / "pipelines")).destination is None
+    given = lakeload.destinations.filesystem(str(tmp_path / "bucket"))
+    assert lakeload.attach("masked", pipelines_dir=str(tmp_path / "pipelines"), destination=given).destination is given
