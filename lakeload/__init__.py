@@ -24,6 +24,7 @@ _EXPORTS = {
     "transformer": "lakeload.extract.resource",
     "LoadInfo": "lakeload.runtime.info",
     "Pipeline": "lakeload.runtime.pipeline",
+    "attach": "lakeload.runtime.attach",
     "pipeline": "lakeload.runtime.pipeline",
     "destination": "lakeload.destinations",
 }
@@ -34,6 +35,7 @@ __all__ = [
     "PipelineStepFailed",
     "Resource",
     "Source",
+    "attach",
     "current",
     "destination",
     "destinations",
@@ -50,6 +52,7 @@ if TYPE_CHECKING:
     from lakeload.errors import LakeloadError, PipelineStepFailed
     from lakeload.extract import current, mark
     from lakeload.extract.resource import Resource, Source, resource, source, transformer
+    from lakeload.runtime.attach import attach
     from lakeload.runtime.info import LoadInfo
     from lakeload.runtime.pipeline import Pipeline, pipeline
 

@@ -194,3 +194,25 @@ class PipelineLockedError(LakeloadError):
             return "another process"
         since = f", since {holder['started_at']}" if holder.get("started_at") else ""
         return f"another process (pid {holder['pid']} on host {holder.get('host', '?')}{since})"
+
+
+class CannotRestorePipelineError(LakeloadError):
+    """`lakeload.attach()` found no pipeline: its working folder has no state (dlt's CannotRestorePipelineException).
+
+    `pipeline_name` and `pipelines_dir` name what was looked for; `folder` is the working folder itself.
+    """
+
+    def __init__(self, pipeline_name: str, pipelines_dir: str, folder: str, reason: str) -> None:
+        self.pipeline_name, self.pipelines_dir, self.folder = pipeline_name, pipelines_dir, folder
+        super().__init__(
+            f"Pipeline '{pipeline_name}' in pipelines_dir={pipelines_dir} could not be attached: {reason}. Run it "
+            f"once with lakeload.pipeline('{pipeline_name}', ...), pass the pipelines_dir it was run with, or pass "
+            "destination= (and dataset_name=) to attach() to restore its state from the bucket."
+        )
+
+
+class LoadPackageNotFoundError(LakeloadError, KeyError):
+    """`pipeline.get_load_package_info(load_id)` found no extracted, normalized or loaded package with that id."""
+
+    def __str__(self) -> str:
+        return str(self.args[0]) if self.args else ""

@@ -1,16 +1,31 @@
-"""What a pipeline run returns: load ids, tables, files, row counts and elapsed time per stage."""
+"""What a pipeline run returns: load ids, tables, files, row counts and elapsed time per stage.
+
+>>> info = pipeline.run([{"id": 1}], table_name="users")
+>>> info.raise_on_failed_jobs()  # None: lakeload raises on a failed load instead of recording failed jobs
+>>> info.asdict()["loads_ids"], info.load_packages[0].state
+"""
 
 from __future__ import annotations
 
 from dataclasses import dataclass, field
+from datetime import datetime, timezone
 from typing import Any
 
 from lakeload.config.credentials import url_without_password
 
 
+def _now() -> datetime:
+    return datetime.now(timezone.utc)
+
+
 @dataclass
 class PackageInfo:
-    """One load package as it went through normalize and load."""
+    """One load package: as it went through normalize and load, or as `pipeline.get_load_package_info()` finds it.
+
+    `state` is "extracted", "normalized" or "loaded". `row_counts` are rows per table once normalized, and items
+    per root table while only extracted; `files` the files its manifest lists (in a `LoadInfo`: the files the
+    load wrote to the bucket).
+    """
 
     load_id: str
     schema_name: str
@@ -19,6 +34,19 @@ class PackageInfo:
     replaced_tables: list[str] = field(default_factory=list)
     normalize_seconds: float = 0.0
     load_seconds: float = 0.0
+    state: str = "loaded"
+    created_at: str | None = None
+
+    @property
+    def jobs(self) -> dict[str, list[dict[str, Any]]]:
+        """dlt's job lists: the files, completed once loaded and new before; never failed (lakeload raises)."""
+        done = self.state == "loaded"
+        return {"new_jobs": [] if done else list(self.files), "started_jobs": [], "failed_jobs": [],
+                "completed_jobs": list(self.files) if done else []}
+
+    def asdict(self) -> dict[str, Any]:
+        """A JSON-serializable dict with dlt's package keys that lakeload has (load_id, state, schema_name, jobs)."""
+        return {**vars(self), "jobs": self.jobs}
 
 
 @dataclass
@@ -26,7 +54,8 @@ class LoadInfo:
     """Returned by `pipeline.run()` and `pipeline.load()`; `print(info)` shows a summary.
 
     `bucket_url` is for display: a password in it is masked (`sftp://user:***@host/data`), as dlt's load info
-    carries no credentials either.
+    carries no credentials either. A failed job stops the load with a `LoadStepFailed` error, so a `LoadInfo`
+    exists only for packages that loaded completely: `has_failed_jobs` is always False.
     """
 
     pipeline_name: str
@@ -37,9 +66,16 @@ class LoadInfo:
     packages: list[PackageInfo] = field(default_factory=list)
     stage_seconds: dict[str, float] = field(default_factory=dict)
     warnings: list[str] = field(default_factory=list)
+    first_run: bool = False
+    started_at: datetime = field(default_factory=_now)
+    finished_at: datetime | None = None
 
     def __post_init__(self) -> None:
         self.bucket_url = url_without_password(self.bucket_url)
+
+    def finish(self, stage_seconds: dict[str, float]) -> None:
+        """The load step ended: record the seconds per stage and the finishing time."""
+        self.stage_seconds, self.finished_at = dict(stage_seconds), _now()
 
     @property
     def loads_ids(self) -> list[str]:
@@ -51,6 +87,11 @@ class LoadInfo:
         return self.loads_ids
 
     @property
+    def load_packages(self) -> list[PackageInfo]:
+        """The packages loaded (dlt's name), oldest first, each with `load_id`, `state`, `schema_name`, `jobs`."""
+        return self.packages
+
+    @property
     def row_counts(self) -> dict[str, int]:
         counts: dict[str, int] = {}
         for package in self.packages:
@@ -60,21 +101,43 @@ class LoadInfo:
 
     @property
     def has_failed_jobs(self) -> bool:
+        """Always False: a failed job raises `LoadStepFailed` from `load()`/`run()` instead (see the class doc)."""
         return False
 
+    def raise_on_failed_jobs(self) -> None:
+        """dlt's check after a load; nothing to raise here, as a failed job already raised (returns None like dlt).
+
+        >>> pipeline.run(data, table_name="users").raise_on_failed_jobs()
+        """
+        return None
+
     def asdict(self) -> dict[str, Any]:
+        """A JSON-serializable dict with dlt's top-level keys lakeload has, plus lakeload's row counts and timings.
+
+        >>> json.dumps(info.asdict())
+        """
         return {
+            "pipeline": {"pipeline_name": self.pipeline_name},
             "pipeline_name": self.pipeline_name,
             "destination_name": self.destination_name,
             "destination_type": self.destination_type,
             "dataset_name": self.dataset_name,
+            "first_run": self.first_run,
+            "started_at": self.started_at.isoformat(),
+            "finished_at": self.finished_at.isoformat() if self.finished_at else None,
+            "loads_ids": self.loads_ids,
+            "load_packages": [p.asdict() for p in self.packages],
             "load_ids": self.load_ids,
             "row_counts": self.row_counts,
             "stage_seconds": self.stage_seconds,
             "packages": [vars(p) for p in self.packages],
         }
 
-    def __str__(self) -> str:
+    def asstr(self, verbosity: int = 0) -> str:
+        """The summary `str(info)` prints; with `verbosity` > 0 also each package's files.
+
+        >>> print(info.asstr(verbosity=1))
+        """
         lines = [
             f"Pipeline {self.pipeline_name} load step completed in {sum(p.load_seconds for p in self.packages):.2f} s",
             f"{len(self.packages)} load package(s) were loaded to destination {self.destination_name} "
@@ -85,7 +148,12 @@ class LoadInfo:
             lines.append(f"Load package {p.load_id} is LOADED and contains no failed jobs ({len(p.files)} files)")
             for table, n in p.row_counts.items():
                 lines.append(f"  {table}: {n} rows")
+            if verbosity > 0:
+                lines.extend(f"    {f.get('path', f)}" for f in p.files)
         if self.stage_seconds:
             stages = ", ".join(f"{k} {v:.2f} s" for k, v in self.stage_seconds.items())
             lines.append(f"Elapsed: {stages}")
         return "\n".join(lines)
+
+    def __str__(self) -> str:
+        return self.asstr()

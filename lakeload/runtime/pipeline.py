@@ -35,7 +35,7 @@ from lakeload.runtime.lock import PipelineLock, holds_lock
 from lakeload.runtime.log_secrets import install_secret_masking
 from lakeload.runtime.package_destination import check_package_destination, check_pending_destinations
 from lakeload.runtime.packages import EXTRACTED, EXTRACTING, NORMALIZED, NORMALIZING, read_json
-from lakeload.runtime.pipeline_reads import DatasetAccess
+from lakeload.runtime.pipeline_inspect import PipelineInspect
 from lakeload.runtime.progress import Progress, make_progress
 from lakeload.runtime.state import bump_state, new_state, restore_from_bucket, staged_state, stored_state
 from lakeload.runtime.steps import failing_step
@@ -51,7 +51,7 @@ logger = logging.getLogger("lakeload.pipeline")
 DEFAULT_PIPELINES_DIR = os.path.join("~", ".lakeload", "pipelines")
 
 
-class Pipeline(DatasetAccess):
+class Pipeline(PipelineInspect):
     """Moves data from resources to a dataset in a bucket. Create it with `lakeload.pipeline(...)`."""
 
     def __init__(
@@ -271,6 +271,7 @@ class Pipeline(DatasetAccess):
         """
         self._set_destination(destination, dataset_name)
         load_one, info = self._loader()
+        info.first_run = self.first_run
         current = self._destination_record()
         self.storage.recover()
         for load_id in self.storage.list_packages(NORMALIZED):
@@ -285,7 +286,7 @@ class Pipeline(DatasetAccess):
             info.packages.append(
                 PackageInfo(load_id, result.schema_name, result.row_counts, result.files, result.replaced_tables, load_seconds=result.elapsed)
             )
-        info.stage_seconds = dict(self._stage_seconds)
+        info.finish(self._stage_seconds)
         return info
 
     def _loader(self) -> tuple[Callable[[str], LoadResult], LoadInfo]:

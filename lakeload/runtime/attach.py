@@ -1,0 +1,72 @@
+"""`lakeload.attach()`: open a pipeline that ran before, from its working folder (dlt's `dlt.attach`).
+
+>>> p = lakeload.attach("quick_start")
+>>> p.dataset_name, p.list_completed_load_packages()
+"""
+
+from __future__ import annotations
+
+import os
+from typing import Any
+
+from lakeload.errors import CannotRestorePipelineError
+from lakeload.runtime.packages import EXTRACTED, LOADED, NORMALIZED, PipelineStorage, read_json
+from lakeload.runtime.pipeline import DEFAULT_PIPELINES_DIR, Pipeline
+
+
+def attach(
+    pipeline_name: str,
+    pipelines_dir: str | None = None,
+    destination: Any = None,
+    dataset_name: str | None = None,
+    **kwargs: Any,
+) -> Pipeline:
+    """The pipeline `pipeline_name` as its working folder left it: state, schemas, pending packages.
+
+    The dataset name comes from its state, the destination from the newest package that names a filesystem
+    bucket (pass `destination=` for a sink, or to load elsewhere). Without local state, a given `destination`
+    restores state and schemas from the bucket; otherwise `CannotRestorePipelineError` names the folder.
+    Other keyword arguments (`progress=`, `spark=`) go to the pipeline as in `lakeload.pipeline()`.
+
+    >>> p = lakeload.attach("quick_start", pipelines_dir="/tmp/pipelines")
+    """
+    pipelines_dir = os.path.expanduser(pipelines_dir or DEFAULT_PIPELINES_DIR)
+    folder = os.path.join(pipelines_dir, pipeline_name)
+    state = PipelineStorage(folder).load_state()
+    if state is None and destination is None:
+        reason = f"there is no pipeline state in {folder}" if os.path.isdir(folder) else f"the folder {folder} does not exist"
+        raise CannotRestorePipelineError(pipeline_name, pipelines_dir, folder, reason)
+    pipeline = Pipeline(
+        pipeline_name,
+        destination if destination is not None else _recorded_destination(folder),
+        dataset_name or (state or {}).get("dataset_name"),
+        pipelines_dir,
+        **kwargs,
+    )
+    if state is None:
+        pipeline.sync_destination()
+        if pipeline.storage.load_state() is None:
+            reason = f"there is no pipeline state in {folder} nor in dataset '{pipeline.dataset_name}' of {destination!r}"
+            raise CannotRestorePipelineError(pipeline_name, pipelines_dir, folder, reason)
+    return pipeline
+
+
+def _recorded_destination(folder: str) -> Any:
+    """The filesystem destination the newest package was made for, or None: a sink cannot be rebuilt from a
+    record, nor a bucket URL whose password the record masks (`sftp://me:***@host`)."""
+    from lakeload.destinations.impl.filesystem.factory import filesystem
+    from lakeload.runtime.working import pipeline_storage
+
+    storage = pipeline_storage(os.path.dirname(folder), os.path.basename(folder))
+    candidates = [
+        (float(load_id), os.path.join(storage.package_dir(stage, load_id), name))
+        for stage, name in ((LOADED, "package.json"), (NORMALIZED, "package.json"), (EXTRACTED, "manifest.json"))
+        for load_id in storage.list_packages(stage)
+    ]
+    for _, path in sorted(candidates, reverse=True):
+        record = read_json(path).get("destination") if os.path.exists(path) else None
+        if record and record.get("destination_type") == "filesystem" and record.get("bucket_url"):
+            if ":***@" in record["bucket_url"]:
+                return None
+            return filesystem(bucket_url=record["bucket_url"], destination_name=record.get("destination_name"))
+    return None

@@ -1,0 +1,93 @@
+"""Looking into a pipeline's working folder: schemas, pending and completed load packages (dlt's names).
+
+>>> pipeline.first_run, pipeline.has_pending_data, pipeline.schema_names
+(True, False, [])
+>>> pipeline.extract([{"id": 1}], table_name="users")
+>>> pipeline.list_extracted_load_packages(), pipeline.get_load_package_info(load_id).state
+"""
+
+from __future__ import annotations
+
+import os
+from typing import Any
+
+from lakeload.errors import LoadPackageNotFoundError
+from lakeload.runtime.info import PackageInfo
+from lakeload.runtime.packages import EXTRACTED, LOADED, NORMALIZED, PipelineStorage, read_json
+from lakeload.runtime.pipeline_reads import DatasetAccess
+from lakeload.schema.schema import Schema
+
+
+class PipelineInspect(DatasetAccess):
+    """The introspection side of `Pipeline`, read from its working folder (state, schemas, `load/<stage>/<id>`)."""
+
+    storage: PipelineStorage
+    state: dict[str, Any]
+
+    @property
+    def first_run(self) -> bool:
+        """True until a load package was loaded from this working folder (False after the first load, as dlt)."""
+        return not self.storage.list_packages(LOADED)
+
+    @property
+    def has_pending_data(self) -> bool:
+        """True while extracted or normalized packages wait to be normalized or loaded."""
+        return bool(self.storage.list_packages(EXTRACTED) or self.storage.list_packages(NORMALIZED))
+
+    @property
+    def schema_names(self) -> list[str]:
+        """Names of the pipeline's schemas, the default one first."""
+        return list(self.state.get("schema_names", []))
+
+    @property
+    def schemas(self) -> dict[str, Schema]:
+        """The pipeline's schemas by name (dlt's `pipeline.schemas` mapping).
+
+        >>> pipeline.schemas["users_source"].tables.keys()
+        """
+        return {name: self.schema(name) for name in self.schema_names}
+
+    def list_extracted_load_packages(self) -> list[str]:
+        """Ids of the packages extracted and waiting for normalize, oldest first."""
+        return self.storage.list_packages(EXTRACTED)
+
+    def list_normalized_load_packages(self) -> list[str]:
+        """Ids of the packages normalized and waiting for load, oldest first."""
+        return self.storage.list_packages(NORMALIZED)
+
+    def list_completed_load_packages(self) -> list[str]:
+        """Ids of the packages loaded from this working folder, oldest first."""
+        return self.storage.list_packages(LOADED)
+
+    def get_load_package_info(self, load_id: str) -> PackageInfo:
+        """The package `load_id` as the working folder has it: its state, schema, row counts and files.
+
+        >>> info = pipeline.get_load_package_info(pipeline.list_completed_load_packages()[-1])
+        >>> info.state, info.row_counts
+        ('loaded', {'users': 2})
+        """
+        for stage in (LOADED, NORMALIZED):
+            path = os.path.join(self.storage.package_dir(stage, load_id), "package.json")
+            if os.path.exists(path):
+                package = read_json(path)
+                return PackageInfo(load_id, package["schema_name"], dict(package.get("row_counts", {})),
+                                   list(package.get("files", [])), state=stage, created_at=package.get("created_at"))
+        path = os.path.join(self.storage.package_dir(EXTRACTED, load_id), "manifest.json")
+        if os.path.exists(path):
+            return _extracted_info(load_id, read_json(path))
+        raise LoadPackageNotFoundError(
+            f"No load package {load_id!r} is extracted, normalized or loaded in {self.storage.packages_root}. "
+            "List the ids there with list_extracted_load_packages(), list_normalized_load_packages() or "
+            "list_completed_load_packages()."
+        )
+
+
+def _extracted_info(load_id: str, manifest: dict[str, Any]) -> PackageInfo:
+    """An extracted package: items per root table and its extracted files, from its manifest."""
+    items: dict[str, int] = {}
+    files = []
+    for split in manifest.get("splits", []):
+        table = split.get("root_table", "")
+        items[table] = items.get(table, 0) + int(split.get("items", 0))
+        files.append({"table": table, "path": split.get("path"), "rows": split.get("items", 0)})
+    return PackageInfo(load_id, manifest["schema_name"], items, files, state=EXTRACTED, created_at=manifest.get("created_at"))
