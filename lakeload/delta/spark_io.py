@@ -20,6 +20,7 @@ import lakeload.spark.executor_working as wio
 from lakeload.delta.executor_files import ACTION_SCHEMA, FILE_COLUMN, DeltaFileSpec, write_task
 from lakeload.delta.executor_read import LISTING_SCHEMA, SnapshotSpec, file_name, read_task
 from lakeload.errors import LoadError
+from lakeload.spark.errors import summarize
 from lakeload.spark.executor_working import WorkingStore
 from lakeload.spark.local_paths import local_uri
 from lakeload.spark.pandas_warning import map_in_arrow
@@ -50,7 +51,7 @@ def write_frame(spark: SparkSession, frame: DataFrame, spec: DeltaFileSpec, desc
     try:
         rows = map_in_arrow(frame, functools.partial(write_task, spec), spark_schema(ACTION_SCHEMA)).collect()
     except Exception as exc:
-        raise LoadError(f"{description} failed: {_spark_message(exc)}. {retry_hint}") from None
+        raise LoadError(f"{description} failed: {summarize(exc)}. {retry_hint}") from None
     finally:
         spark.sparkContext.setJobDescription(None)  # type: ignore[arg-type]
     return [json.loads(row[0]) for row in rows]
@@ -117,12 +118,3 @@ def package_frame(spark: SparkSession, files: list[dict[str, Any]], working: Wor
     listed = [{"path": wio.relative(f["path"], working.url), "partition_values": {}} for f in files]
     return read_snapshot(spark, spec, listed)
 
-
-def _spark_message(exc: BaseException) -> str:
-    text = str(exc)
-    for line in text.splitlines():
-        stripped = line.strip()
-        if stripped.startswith(("lakeload.errors.", "LakeloadError", "DestinationError", "LoadError")):
-            return stripped
-    lines = [line for line in text.splitlines() if line.strip()]
-    return lines[0] if lines else type(exc).__name__

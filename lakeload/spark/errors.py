@@ -45,7 +45,8 @@ def summarize(exc: BaseException) -> str:
     lines = [line.strip() for line in text.splitlines() if line.strip()]
     python_errors = [m.group(1) for line in lines if (m := _PYTHON_ERROR.match(line))]
     if "Traceback (most recent call last)" in text and python_errors:
-        line = python_errors[-1]  # the task's own exception, last line of its traceback
+        ours = [error for error in python_errors if error.startswith("lakeload.")]
+        line = (ours or python_errors)[-1]  # the task's own exception (lakeload's, when it raised one)
     elif lines:
         line = lines[0]
         if line.startswith("An error occurred while calling") and len(lines) > 1:
