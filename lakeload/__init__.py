@@ -18,10 +18,10 @@ _EXPORTS = {
     "LakeloadError": "lakeload.errors",
     "PipelineStepFailed": "lakeload.errors",
     "Resource": "lakeload.extract.resource",
-    "Source": "lakeload.extract.resource",
-    "resource": "lakeload.extract.resource",
-    "source": "lakeload.extract.resource",
-    "transformer": "lakeload.extract.resource",
+    "Source": "lakeload.extract.source",
+    "resource": "lakeload.extract.decorators",
+    "source": "lakeload.extract.decorators",
+    "transformer": "lakeload.extract.decorators",
     "LoadInfo": "lakeload.runtime.info",
     "Pipeline": "lakeload.runtime.pipeline",
     "attach": "lakeload.runtime.attach",
@@ -51,7 +51,9 @@ if TYPE_CHECKING:
     from lakeload.destinations import destination
     from lakeload.errors import LakeloadError, PipelineStepFailed
     from lakeload.extract import current, mark
-    from lakeload.extract.resource import Resource, Source, resource, source, transformer
+    from lakeload.extract.decorators import resource, source, transformer
+    from lakeload.extract.resource import Resource
+    from lakeload.extract.source import Source
     from lakeload.runtime.attach import attach
     from lakeload.runtime.info import LoadInfo
     from lakeload.runtime.pipeline import Pipeline, pipeline

@@ -1,74 +1,24 @@
-"""Resources and sources: what users declare, with dlt's decorators and hints.
+"""Resources: named streams of items with table hints and pipe steps, as dlt's `DltResource`.
 
->>> @resource(write_disposition="append", primary_key="id")
-... def users():
-...     yield [{"id": 1, "name": "Alice"}]
->>> users().name
+Declare them with the decorators in `lakeload.extract.decorators` (`@lakeload.resource`, `@lakeload.transformer`).
+
+>>> Resource("users", [{"id": 1}]).table_name
 'users'
 """
 
 from __future__ import annotations
 
-import functools
 import inspect
-from collections.abc import Callable, Iterable, Iterator, Sequence
+from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass, field, replace
 from typing import Any
 
-from lakeload.destinations.impl.filesystem.safe_paths import check_schema_name
 from lakeload.errors import ExtractError
 from lakeload.extract.context import ExtractContext
+from lakeload.extract.hints import TableHints, TableNameHint
 from lakeload.extract.pipes import FilterStep, LimitStep, MapStep, Step, YieldMapStep, apply_steps, sync_items
 
-WRITE_DISPOSITIONS = ("append", "replace", "merge", "skip")
-DELTA_MERGE_STRATEGIES = ("upsert", "insert-only")
-TableNameHint = str | Callable[[Any], str] | None
-
-
-@dataclass
-class TableHints:
-    """Hints a resource gives the table it fills (dlt's names)."""
-
-    table_name: TableNameHint = None
-    write_disposition: str = "append"
-    primary_key: Sequence[str] | None = None
-    merge_key: Sequence[str] | None = None
-    columns: dict[str, dict[str, Any]] | None = None
-    table_format: str | None = None
-    file_format: str | None = None
-    max_table_nesting: int | None = None
-    merge_strategy: str | None = None
-
-    def __post_init__(self) -> None:
-        disposition = self.write_disposition
-        if isinstance(disposition, dict):
-            self.merge_strategy = disposition.get("strategy", self.merge_strategy)
-            disposition = disposition.get("disposition", "append")
-        if disposition not in WRITE_DISPOSITIONS:
-            raise ExtractError(
-                f"Unknown write_disposition {self.write_disposition!r}; use one of {', '.join(WRITE_DISPOSITIONS)}."
-            )
-        self.write_disposition = disposition
-        if isinstance(self.primary_key, str):
-            self.primary_key = [self.primary_key]
-        if isinstance(self.merge_key, str):
-            self.merge_key = [self.merge_key]
-        if isinstance(self.columns, Sequence) and not isinstance(self.columns, (str, dict)):
-            self.columns = {c["name"]: c for c in self.columns}
-        self._check_table_format()
-
-    def _check_table_format(self) -> None:
-        if self.table_format not in (None, "delta"):
-            raise ExtractError(f"Unknown table_format {self.table_format!r}; the filesystem destination supports 'delta'.")
-        if self.write_disposition != "merge" or self.table_format != "delta":
-            return
-        strategy = self.merge_strategy or "upsert"
-        if strategy not in DELTA_MERGE_STRATEGIES:
-            raise ExtractError(
-                f"'{strategy}' merge strategy is not supported for Delta tables. "
-                f"Available strategies: {list(DELTA_MERGE_STRATEGIES)}."
-            )
-
+__all__ = ["Resource", "TableHints", "TableNameHint"]
 
 @dataclass
 class Resource:
@@ -204,179 +154,3 @@ def _is_single_item(data: Any) -> bool:
         return True
     module = type(data).__module__
     return module.startswith(("pyspark", "pyarrow", "pandas"))
-
-
-def resource(
-    data: Any = None,
-    /,
-    name: str | None = None,
-    table_name: TableNameHint = None,
-    write_disposition: str = "append",
-    primary_key: str | Sequence[str] | None = None,
-    merge_key: str | Sequence[str] | None = None,
-    columns: dict[str, dict[str, Any]] | None = None,
-    table_format: str | None = None,
-    file_format: str | None = None,
-    max_table_nesting: int | None = None,
-    selected: bool = True,
-) -> Any:
-    """Declare a resource, as a decorator on a generator function or directly on data.
-
-    >>> r = resource([{"id": 1}], name="users")
-    >>> @resource(table_name="events", write_disposition="replace")
-    ... def events(n=3):
-    ...     yield from ({"id": i} for i in range(n))
-    """
-    hints = dict(
-        table_name=table_name,
-        write_disposition=write_disposition,
-        primary_key=primary_key,
-        merge_key=merge_key,
-        columns=columns,
-        table_format=table_format,
-        file_format=file_format,
-        max_table_nesting=max_table_nesting,
-    )
-
-    def decorate(fn: Callable[..., Any]) -> Callable[..., Resource]:
-        resource_name = name or fn.__name__
-
-        @functools.wraps(fn)
-        def make(*args: Any, **kwargs: Any) -> Resource:
-            return Resource(resource_name, lambda: fn(*args, **kwargs), TableHints(**hints), selected)  # type: ignore[arg-type]
-
-        make.__lakeload_resource__ = True  # type: ignore[attr-defined]
-        return make
-
-    if data is None:
-        return decorate
-    if inspect.isfunction(data) and (inspect.isgeneratorfunction(data) or not inspect.signature(data).parameters):
-        return decorate(data)
-    resource_name = name or getattr(data, "__name__", None) or "content"
-    return Resource(resource_name, data, TableHints(**hints), selected)  # type: ignore[arg-type]
-
-
-def transformer(
-    f: Callable[..., Any] | None = None,
-    /,
-    data_from: Any = None,
-    name: str | None = None,
-    selected: bool = True,
-    **hints: Any,
-) -> Any:
-    """Declare a transformer: a function of each item another resource yields (dlt's `@transformer`).
-
-    The function gets the parent's item (a record or a page, as yielded) and yields or returns new items; it
-    takes the parent from `data_from=`, or from `parent | transformer`. Hints are `resource()`'s.
-
-    >>> @transformer(data_from=users)
-    ... def user_details(user):
-    ...     yield {"id": user["id"], "details": fetch(user["id"])}
-    """
-
-    def decorate(fn: Callable[..., Any]) -> Callable[..., Resource]:
-        resource_name = name or fn.__name__
-
-        @functools.wraps(fn)
-        def make(*args: Any, **kwargs: Any) -> Resource:
-            def feed(parent: Resource) -> Callable[[], Iterator[Any]]:
-                def items() -> Iterator[Any]:
-                    for item in parent.iterate():
-                        out = fn(item, *args, **kwargs)
-                        if inspect.isgenerator(out):
-                            yield from out
-                        elif out is not None:
-                            yield out
-
-                items.__lakeload_feed__ = feed  # type: ignore[attr-defined]
-                return items
-
-            def unfed() -> Iterator[Any]:
-                raise ExtractError(
-                    f"Transformer '{resource_name}' has no data: pipe a resource into it (`resource | {resource_name}`) "
-                    "or give it `data_from=`."
-                )
-
-            unfed.__lakeload_feed__ = feed  # type: ignore[attr-defined]
-            parent = data_from() if getattr(data_from, "__lakeload_resource__", False) else data_from
-            data = feed(parent) if isinstance(parent, Resource) else unfed
-            return Resource(resource_name, data, TableHints(**hints), selected)
-
-        make.__lakeload_resource__ = True  # type: ignore[attr-defined]
-        make.__lakeload_transformer__ = True  # type: ignore[attr-defined]
-        return make
-
-    return decorate(f) if f is not None else decorate
-
-
-@dataclass
-class Source:
-    """A named group of resources; its name is the schema name."""
-
-    name: str
-    resources: dict[str, Resource]
-    max_table_nesting: int | None = None
-
-    def with_resources(self, *names: str) -> Source:
-        """A copy with only the named resources selected."""
-        unknown = [n for n in names if n not in self.resources]
-        if unknown:
-            raise ExtractError(f"Source '{self.name}' has no resources {unknown}; it has {list(self.resources)}.")
-        picked = {n: replace(r, selected=n in names) for n, r in self.resources.items()}
-        return Source(self.name, picked, self.max_table_nesting)
-
-    @property
-    def selected_resources(self) -> dict[str, Resource]:
-        """The resources that extract runs, by name (dlt's mapping)."""
-        return {name: r for name, r in self.resources.items() if r.selected}
-
-
-def source(
-    fn: Callable[..., Any] | None = None, /, name: str | None = None, max_table_nesting: int | None = None
-) -> Any:
-    """Declare a source: a function returning one or more resources.
-
-    >>> @source
-    ... def crm():
-    ...     return [resource([{"id": 1}], name="users"), resource([{"id": 2}], name="deals")]
-    """
-
-    def decorate(f: Callable[..., Any]) -> Callable[..., Source]:
-        source_name = check_schema_name(name or f.__name__)  # the schema name: part of file names in the bucket
-
-        @functools.wraps(f)
-        def make(*args: Any, **kwargs: Any) -> Source:
-            returned = f(*args, **kwargs)
-            single = isinstance(returned, Resource) or getattr(returned, "__lakeload_resource__", False)
-            items = [returned] if single else list(returned)  # one resource, a list/tuple or a generator of them
-            resources: dict[str, Resource] = {}
-            for item in items:
-                res = item() if callable(item) and getattr(item, "__lakeload_resource__", False) else item
-                if not isinstance(res, Resource):
-                    res = resource(res, name=f"{source_name}_{len(resources)}")
-                resources[res.name] = res
-            return Source(source_name, resources, max_table_nesting)
-
-        return make
-
-    return decorate(fn) if fn is not None else decorate
-
-
-def resources_from(data: Any, default_name: str) -> tuple[list[Resource], str | None]:
-    """The selected resources in what `run()`/`extract()` got, and the source name when it was a source.
-
-    >>> resources_from([{"id": 1}], "users")[0][0].name
-    'users'
-    """
-    if isinstance(data, Source):
-        return list(data.selected_resources.values()), data.name
-    if callable(data) and getattr(data, "__lakeload_resource__", False):
-        data = data()
-    if isinstance(data, Resource):
-        return [data], None
-    if isinstance(data, (list, tuple)) and data and all(isinstance(d, (Resource, Source)) for d in data):
-        found: list[Resource] = []
-        for item in data:
-            found.extend(item.selected_resources.values() if isinstance(item, Source) else [item])
-        return found, None
-    return [resource(data, name=getattr(data, "__name__", None) or default_name)], None

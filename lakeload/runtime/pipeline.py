@@ -25,7 +25,7 @@ from lakeload.destinations.registry import resolve_destination
 from lakeload.extract import current
 from lakeload.extract.context import ExtractContext
 from lakeload.extract.extractor import check_extract_names, extract_resources
-from lakeload.extract.resource import resources_from
+from lakeload.extract.source import resources_from
 from lakeload.load.loader import Loader, LoadResult
 from lakeload.load.sink_loader import SinkLoader
 from lakeload.normalize.early import EarlyNormalize
