@@ -25,6 +25,7 @@ _EXPORTS = {
     "LoadInfo": "lakeload.runtime.info",
     "Pipeline": "lakeload.runtime.pipeline",
     "attach": "lakeload.runtime.attach",
+    "defer": "lakeload.extract.graph",
     "pipeline": "lakeload.runtime.pipeline",
     "destination": "lakeload.destinations",
 }
@@ -37,6 +38,7 @@ __all__ = [
     "Source",
     "attach",
     "current",
+    "defer",
     "destination",
     "destinations",
     "mark",
@@ -52,6 +54,7 @@ if TYPE_CHECKING:
     from lakeload.errors import LakeloadError, PipelineStepFailed
     from lakeload.extract import current, mark
     from lakeload.extract.decorators import resource, source, transformer
+    from lakeload.extract.graph import defer
     from lakeload.extract.resource import Resource
     from lakeload.extract.source import Source
     from lakeload.runtime.attach import attach

@@ -36,6 +36,11 @@ class ExtractContext:
         source = self.sources_state.setdefault(self.schema_name, {})
         return source.setdefault("resources", {}).setdefault(self.resource_name, {})  # type: ignore[no-any-return]
 
+    def reset_resource_state(self, resource_name: str) -> None:
+        """Forget a resource's state (dlt does so for `replace` resources before each extract)."""
+        source = self.sources_state.setdefault(self.schema_name, {})
+        source.get("resources", {}).pop(resource_name, None)
+
     def spark(self) -> SparkSession:
         """The pipeline's Spark session (outside a pipeline: the active one, or a local one)."""
         if self.spark_session is not None:

@@ -18,7 +18,7 @@ named after the script, when there is none yet, as in dlt).
 from __future__ import annotations
 
 import contextvars
-from collections.abc import Iterable, Iterator
+from collections.abc import Callable, Iterable, Iterator
 from typing import TYPE_CHECKING, Any
 
 from lakeload.errors import ExtractError
@@ -93,3 +93,12 @@ def iterate_in(context: ExtractContext | None, items: Iterable[Any]) -> Iterator
         finally:
             _context.reset(token)
         yield item
+
+
+def call_in(context: ExtractContext | None, f: Callable[[Any], Any], item: Any) -> Any:
+    """`f(item)` with `context` active (a transformer's call on one parent item)."""
+    token = _context.set(context)
+    try:
+        return f(item)
+    finally:
+        _context.reset(token)

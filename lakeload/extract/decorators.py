@@ -11,11 +11,11 @@ from __future__ import annotations
 
 import functools
 import inspect
-from collections.abc import Callable, Iterator, Sequence
+from collections.abc import Callable, Sequence
+from dataclasses import replace
 from typing import Any
 
 from lakeload.destinations.impl.filesystem.safe_paths import check_schema_name
-from lakeload.errors import ExtractError
 from lakeload.extract.hints import TableHints, TableNameHint
 from lakeload.extract.resource import Resource
 from lakeload.extract.source import Source
@@ -34,6 +34,7 @@ def resource(
     file_format: str | None = None,
     max_table_nesting: int | None = None,
     selected: bool = True,
+    parallelized: bool = False,
 ) -> Any:
     """Declare a resource, as a decorator on a generator function or directly on data.
 
@@ -53,22 +54,19 @@ def resource(
         max_table_nesting=max_table_nesting,
     )
 
-    def decorate(fn: Callable[..., Any]) -> Callable[..., Resource]:
-        resource_name = name or fn.__name__
-
-        @functools.wraps(fn)
-        def make(*args: Any, **kwargs: Any) -> Resource:
-            return Resource(resource_name, lambda: fn(*args, **kwargs), TableHints(**hints), selected)  # type: ignore[arg-type]
-
-        make.__lakeload_resource__ = True  # type: ignore[attr-defined]
-        return make
+    def decorate(fn: Callable[..., Any]) -> Resource:
+        return Resource(
+            name or fn.__name__, fn, TableHints(**hints), selected, parallelized=parallelized, factory=fn,  # type: ignore[arg-type]
+        )
 
     if data is None:
         return decorate
-    if inspect.isfunction(data) and (inspect.isgeneratorfunction(data) or not inspect.signature(data).parameters):
+    if inspect.isfunction(data) and (
+        inspect.isgeneratorfunction(data) or inspect.isasyncgenfunction(data) or not inspect.signature(data).parameters
+    ):
         return decorate(data)
     resource_name = name or getattr(data, "__name__", None) or "content"
-    return Resource(resource_name, data, TableHints(**hints), selected)  # type: ignore[arg-type]
+    return Resource(resource_name, data, TableHints(**hints), selected, parallelized=parallelized)  # type: ignore[arg-type]
 
 
 def transformer(
@@ -77,6 +75,7 @@ def transformer(
     data_from: Any = None,
     name: str | None = None,
     selected: bool = True,
+    parallelized: bool = False,
     **hints: Any,
 ) -> Any:
     """Declare a transformer: a function of each item another resource yields (dlt's `@transformer`).
@@ -89,37 +88,14 @@ def transformer(
     ...     yield {"id": user["id"], "details": fetch(user["id"])}
     """
 
-    def decorate(fn: Callable[..., Any]) -> Callable[..., Resource]:
-        resource_name = name or fn.__name__
-
-        @functools.wraps(fn)
-        def make(*args: Any, **kwargs: Any) -> Resource:
-            def feed(parent: Resource) -> Callable[[], Iterator[Any]]:
-                def items() -> Iterator[Any]:
-                    for item in parent.iterate():
-                        out = fn(item, *args, **kwargs)
-                        if inspect.isgenerator(out):
-                            yield from out
-                        elif out is not None:
-                            yield out
-
-                items.__lakeload_feed__ = feed  # type: ignore[attr-defined]
-                return items
-
-            def unfed() -> Iterator[Any]:
-                raise ExtractError(
-                    f"Transformer '{resource_name}' has no data: pipe a resource into it (`resource | {resource_name}`) "
-                    "or give it `data_from=`."
-                )
-
-            unfed.__lakeload_feed__ = feed  # type: ignore[attr-defined]
-            parent = data_from() if getattr(data_from, "__lakeload_resource__", False) else data_from
-            data = feed(parent) if isinstance(parent, Resource) else unfed
-            return Resource(resource_name, data, TableHints(**hints), selected)
-
-        make.__lakeload_resource__ = True  # type: ignore[attr-defined]
-        make.__lakeload_transformer__ = True  # type: ignore[attr-defined]
-        return make
+    def decorate(fn: Callable[..., Any]) -> Resource:
+        parent = data_from
+        if parent is not None and not isinstance(parent, Resource):
+            parent = resource(parent, name=f"iter_{name or fn.__name__}")  # plain data as dlt's `data_from`
+        return Resource(
+            name or fn.__name__, None, TableHints(**hints), selected, parent=parent, transform=fn,
+            parallelized=parallelized, factory=fn,
+        )
 
     return decorate(f) if f is not None else decorate
 
@@ -140,13 +116,11 @@ def source(
         @functools.wraps(f)
         def make(*args: Any, **kwargs: Any) -> Source:
             returned = f(*args, **kwargs)
-            single = isinstance(returned, Resource) or getattr(returned, "__lakeload_resource__", False)
+            single = isinstance(returned, Resource)
             items = [returned] if single else list(returned)  # one resource, a list/tuple or a generator of them
             resources: dict[str, Resource] = {}
-            for item in items:
-                res = item() if callable(item) and getattr(item, "__lakeload_resource__", False) else item
-                if not isinstance(res, Resource):
-                    res = resource(res, name=f"{source_name}_{len(resources)}")
+            for item in items:  # a copy of each resource: changing the source's does not change the decorated one
+                res = replace(item) if isinstance(item, Resource) else resource(item, name=f"{source_name}_{len(resources)}")
                 resources[res.name] = res
             return Source(source_name, resources, max_table_nesting)
 

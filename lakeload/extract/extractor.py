@@ -19,8 +19,8 @@ import lakeload.spark.executor_working as wio
 from lakeload.destinations.impl.filesystem.safe_paths import check_schema_name, check_table_name
 from lakeload.errors import ExtractError, LakeloadError
 from lakeload.extract.context import ExtractContext
-from lakeload.extract.current import iterate_in
 from lakeload.extract.external import ExternalFiles, split_entries
+from lakeload.extract.graph import evaluate, extracted
 from lakeload.extract.mark import MarkedItem
 from lakeload.extract.resource import Resource, TableHints
 from lakeload.extract.spark_parts import write_frame_parts
@@ -251,23 +251,30 @@ def extract_resources(
             if static is not None or res.hints.table_name is None:
                 name = table_name(naming, static if static is not None else res.name)
                 tables.setdefault(name, table_schema_from_hints(name, res.name, res.hints, naming))
-            resource_context = context.for_resource(res.name) if context else None
-            for item in iterate_in(resource_context, res.iterate(resource_context)):
-                marked = item if isinstance(item, MarkedItem) else None
-                item = marked.data if marked is not None else item
-                items = item if isinstance(item, (list, tuple)) else (item,)
-                for one in items:
-                    given = marked.table_name if marked is not None and marked.table_name is not None else res.table_name_for(one)
-                    name = table_name(naming, given)
-                    if name not in tables or (marked is not None and marked.hints):
-                        hints = res.with_hints(**marked.hints).hints if marked is not None else res.hints
-                        tables[name] = table_schema_from_hints(name, res.name, hints, naming)
-                    count = _write_one(writer, name, one)
-                    result.items[name] = result.items.get(name, 0) + count
-                    pending += count
-                    if progress is not None and pending >= 10_000:
-                        progress(pending)
-                        pending = 0
+
+        for res in extracted(resources):
+            if context is not None and res.hints.write_disposition == "replace":  # as dlt: a replaced table's
+                context.reset_resource_state(res.name)  # resource starts its state afresh
+
+        def context_for(res: Resource) -> ExtractContext | None:
+            return context.for_resource(res.name) if context else None
+
+        for res, item in evaluate(resources, context_for):
+            marked = item if isinstance(item, MarkedItem) else None
+            item = marked.data if marked is not None else item
+            items = item if isinstance(item, (list, tuple)) else (item,)
+            for one in items:
+                given = marked.table_name if marked is not None and marked.table_name is not None else res.table_name_for(one)
+                name = table_name(naming, given)
+                if name not in tables or (marked is not None and marked.hints):
+                    hints = res.with_hints(**marked.hints).hints if marked is not None else res.hints
+                    tables[name] = table_schema_from_hints(name, res.name, hints, naming)
+                count = _write_one(writer, name, one)
+                result.items[name] = result.items.get(name, 0) + count
+                pending += count
+                if progress is not None and pending >= 10_000:
+                    progress(pending)
+                    pending = 0
     except LakeloadError:
         _abandon(writer, storage, load_id)
         raise

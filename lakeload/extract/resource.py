@@ -9,6 +9,7 @@ Declare them with the decorators in `lakeload.extract.decorators` (`@lakeload.re
 from __future__ import annotations
 
 import inspect
+import logging
 from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass, field, replace
 from typing import Any
@@ -19,6 +20,8 @@ from lakeload.extract.hints import TableHints, TableNameHint
 from lakeload.extract.pipes import FilterStep, LimitStep, MapStep, Step, YieldMapStep, apply_steps, sync_items
 
 __all__ = ["Resource", "TableHints", "TableNameHint"]
+logger = logging.getLogger("lakeload.extract")
+
 
 @dataclass
 class Resource:
@@ -34,6 +37,29 @@ class Resource:
     selected: bool = True
     takes_context: bool = False
     steps: tuple[Step, ...] = ()  # add_map, add_filter, add_yield_map, add_limit (see `lakeload.extract.pipes`)
+    parent: Resource | None = None  # a transformer's `data_from`
+    transform: Callable[[Any], Any] | None = None  # a transformer's function of one parent item
+    parallelized: bool = False  # iterated in its own thread (a transformer: each call in the extract's pool)
+    factory: Callable[..., Any] | None = field(default=None, repr=False, compare=False)  # a decorated function
+
+    def __call__(self, *args: Any, **kwargs: Any) -> Resource:
+        """A copy bound to these arguments of the decorated function (dlt's call of a parametrized resource).
+
+        Hints and steps given to the decorated resource carry over to the copy.
+        """
+        fn = self.factory
+        if fn is None:
+            raise ExtractError(
+                f"Resource '{self.name}' is already bound to its data and cannot be called again: call the decorated "
+                "function once, or use the resource as it is."
+            )
+        if self.is_transformer:
+            return replace(self, transform=lambda item: fn(item, *args, **kwargs), factory=None)
+        return replace(self, data=lambda: fn(*args, **kwargs), factory=None)
+
+    @property
+    def is_transformer(self) -> bool:
+        return self.transform is not None
 
     def apply_hints(self, **hints: Any) -> Resource:
         """Change table hints in place (`table_name`, `write_disposition`, `primary_key`, `columns`, ...)."""
@@ -88,43 +114,67 @@ class Resource:
     def max_table_nesting(self, value: int | None) -> None:
         self.apply_hints(max_table_nesting=value)
 
-    def add_map(self, f: Callable[[Any], Any]) -> Resource:
+    def add_map(self, f: Callable[[Any], Any], insert_at: int | None = None) -> Resource:
         """Replace every record (or whole Arrow/DataFrame item) by `f(record)`; returns the resource."""
-        self.steps = (*self.steps, MapStep(f))
-        return self
+        return self._add_step(MapStep(f), insert_at)
 
-    def add_filter(self, f: Callable[[Any], bool]) -> Resource:
+    def add_filter(self, f: Callable[[Any], bool], insert_at: int | None = None) -> Resource:
         """Keep only the records (or items) for which `f` is true; returns the resource."""
-        self.steps = (*self.steps, FilterStep(f))
-        return self
+        return self._add_step(FilterStep(f), insert_at)
 
-    def add_yield_map(self, f: Callable[[Any], Iterable[Any]]) -> Resource:
+    def add_yield_map(self, f: Callable[[Any], Iterable[Any]], insert_at: int | None = None) -> Resource:
         """Replace every record (or item) by what the generator `f(record)` yields; returns the resource."""
-        self.steps = (*self.steps, YieldMapStep(f))
+        return self._add_step(YieldMapStep(f), insert_at)
+
+    def _add_step(self, step: MapStep | FilterStep | YieldMapStep, insert_at: int | None) -> Resource:
+        """Add a step; `insert_at` counts as dlt's does, the resource's own data being step 0."""
+        if insert_at is None or insert_at > len(self.steps):
+            self.steps = (*self.steps, step)
+        elif insert_at > 0:
+            self.steps = (*self.steps[: insert_at - 1], step, *self.steps[insert_at - 1 :])
+        elif self.is_transformer:  # before the transformer's function: on the items it is fed
+            self.transform = _before(step, self.transform)  # type: ignore[arg-type]
+        else:
+            raise ExtractError(
+                f"Resource '{self.name}': insert_at=0 would put a step before the data itself; use insert_at=1 or more "
+                "(only a transformer can take a step before its function)."
+            )
         return self
 
     def add_limit(self, max_items: int | None = None, max_time: float | None = None, count_rows: bool = False) -> Resource:
-        """Stop after `max_items` yields (or rows, with `count_rows`) or `max_time` seconds, as dlt's `add_limit`."""
+        """Stop after `max_items` yields (or rows, with `count_rows`) or `max_time` seconds, as dlt's `add_limit`.
+
+        As in dlt a limit on a transformer has no effect (it must see all its parent's items): a warning says so.
+        """
+        if self.is_transformer:
+            logger.warning("add_limit on transformer '%s' has no effect: set the limit on the resource that feeds it.", self.name)
+            return self
         kept = tuple(s for s in self.steps if not isinstance(s, LimitStep))
         self.steps = (*kept, LimitStep(max_items, max_time, count_rows))
         return self
 
+    def parallelize(self) -> Resource:
+        """Iterate this resource in its own thread (a transformer: run each call in the extract's thread pool)."""
+        self.parallelized = True
+        return self
+
     def __or__(self, other: Any) -> Resource:
         """`resource | transformer` feeds the transformer; `resource | function` maps (or yield-maps) the items."""
-        if getattr(other, "__lakeload_transformer__", False) and not isinstance(other, Resource):
-            other = other()
         if isinstance(other, Resource):
             return other.fed_by(self)
         if callable(other):
             return self.add_yield_map(other) if inspect.isgeneratorfunction(other) else self.add_map(other)
         raise ExtractError(f"Cannot pipe resource '{self.name}' into {type(other).__name__}: use a transformer or a function.")
 
+    def __ror__(self, data: Any) -> Resource:
+        """`[items] | transformer`: the transformer fed by plain data."""
+        return self.fed_by(Resource(f"iter_{self.name}", data))
+
     def fed_by(self, parent: Resource) -> Resource:
         """This transformer with `parent` as its `data_from`."""
-        feed = getattr(self.data, "__lakeload_feed__", None)
-        if feed is None:
+        if not self.is_transformer:
             raise ExtractError(f"Resource '{self.name}' is not a transformer: only transformers take data from another resource.")
-        return replace(self, data=feed(parent))
+        return replace(self, parent=parent)
 
     def table_name_for(self, item: Any) -> str:
         hint = self.hints.table_name
@@ -136,7 +186,14 @@ class Resource:
         return self.iterate()
 
     def iterate(self, context: ExtractContext | None = None) -> Iterator[Any]:
-        """The resource's items; a resource that takes a context gets `context` (or an empty one)."""
+        """The resource's items; a resource that takes a context gets `context` (or an empty one).
+
+        A transformer iterates its parent here; an extract instead evaluates the whole graph of its resources
+        (`lakeload.extract.graph`), so that a parent feeding several transformers is iterated once.
+        """
+        if self.is_transformer:
+            yield from apply_steps(self._transformed(context), self.steps)
+            return
         data = self.data
         if self.takes_context:
             data = data(context or ExtractContext(resource_name=self.name))
@@ -147,6 +204,43 @@ class Resource:
         elif not isinstance(data, Iterable) and not inspect.isasyncgen(data):
             raise ExtractError(f"Resource '{self.name}' produced {type(data).__name__}, which is not iterable.")
         yield from apply_steps(sync_items(data), self.steps)
+
+    def _transformed(self, context: ExtractContext | None) -> Iterator[Any]:
+        for item in self.feeding_parent().iterate():
+            yield from outputs(self.call_transform(item))
+
+    def feeding_parent(self) -> Resource:
+        """The parent of this transformer; a clear error when it has none."""
+        if self.parent is None:
+            raise ExtractError(
+                f"Transformer '{self.name}' has no data: pipe a resource into it (`resource | {self.name}`) "
+                "or give it `data_from=`."
+            )
+        return self.parent
+
+    def call_transform(self, item: Any) -> Any:
+        """The transformer's function on one parent item: a generator, one item, None, or a deferred call."""
+        assert self.transform is not None
+        return self.transform(item)
+
+
+def _before(step: MapStep | FilterStep | YieldMapStep, transform: Callable[[Any], Any]) -> Callable[[Any], Any]:
+    def stepped(item: Any) -> Iterator[Any]:
+        for one in step.apply(item):
+            yield from outputs(transform(one))
+
+    return stepped
+
+
+def outputs(returned: Any) -> Iterator[Any]:
+    """The items a transformer call gave: what its generator yields, its one returned item, or none for `None`.
+    A deferred call (`lakeload.defer`) is evaluated in place."""
+    while callable(returned) and not isinstance(returned, Resource):
+        returned = returned()
+    if inspect.isgenerator(returned) or inspect.isasyncgen(returned):
+        yield from sync_items(returned)
+    elif returned is not None:
+        yield returned
 
 
 def _is_single_item(data: Any) -> bool:

@@ -6,6 +6,7 @@
 
 from __future__ import annotations
 
+from collections.abc import Iterator
 from dataclasses import dataclass, replace
 from typing import Any
 
@@ -34,6 +35,50 @@ class Source:
         """The resources that extract runs, by name (dlt's mapping)."""
         return {name: r for name, r in self.resources.items() if r.selected}
 
+    def __getattr__(self, name: str) -> Resource:
+        """`source.users` is the source's resource `users`, as in dlt."""
+        if name.startswith("__") or name == "resources":
+            raise AttributeError(name)
+        try:
+            return self.resources[name]
+        except KeyError:
+            raise AttributeError(
+                f"Source '{self.name}' has no resource '{name}'; it has {', '.join(self.resources) or 'none'}."
+            ) from None
+
+    def __iter__(self) -> Iterator[Any]:
+        """The records of the selected resources (pages flattened), each parent iterated once, as dlt's `list(source)`."""
+        from lakeload.extract.graph import evaluate
+
+        for _res, item in evaluate(list(self.selected_resources.values())):
+            if isinstance(item, list):
+                yield from item
+            else:
+                yield item
+
+    def __or__(self, other: Any) -> Resource:
+        """`source | transformer`: the transformer is fed every record of the source's selected resources."""
+        if not isinstance(other, Resource) or not other.is_transformer:
+            raise ExtractError(f"Cannot pipe source '{self.name}' into {type(other).__name__}: use a transformer.")
+        return other.fed_by(Resource(self.name, lambda: iter(self)))
+
+    def add_limit(self, max_items: int | None = None, max_time: float | None = None, count_rows: bool = False) -> Source:
+        """`add_limit` on every selected resource that is not a transformer (dlt's `DltSource.add_limit`)."""
+        for res in self.selected_resources.values():
+            if not res.is_transformer:
+                res.add_limit(max_items, max_time, count_rows)
+        return self
+
+    def parallelize(self) -> Source:
+        """Iterate every selected resource in parallel (dlt's `DltSource.parallelize`)."""
+        for res in self.selected_resources.values():
+            res.parallelize()
+        return self
+
+    def clone(self) -> Source:
+        """A copy whose resources can be changed without changing this source's."""
+        return Source(self.name, {n: replace(r) for n, r in self.resources.items()}, self.max_table_nesting)
+
 
 def resources_from(data: Any, default_name: str) -> tuple[list[Resource], str | None]:
     """The selected resources in what `run()`/`extract()` got, and the source name when it was a source.
@@ -43,8 +88,6 @@ def resources_from(data: Any, default_name: str) -> tuple[list[Resource], str | 
     """
     if isinstance(data, Source):
         return list(data.selected_resources.values()), data.name
-    if callable(data) and getattr(data, "__lakeload_resource__", False):
-        data = data()
     if isinstance(data, Resource):
         return [data], None
     if isinstance(data, (list, tuple)) and data and all(isinstance(d, (Resource, Source)) for d in data):
