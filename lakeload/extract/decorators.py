@@ -35,6 +35,9 @@ def resource(
     max_table_nesting: int | None = None,
     selected: bool = True,
     parallelized: bool = False,
+    references: list[dict[str, Any]] | None = None,
+    nested_hints: dict[str | tuple[str, ...], dict[str, Any]] | None = None,
+    additional_table_hints: dict[str, Any] | None = None,
 ) -> Any:
     """Declare a resource, as a decorator on a generator function or directly on data.
 
@@ -52,6 +55,9 @@ def resource(
         table_format=table_format,
         file_format=file_format,
         max_table_nesting=max_table_nesting,
+        references=references,
+        nested_hints=nested_hints,
+        additional_table_hints=additional_table_hints,
     )
 
     def decorate(fn: Callable[..., Any]) -> Resource:

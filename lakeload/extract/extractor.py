@@ -21,9 +21,11 @@ from lakeload.errors import ExtractError, LakeloadError
 from lakeload.extract.context import ExtractContext
 from lakeload.extract.external import ExternalFiles, split_entries
 from lakeload.extract.graph import evaluate, extracted
+from lakeload.extract.hints import TableHints
 from lakeload.extract.mark import MarkedItem
-from lakeload.extract.resource import Resource, TableHints
+from lakeload.extract.resource import Resource
 from lakeload.extract.spark_parts import write_frame_parts
+from lakeload.extract.table_schema import table_schemas_from_hints
 from lakeload.runtime.packages import EXTRACTED, EXTRACTING, PipelineStorage, new_load_id, write_json_atomic
 from lakeload.schema import typed_json
 from lakeload.schema.naming import NamingConvention
@@ -160,36 +162,6 @@ class SplitListener(Protocol):
     def wait(self) -> None: ...
 
 
-def table_schema_from_hints(name: str, resource_name: str, hints: TableHints, naming: NamingConvention) -> dict[str, Any]:
-    """The dlt table definition a resource's hints make (columns normalized, primary key as hints)."""
-    table: dict[str, Any] = {"name": name, "columns": {}, "write_disposition": hints.write_disposition, "resource": resource_name}
-    for col_name, column in (hints.columns or {}).items():
-        norm = naming.normalize_path(col_name)
-        table["columns"][norm] = {**column, "name": norm}
-    for key_hint, keys in (("primary_key", hints.primary_key), ("merge_key", hints.merge_key)):
-        for key in keys or ():
-            norm = naming.normalize_path(key)
-            column = table["columns"].setdefault(norm, {"name": norm})
-            column[key_hint] = True
-            if key_hint == "primary_key":
-                column["nullable"] = False
-    if hints.table_format:
-        table["table_format"] = hints.table_format
-    if hints.write_disposition == "merge" and hints.merge_strategy:
-        table["x-merge-strategy"] = hints.merge_strategy
-    keyed = any(c.get("primary_key") or c.get("merge_key") for c in table["columns"].values())
-    if hints.write_disposition == "merge" and hints.table_format == "delta" and not keyed:
-        raise ExtractError(
-            f"Table '{name}': a Delta merge needs a key. Give the resource a `primary_key` (rows are upserted "
-            "by it) or a `merge_key` (stored rows with the same merge key are replaced)."
-        )
-    if hints.file_format:
-        table["file_format"] = hints.file_format
-    if hints.max_table_nesting is not None:
-        table["x-normalizer"] = {"max_nesting": hints.max_table_nesting}
-    return table
-
-
 def table_name(naming: NamingConvention, given: object) -> str:
     """The table name ``given`` (a hint, a callable's result or a resource name) normalized, and checked to stay
     one safe path segment (raises :class:`~lakeload.errors.InvalidNameError` otherwise).
@@ -224,13 +196,15 @@ def extract_resources(
     file_max_bytes: int = FILE_MAX_BYTES,
     context: ExtractContext | None = None,
     listener: SplitListener | None = None,
+    known_tables: frozenset[str] = frozenset(),
 ) -> ExtractResult:
     """Stream every selected resource into a new package and move it to `extracted`.
 
     Resources that take a context get `context` (see `lakeload.extract.context`). A callable
     `extra_manifest` is called once every resource was extracted, so it can carry the state they changed.
     A `listener` hears of every complete JSONL file while extract goes on (normalize can start on it),
-    and is waited for before the package is complete.
+    and is waited for before the package is complete. As in dlt, a table that got no items enters the package
+    only when it is in the schema already (`known_tables`: a `replace` then empties it).
     """
     started = time.perf_counter()
     load_id = new_load_id()
@@ -245,12 +219,13 @@ def extract_resources(
     writer = PackageWriter(wio.join(data_base, "data"), file_max_bytes, on_closed, storage.working)
     result = ExtractResult(load_id=load_id, schema_name=schema_name)
     pending = 0
+    written: set[str] = set()
     try:
         for res in resources:
             static = res.hints.table_name if not callable(res.hints.table_name) else None
             if static is not None or res.hints.table_name is None:
                 name = table_name(naming, static if static is not None else res.name)
-                tables.setdefault(name, table_schema_from_hints(name, res.name, res.hints, naming))
+                _declare(tables, table_schemas_from_hints(name, res.name, res.hints, naming), replace=False)
 
         for res in extracted(resources):
             if context is not None and res.hints.write_disposition == "replace":  # as dlt: a replaced table's
@@ -267,10 +242,11 @@ def extract_resources(
                 given = marked.table_name if marked is not None and marked.table_name is not None else res.table_name_for(one)
                 name = table_name(naming, given)
                 if name not in tables or (marked is not None and marked.hints):
-                    hints = res.with_hints(**marked.hints).hints if marked is not None else res.hints
-                    tables[name] = table_schema_from_hints(name, res.name, hints, naming)
+                    hints = _marked_hints(res, marked)
+                    _declare(tables, table_schemas_from_hints(name, res.name, hints, naming), replace=True)
                 count = _write_one(writer, name, one)
                 result.items[name] = result.items.get(name, 0) + count
+                written.add(name)
                 pending += count
                 if progress is not None and pending >= 10_000:
                     progress(pending)
@@ -283,6 +259,7 @@ def extract_resources(
         cause = f"Spark: {summarize(exc)}" if is_spark_error(exc) else f"{type(exc).__name__}: {exc}"
         raise ExtractError(f"Resource failed during extract: {cause}") from exc
     writer.close()
+    _drop_unwritten(tables, written | known_tables)
     if progress is not None and pending:
         progress(pending)
     extra = extra_manifest() if callable(extra_manifest) else extra_manifest
@@ -302,6 +279,33 @@ def extract_resources(
     result.source_options = writer.source_options
     result.elapsed = time.perf_counter() - started
     return result
+
+
+def _declare(tables: dict[str, dict[str, Any]], declared: list[dict[str, Any]], replace: bool) -> None:
+    """Add a resource's tables (its own, then its nested ones) to the package's; `replace` overwrites them."""
+    for table in declared:
+        if replace or table["name"] not in tables:
+            tables[table["name"]] = table
+
+
+def _marked_hints(res: Resource, marked: MarkedItem | None) -> TableHints:
+    """The hints of a (marked) item's table; marks without `create_table_variant` change the resource, as in dlt."""
+    if marked is None:
+        return res.hints
+    if marked.create_table_variant:
+        return res.with_hints(**marked.hints).hints
+    res.apply_hints(**{k: v for k, v in marked.hints.items() if k != "table_name"})
+    return res.with_hints(table_name=marked.table_name).hints if marked.table_name else res.hints
+
+
+def _drop_unwritten(tables: dict[str, dict[str, Any]], kept: set[str] | frozenset[str]) -> None:
+    """Forget declared tables (and their nested tables) that got no items and are not in the schema yet."""
+    for name in list(tables):
+        root = name
+        while tables.get(root, {}).get("parent"):
+            root = tables[root]["parent"]
+        if root not in kept and name not in kept:
+            del tables[name]
 
 
 def _abandon(writer: PackageWriter, storage: PipelineStorage, load_id: str) -> None:

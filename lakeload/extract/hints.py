@@ -30,6 +30,9 @@ class TableHints:
     file_format: str | None = None
     max_table_nesting: int | None = None
     merge_strategy: str | None = None
+    references: list[dict[str, Any]] | None = None  # dlt's table references, stored in the schema as given
+    nested_hints: dict[str | tuple[str, ...], dict[str, Any]] | None = None  # hints of nested tables, by path
+    additional_table_hints: dict[str, Any] | None = None  # extra keys of the table schema (e.g. `x-` keys)
 
     def __post_init__(self) -> None:
         disposition = self.write_disposition
@@ -45,8 +48,7 @@ class TableHints:
             self.primary_key = [self.primary_key]
         if isinstance(self.merge_key, str):
             self.merge_key = [self.merge_key]
-        if isinstance(self.columns, Sequence) and not isinstance(self.columns, (str, dict)):
-            self.columns = {c["name"]: c for c in self.columns}
+        self.columns = columns_dict(self.columns)
         self._check_table_format()
 
     def _check_table_format(self) -> None:
@@ -60,3 +62,43 @@ class TableHints:
                 f"'{strategy}' merge strategy is not supported for Delta tables. "
                 f"Available strategies: {list(DELTA_MERGE_STRATEGIES)}."
             )
+
+
+def columns_dict(columns: Any) -> dict[str, dict[str, Any]] | None:
+    """Column hints as a dict by name (dlt takes a dict or a list of column dicts).
+
+    >>> columns_dict([{"name": "id", "data_type": "bigint"}])
+    {'id': {'name': 'id', 'data_type': 'bigint'}}
+    """
+    if isinstance(columns, Sequence) and not isinstance(columns, (str, dict)):
+        return {c["name"]: c for c in columns}
+    return columns  # type: ignore[no-any-return]
+
+
+EMPTY_REMOVES = ("table_name", "primary_key", "merge_key", "columns", "table_format", "file_format", "references",
+                 "nested_hints", "additional_table_hints")
+
+
+def merged_hints(current: TableHints, given: dict[str, Any]) -> TableHints:
+    """`current` with the `given` hints set, as dlt's `apply_hints`: `None` keeps a hint, an empty value (`""`,
+    `[]`, `{}`) removes it; new columns merge into the existing ones.
+
+    >>> merged_hints(TableHints(primary_key=["id"]), {"primary_key": ""}).primary_key is None
+    True
+    """
+    merged = dict(vars(current))
+    for key, value in given.items():
+        if value is None:
+            continue
+        if key in EMPTY_REMOVES and not value and not callable(value):
+            merged[key] = None
+        elif key == "columns" and merged.get("columns") and not callable(value):
+            old = merged["columns"]
+            merged[key] = {**old, **{n: {**old.get(n, {}), **c} for n, c in (columns_dict(value) or {}).items()}}
+        elif key == "references" and merged.get(key):  # a new reference to a table replaces the old one
+            merged[key] = list({**{r["referenced_table"]: r for r in merged[key]}, **{r["referenced_table"]: r for r in value}}.values())
+        elif key == "additional_table_hints" and merged.get(key):
+            merged[key] = {**merged[key], **value}
+        else:
+            merged[key] = value
+    return TableHints(**merged)

@@ -17,7 +17,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
-__all__ = ["make_hints", "with_hints", "with_table_name"]
+__all__ = ["make_hints", "make_nested_hints", "with_hints", "with_table_name"]
 
 
 @dataclass(frozen=True)
@@ -27,6 +27,7 @@ class MarkedItem:
     data: Any
     table_name: str | None = None
     hints: dict[str, Any] = field(default_factory=dict)
+    create_table_variant: bool = False  # hints for this table only; else they change the resource's hints
 
 
 def make_hints(
@@ -38,12 +39,33 @@ def make_hints(
     table_format: str | None = None,
     file_format: str | None = None,
     max_table_nesting: int | None = None,
+    references: Sequence[dict[str, Any]] | None = None,
+    nested_hints: dict[str | tuple[str, ...], dict[str, Any]] | None = None,
+    additional_table_hints: dict[str, Any] | None = None,
 ) -> dict[str, Any]:
     """Table hints as a dict (the ones given), for `with_hints` or `Resource.apply_hints(**hints)`."""
     given = dict(
         table_name=table_name, write_disposition=write_disposition, columns=columns, primary_key=primary_key,
         merge_key=merge_key, table_format=table_format, file_format=file_format, max_table_nesting=max_table_nesting,
+        references=references, nested_hints=nested_hints, additional_table_hints=additional_table_hints,
     )
+    return {key: value for key, value in given.items() if value is not None}
+
+
+def make_nested_hints(
+    columns: dict[str, dict[str, Any]] | Sequence[dict[str, Any]] | None = None,
+    primary_key: str | Sequence[str] | None = None,
+    merge_key: str | Sequence[str] | None = None,
+    references: Sequence[dict[str, Any]] | None = None,
+    additional_table_hints: dict[str, Any] | None = None,
+) -> dict[str, Any]:
+    """Hints of one nested table, for a resource's `nested_hints={"path": make_nested_hints(...)}` (as dlt's).
+
+    >>> make_nested_hints(columns=[{"name": "price", "data_type": "decimal"}])
+    {'columns': [{'name': 'price', 'data_type': 'decimal'}]}
+    """
+    given = dict(columns=columns, primary_key=primary_key, merge_key=merge_key, references=references,
+                 additional_table_hints=additional_table_hints)
     return {key: value for key, value in given.items() if value is not None}
 
 
@@ -53,6 +75,9 @@ def with_table_name(item: Any, table_name: str) -> MarkedItem:
 
 
 def with_hints(item: Any, hints: dict[str, Any], create_table_variant: bool = False) -> MarkedItem:
-    """`item` goes to the table of `hints` (its `table_name`, else the resource's), which takes these hints."""
-    del create_table_variant  # every marked table name is already its own table here
-    return MarkedItem(item, table_name=hints.get("table_name"), hints=dict(hints))
+    """`item` goes to the table of `hints` (its `table_name`, else the resource's), which takes these hints.
+
+    As in dlt, the hints are applied to the resource (later items and tables keep them) unless
+    `create_table_variant` is set: then they are the hints of that one table only.
+    """
+    return MarkedItem(item, table_name=hints.get("table_name"), hints=dict(hints), create_table_variant=create_table_variant)

@@ -16,7 +16,7 @@ from typing import Any
 
 from lakeload.errors import ExtractError
 from lakeload.extract.context import ExtractContext
-from lakeload.extract.hints import TableHints, TableNameHint
+from lakeload.extract.hints import TableHints, TableNameHint, merged_hints
 from lakeload.extract.pipes import FilterStep, LimitStep, MapStep, Step, YieldMapStep, apply_steps, sync_items
 
 __all__ = ["Resource", "TableHints", "TableNameHint"]
@@ -63,9 +63,7 @@ class Resource:
 
     def apply_hints(self, **hints: Any) -> Resource:
         """Change table hints in place (`table_name`, `write_disposition`, `primary_key`, `columns`, ...)."""
-        merged = {k: v for k, v in vars(self.hints).items()}
-        merged.update({k: v for k, v in hints.items() if v is not None})
-        self.hints = TableHints(**merged)
+        self.hints = merged_hints(self.hints, hints)
         return self
 
     def with_hints(self, **hints: Any) -> Resource:
@@ -105,6 +103,30 @@ class Resource:
     @columns.setter
     def columns(self, value: dict[str, dict[str, Any]] | None) -> None:
         self.apply_hints(columns=value)
+
+    @property
+    def primary_key(self) -> list[str] | None:
+        return None if self.hints.primary_key is None else list(self.hints.primary_key)
+
+    @primary_key.setter
+    def primary_key(self, value: str | list[str] | None) -> None:
+        self.apply_hints(primary_key=value if value is not None else "")
+
+    @property
+    def merge_key(self) -> list[str] | None:
+        return None if self.hints.merge_key is None else list(self.hints.merge_key)
+
+    @merge_key.setter
+    def merge_key(self, value: str | list[str] | None) -> None:
+        self.apply_hints(merge_key=value if value is not None else "")
+
+    @property
+    def nested_hints(self) -> dict[str | tuple[str, ...], dict[str, Any]] | None:
+        return self.hints.nested_hints
+
+    @nested_hints.setter
+    def nested_hints(self, value: dict[str | tuple[str, ...], dict[str, Any]] | None) -> None:
+        self.apply_hints(nested_hints=value if value is not None else {})
 
     @property
     def max_table_nesting(self) -> int | None:

@@ -203,6 +203,7 @@ class Pipeline(PipelineInspect):
                     file_max_bytes=self._file_max_bytes(),
                     context=context,
                     listener=listener,
+                    known_tables=frozenset(self.schema(schema_name).tables),
                 )
         except BaseException:
             if listener is not None:

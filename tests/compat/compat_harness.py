@@ -55,6 +55,7 @@ class Outcome:
     sources_state: Any
     error: BaseException | None = None
     notes: dict[str, Any] = field(default_factory=dict)
+    table_hints: dict[str, Any] = field(default_factory=dict)
 
 
 @contextlib.contextmanager
@@ -86,7 +87,23 @@ def run_one(lib: Any, script: Script, root: Path, env: dict[str, str] | None = N
             return Outcome(None, None, exc, ctx.notes)
     dataset = canonicalize(read_bucket(ctx.bucket)) if (ctx.bucket / DATASET / "_dlt_version").is_dir() else None
     state = _as_json(p.state.get("sources", {})) if p is not None else None
-    return Outcome(dataset, state, None, _as_json(ctx.notes))
+    return Outcome(dataset, state, None, _as_json(ctx.notes), table_hints(p) if p is not None else {})
+
+
+HINT_KEYS_IGNORED = ("columns", "x-normalizer", "name")
+
+
+def table_hints(p: Any) -> dict[str, Any]:
+    """The hints of the default schema's data tables: table keys, and each column's hints (types included)."""
+    tables = p.default_schema.tables if p.default_schema_name else {}
+    found: dict[str, Any] = {}
+    for name, table in tables.items():
+        if name.startswith("_dlt"):
+            continue
+        hints = {k: v for k, v in table.items() if k not in HINT_KEYS_IGNORED}
+        hints["columns"] = {c: {k: v for k, v in col.items() if k != "name"} for c, col in table.get("columns", {}).items()}
+        found[name] = _as_json(hints)
+    return found
 
 
 def run_side_by_side(script: Script, tmp_path: Path, env: dict[str, str] | None = None) -> tuple[Outcome, Outcome]:
@@ -97,8 +114,11 @@ def run_side_by_side(script: Script, tmp_path: Path, env: dict[str, str] | None 
     return run_one(dlt, script, tmp_path / "dlt", env), run_one(lakeload, script, tmp_path / "lakeload", env)
 
 
-def assert_same(script: Script, tmp_path: Path, *, state: bool = True, env: dict[str, str] | None = None) -> Outcome:
-    """Both tools succeed (or both fail) and leave the same tables, rows and (with `state`) source state."""
+def assert_same(
+    script: Script, tmp_path: Path, *, state: bool = True, hints: bool = False, env: dict[str, str] | None = None
+) -> Outcome:
+    """Both tools succeed (or both fail) and leave the same tables, rows, (with `state`) source state and (with
+    `hints`) table and column hints in the stored schema."""
     theirs, ours = run_side_by_side(script, tmp_path, env)
     if theirs.error is not None or ours.error is not None:
         assert theirs.error is not None and ours.error is not None, (
@@ -110,4 +130,6 @@ def assert_same(script: Script, tmp_path: Path, *, state: bool = True, env: dict
     if state:
         assert ours.sources_state == theirs.sources_state
     assert ours.notes == theirs.notes
+    if hints:
+        assert ours.table_hints == theirs.table_hints
     return ours

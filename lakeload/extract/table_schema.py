@@ -1,0 +1,74 @@
+"""The dlt table definitions a resource's hints make: its own table and the nested tables it gives hints for.
+
+>>> from lakeload.schema.naming import get_naming
+>>> table_schema_from_hints("users", "users", TableHints(primary_key="id"), get_naming("snake_case"))["columns"]
+{'id': {'name': 'id', 'primary_key': True, 'nullable': False}}
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from lakeload.errors import ExtractError
+from lakeload.extract.hints import TableHints, columns_dict
+from lakeload.schema.naming import NamingConvention
+
+
+def table_schemas_from_hints(name: str, resource_name: str, hints: TableHints, naming: NamingConvention) -> list[dict[str, Any]]:
+    """The root table of `hints` and, after it, the nested tables `nested_hints` declares (parents first)."""
+    tables = [table_schema_from_hints(name, resource_name, hints, naming)]
+    for path, nested in sorted((hints.nested_hints or {}).items(), key=lambda kv: len(_path(kv[0]))):
+        parts = _path(path)
+        table_name = naming.make_path(name, *(naming.normalize_path(p) for p in parts))
+        parent = naming.make_path(name, *(naming.normalize_path(p) for p in parts[:-1])) if len(parts) > 1 else name
+        nested_hints = TableHints(
+            write_disposition=hints.write_disposition, columns=columns_dict(nested.get("columns")),
+            primary_key=nested.get("primary_key"), merge_key=nested.get("merge_key"),
+            references=nested.get("references"), additional_table_hints=nested.get("additional_table_hints"),
+        )
+        table = table_schema_from_hints(table_name, resource_name, nested_hints, naming)
+        del table["write_disposition"], table["resource"]
+        table["parent"] = parent
+        tables.append(table)
+    return tables
+
+
+def _path(path: str | tuple[str, ...]) -> tuple[str, ...]:
+    return (path,) if isinstance(path, str) else tuple(path)
+
+
+def _key_columns(table: dict[str, Any], hints: TableHints, naming: NamingConvention) -> None:
+    """Primary and merge key columns get their hint and, unless a column hint says otherwise, `nullable: false`."""
+    for key_hint, keys in (("primary_key", hints.primary_key), ("merge_key", hints.merge_key)):
+        for key in keys or ():
+            norm = naming.normalize_path(key)
+            column = table["columns"].setdefault(norm, {"name": norm})
+            column[key_hint] = True
+            column.setdefault("nullable", False)
+
+
+def table_schema_from_hints(name: str, resource_name: str, hints: TableHints, naming: NamingConvention) -> dict[str, Any]:
+    """The dlt table definition a resource's hints make (columns normalized, primary key as hints)."""
+    table: dict[str, Any] = {"name": name, "columns": {}, "write_disposition": hints.write_disposition, "resource": resource_name}
+    for col_name, column in (hints.columns or {}).items():
+        norm = naming.normalize_path(col_name)
+        table["columns"][norm] = {**column, "name": norm}
+    _key_columns(table, hints, naming)
+    if hints.table_format:
+        table["table_format"] = hints.table_format
+    if hints.write_disposition == "merge" and hints.merge_strategy:
+        table["x-merge-strategy"] = hints.merge_strategy
+    keyed = any(c.get("primary_key") or c.get("merge_key") for c in table["columns"].values())
+    if hints.write_disposition == "merge" and hints.table_format == "delta" and not keyed:
+        raise ExtractError(
+            f"Table '{name}': a Delta merge needs a key. Give the resource a `primary_key` (rows are upserted "
+            "by it) or a `merge_key` (stored rows with the same merge key are replaced)."
+        )
+    if hints.file_format:
+        table["file_format"] = hints.file_format
+    if hints.max_table_nesting is not None:
+        table["x-normalizer"] = {"max_nesting": hints.max_table_nesting}
+    if hints.references:
+        table["references"] = [dict(r) for r in hints.references]
+    table.update(hints.additional_table_hints or {})
+    return table
