@@ -175,12 +175,17 @@ def table_name(naming: NamingConvention, given: object) -> str:
     return check_table_name(naming.normalize_tables_path(given), given, naming.name)
 
 
-def check_extract_names(resources: list[Resource], schema_name: str, naming: NamingConvention) -> None:
+def check_extract_names(
+    resources: list[Resource], schema_name: str, naming: NamingConvention, given_table_name: str | None = None
+) -> None:
     """Reject, before anything is extracted, a schema name or a fixed table name that would leave the bucket.
 
+    `given_table_name` is `run(table_name=...)`: an empty one is refused (it would fall back to the resource's name).
     Table names that callables give per item are checked as they come, before their item is written.
     """
     check_schema_name(schema_name)
+    if given_table_name is not None:
+        table_name(naming, given_table_name)
     for res in resources:
         if not callable(res.hints.table_name):
             table_name(naming, res.hints.table_name if res.hints.table_name is not None else res.name)

@@ -172,7 +172,7 @@ class Pipeline(PipelineInspect):
         if any(v is not None for v in overrides.values()):
             resources = [r.with_hints(**overrides) for r in resources]
         schema_name = schema or source_name or self.default_schema_name or self.pipeline_name
-        check_extract_names(resources, schema_name, self.naming)  # before anything changes or is extracted
+        check_extract_names(resources, schema_name, self.naming, overrides["table_name"])  # before anything is extracted
         if not self.state.get("default_schema_name"):
             self.state["default_schema_name"] = schema_name
         if schema_name not in self.state["schema_names"]:

@@ -215,8 +215,9 @@ def test_table_names_kept_unsafe_by_direct_naming_are_rejected_before_extract(
 def test_empty_table_names_are_rejected(quick_sandbox: Sandbox, entry: Entry, naming: str) -> None:
     p = quick_sandbox.pipeline(destination=quick_sandbox.destination(naming_convention=naming))
     for name in ("", "   "):
-        if entry is via_resource_name and name == "":
-            continue  # resource(data, name="") falls back to the data's or the default name, as in dlt
+        if entry in (via_resource_name, via_apply_hints, via_with_hints) and name == "":
+            continue  # resource(data, name="") falls back to the data's or the default name, and
+            # apply_hints(table_name="") removes the hint (the resource's name is used), as in dlt
         with pytest.raises(InvalidNameError, match="it is empty"):
             entry(p, name)
     assert no_packages(p)
