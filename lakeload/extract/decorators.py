@@ -19,6 +19,7 @@ from lakeload.errors import ExtractError
 from lakeload.extract.hints import TableHints, TableNameHint
 from lakeload.extract.resource import Resource
 from lakeload.extract.source import Source
+from lakeload.schema.contract import check_contract
 
 
 def resource(
@@ -34,6 +35,7 @@ def resource(
     file_format: str | None = None,
     max_table_nesting: int | None = None,
     selected: bool = True,
+    schema_contract: str | dict[str, str] | None = None,
 ) -> Any:
     """Declare a resource, as a decorator on a generator function or directly on data.
 
@@ -51,6 +53,7 @@ def resource(
         table_format=table_format,
         file_format=file_format,
         max_table_nesting=max_table_nesting,
+        schema_contract=schema_contract,
     )
 
     def decorate(fn: Callable[..., Any]) -> Callable[..., Resource]:
@@ -125,7 +128,8 @@ def transformer(
 
 
 def source(
-    fn: Callable[..., Any] | None = None, /, name: str | None = None, max_table_nesting: int | None = None
+    fn: Callable[..., Any] | None = None, /, name: str | None = None, max_table_nesting: int | None = None,
+    schema_contract: str | dict[str, str] | None = None,
 ) -> Any:
     """Declare a source: a function returning one or more resources.
 
@@ -148,7 +152,7 @@ def source(
                 if not isinstance(res, Resource):
                     res = resource(res, name=f"{source_name}_{len(resources)}")
                 resources[res.name] = res
-            return Source(source_name, resources, max_table_nesting)
+            return Source(source_name, resources, max_table_nesting, check_contract(schema_contract))
 
         return make
 

@@ -19,6 +19,7 @@ import lakeload.spark.executor_working as wio
 from lakeload.destinations.impl.filesystem.safe_paths import check_schema_name, check_table_name
 from lakeload.errors import ExtractError, LakeloadError
 from lakeload.extract.context import ExtractContext
+from lakeload.extract.contracts import RootContracts
 from lakeload.extract.current import iterate_in
 from lakeload.extract.external import ExternalFiles, split_entries
 from lakeload.extract.mark import MarkedItem
@@ -187,6 +188,8 @@ def table_schema_from_hints(name: str, resource_name: str, hints: TableHints, na
         table["file_format"] = hints.file_format
     if hints.max_table_nesting is not None:
         table["x-normalizer"] = {"max_nesting": hints.max_table_nesting}
+    if hints.table_contract:
+        table["schema_contract"] = hints.table_contract
     return table
 
 
@@ -224,13 +227,14 @@ def extract_resources(
     file_max_bytes: int = FILE_MAX_BYTES,
     context: ExtractContext | None = None,
     listener: SplitListener | None = None,
+    contracts: RootContracts | None = None,
 ) -> ExtractResult:
     """Stream every selected resource into a new package and move it to `extracted`.
 
     Resources that take a context get `context` (see `lakeload.extract.context`). A callable
     `extra_manifest` is called once every resource was extracted, so it can carry the state they changed.
     A `listener` hears of every complete JSONL file while extract goes on (normalize can start on it),
-    and is waited for before the package is complete.
+    and is waited for before the package is complete. `contracts` checks each root table when it first appears.
     """
     started = time.perf_counter()
     load_id = new_load_id()
@@ -250,7 +254,9 @@ def extract_resources(
             static = res.hints.table_name if not callable(res.hints.table_name) else None
             if static is not None or res.hints.table_name is None:
                 name = table_name(naming, static if static is not None else res.name)
-                tables.setdefault(name, table_schema_from_hints(name, res.name, res.hints, naming))
+                if name not in tables:
+                    tables[name] = table_schema_from_hints(name, res.name, res.hints, naming)
+                    _admit(contracts, name, tables[name])
             resource_context = context.for_resource(res.name) if context else None
             for item in iterate_in(resource_context, res.iterate(resource_context)):
                 marked = item if isinstance(item, MarkedItem) else None
@@ -262,6 +268,9 @@ def extract_resources(
                     if name not in tables or (marked is not None and marked.hints):
                         hints = res.with_hints(**marked.hints).hints if marked is not None else res.hints
                         tables[name] = table_schema_from_hints(name, res.name, hints, naming)
+                        _admit(contracts, name, tables[name])
+                    if contracts is not None and name in contracts.skipped:
+                        continue  # a `discard_row` contract on new tables: the items are dropped
                     count = _write_one(writer, name, one)
                     result.items[name] = result.items.get(name, 0) + count
                     pending += count
@@ -286,6 +295,7 @@ def extract_resources(
         "tables": tables,
         "splits": [s if "source" in s else {**s, "path": wio.relative(s["path"], data_base)} for s in writer.splits],
         **(extra or {}),
+        **(contracts.manifest() if contracts is not None else {}),
     }
     write_json_atomic(os.path.join(package, "manifest.json"), manifest)
     if listener is not None:
@@ -295,6 +305,11 @@ def extract_resources(
     result.source_options = writer.source_options
     result.elapsed = time.perf_counter() - started
     return result
+
+
+def _admit(contracts: RootContracts | None, name: str, table: dict[str, Any]) -> None:
+    if contracts is not None:
+        contracts.admit(name, table)
 
 
 def _abandon(writer: PackageWriter, storage: PipelineStorage, load_id: str) -> None:

@@ -11,6 +11,8 @@ from dataclasses import dataclass
 from typing import Any
 
 from lakeload.errors import ExtractError
+from lakeload.extract import validation
+from lakeload.schema.contract import ContractSetting, check_contract
 
 WRITE_DISPOSITIONS = ("append", "replace", "merge", "skip")
 DELTA_MERGE_STRATEGIES = ("upsert", "insert-only")
@@ -30,8 +32,13 @@ class TableHints:
     file_format: str | None = None
     max_table_nesting: int | None = None
     merge_strategy: str | None = None
+    schema_contract: ContractSetting = None  # as given (see `lakeload.schema.contract`)
+    model: Any = None  # the pydantic model given as `columns` (its validator runs at extract)
 
     def __post_init__(self) -> None:
+        if validation.is_model(self.columns):
+            self.model, self.columns = self.columns, validation.columns_from_model(self.columns)
+        self.schema_contract = check_contract(self.schema_contract)
         disposition = self.write_disposition
         if isinstance(disposition, dict):
             self.merge_strategy = disposition.get("strategy", self.merge_strategy)
@@ -48,6 +55,14 @@ class TableHints:
         if isinstance(self.columns, Sequence) and not isinstance(self.columns, (str, dict)):
             self.columns = {c["name"]: c for c in self.columns}
         self._check_table_format()
+
+    @property
+    def table_contract(self) -> ContractSetting:
+        """The contract stored on the table: the given one, else a pydantic model's default (dlt's)."""
+        if self.schema_contract or self.model is None:
+            return self.schema_contract
+        contract = validation.model_contract(self.model, None)
+        return {"tables": contract["tables"], "columns": contract["columns"], "data_type": contract["data_type"]}
 
     def _check_table_format(self) -> None:
         if self.table_format not in (None, "delta"):

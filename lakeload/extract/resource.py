@@ -17,6 +17,7 @@ from lakeload.errors import ExtractError
 from lakeload.extract.context import ExtractContext
 from lakeload.extract.hints import TableHints, TableNameHint
 from lakeload.extract.pipes import FilterStep, LimitStep, MapStep, Step, YieldMapStep, apply_steps, sync_items
+from lakeload.extract.validation import ModelValidator, model_contract
 
 __all__ = ["Resource", "TableHints", "TableNameHint"]
 
@@ -39,6 +40,8 @@ class Resource:
         """Change table hints in place (`table_name`, `write_disposition`, `primary_key`, `columns`, ...)."""
         merged = {k: v for k, v in vars(self.hints).items()}
         merged.update({k: v for k, v in hints.items() if v is not None})
+        if hints.get("columns") is not None:
+            merged["model"] = None  # a new `columns` replaces a pydantic model (a model given again sets it again)
         self.hints = TableHints(**merged)
         return self
 
@@ -146,7 +149,12 @@ class Resource:
             data = iter([data])  # one item (a record, an Arrow table, a DataFrame), not a page
         elif not isinstance(data, Iterable) and not inspect.isasyncgen(data):
             raise ExtractError(f"Resource '{self.name}' produced {type(data).__name__}, which is not iterable.")
-        yield from apply_steps(sync_items(data), self.steps)
+        items = sync_items(data)
+        if self.hints.model is not None:  # validates before the pipe steps, as dlt's validator does
+            contract = model_contract(self.hints.model, self.hints.schema_contract)
+            table = self.hints.table_name if isinstance(self.hints.table_name, str) else self.name
+            items = ModelValidator(self.hints.model, contract, table).validate(items)
+        yield from apply_steps(items, self.steps)
 
 
 def _is_single_item(data: Any) -> bool:
