@@ -85,8 +85,7 @@ class ContractChecker:
                 continue
             if mode == "discard_row" and (not self.arrow or row[name] is not None):
                 return self.drop(row)
-            if mode != "discard_row":
-                del row[name]
+            del row[name]  # discard_value, or a null in a discard_row column of an Arrow item
         return True
 
     def drop(self, row: dict[str, Any]) -> bool:
