@@ -72,6 +72,33 @@ class SchemaError(LakeloadError):
     """Data does not fit the schema and cannot be coerced."""
 
 
+class DataValidationError(SchemaError):
+    """Data breaks a schema contract set to `freeze` (dlt's `DataValidationError`): a new table, a new column or a
+    value of another type than its column's. Nothing of the package reaches the bucket; the message says how to
+    change the contract."""
+
+    def __init__(
+        self, schema_name: str | None, table_name: str, column_name: str | None, entity: str, mode: str, message: str
+    ) -> None:
+        self.schema_name = schema_name
+        self.table_name = table_name
+        self.column_name = column_name
+        self.schema_entity = entity  # "tables", "columns" or "data_type" (dlt's names)
+        self.contract_mode = mode
+        self.detail = message
+        column = f", column `{column_name}`" if column_name else ""
+        super().__init__(
+            f"Schema `{schema_name}`, table `{table_name}`{column}: contract on `{entity}` with mode `{mode}` is "
+            f"violated. {message} To accept the change, relax the contract, e.g. "
+            f"`schema_contract={{\"{entity}\": \"evolve\"}}` (or \"discard_row\"/\"discard_value\" to drop the "
+            "data) on the resource, the source or `pipeline.run()`."
+        )
+
+    def __reduce__(self) -> tuple[object, ...]:
+        return (type(self), (self.schema_name, self.table_name, self.column_name, self.schema_entity,
+                             self.contract_mode, self.detail))
+
+
 class ExtractError(LakeloadError):
     """A resource failed or produced data lakeload cannot store."""
 

@@ -19,6 +19,7 @@ from lakeload.destinations.impl.filesystem.safe_paths import check_schema_name
 from lakeload.extract.hints import TableHints, TableNameHint
 from lakeload.extract.resource import Resource
 from lakeload.extract.source import Source
+from lakeload.schema.contract import check_contract
 
 
 def resource(
@@ -38,6 +39,7 @@ def resource(
     references: list[dict[str, Any]] | None = None,
     nested_hints: dict[str | tuple[str, ...], dict[str, Any]] | None = None,
     additional_table_hints: dict[str, Any] | None = None,
+    schema_contract: str | dict[str, str] | None = None,
 ) -> Any:
     """Declare a resource, as a decorator on a generator function or directly on data.
 
@@ -58,6 +60,7 @@ def resource(
         references=references,
         nested_hints=nested_hints,
         additional_table_hints=additional_table_hints,
+        schema_contract=schema_contract,
     )
 
     def decorate(fn: Callable[..., Any]) -> Resource:
@@ -107,7 +110,8 @@ def transformer(
 
 
 def source(
-    fn: Callable[..., Any] | None = None, /, name: str | None = None, max_table_nesting: int | None = None
+    fn: Callable[..., Any] | None = None, /, name: str | None = None, max_table_nesting: int | None = None,
+    schema_contract: str | dict[str, str] | None = None,
 ) -> Any:
     """Declare a source: a function returning one or more resources.
 
@@ -128,7 +132,7 @@ def source(
             for item in items:  # a copy of each resource: changing the source's does not change the decorated one
                 res = replace(item) if isinstance(item, Resource) else resource(item, name=f"{source_name}_{len(resources)}")
                 resources[res.name] = res
-            return Source(source_name, resources, max_table_nesting)
+            return Source(source_name, resources, max_table_nesting, check_contract(schema_contract))
 
         return make
 

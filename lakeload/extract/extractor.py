@@ -19,6 +19,7 @@ import lakeload.spark.executor_working as wio
 from lakeload.destinations.impl.filesystem.safe_paths import check_schema_name, check_table_name
 from lakeload.errors import ExtractError, LakeloadError
 from lakeload.extract.context import ExtractContext
+from lakeload.extract.contracts import RootContracts
 from lakeload.extract.external import ExternalFiles, split_entries
 from lakeload.extract.graph import evaluate, extracted
 from lakeload.extract.hints import TableHints
@@ -202,6 +203,7 @@ def extract_resources(
     context: ExtractContext | None = None,
     listener: SplitListener | None = None,
     known_tables: frozenset[str] = frozenset(),
+    contracts: RootContracts | None = None,
 ) -> ExtractResult:
     """Stream every selected resource into a new package and move it to `extracted`.
 
@@ -210,6 +212,7 @@ def extract_resources(
     A `listener` hears of every complete JSONL file while extract goes on (normalize can start on it),
     and is waited for before the package is complete. As in dlt, a table that got no items enters the package
     only when it is in the schema already (`known_tables`: a `replace` then empties it).
+    `contracts` checks each root table when it first appears.
     """
     started = time.perf_counter()
     load_id = new_load_id()
@@ -230,7 +233,9 @@ def extract_resources(
             static = res.hints.table_name if not callable(res.hints.table_name) else None
             if static is not None or res.hints.table_name is None:
                 name = table_name(naming, static if static is not None else res.name)
-                _declare(tables, table_schemas_from_hints(name, res.name, res.hints, naming), replace=False)
+                if name not in tables:
+                    _declare(tables, table_schemas_from_hints(name, res.name, res.hints, naming), replace=False)
+                    _admit(contracts, name, tables[name])
 
         for res in extracted(resources):
             if context is not None and res.hints.write_disposition == "replace":  # as dlt: a replaced table's
@@ -249,6 +254,9 @@ def extract_resources(
                 if name not in tables or (marked is not None and marked.hints):
                     hints = _marked_hints(res, marked)
                     _declare(tables, table_schemas_from_hints(name, res.name, hints, naming), replace=True)
+                    _admit(contracts, name, tables[name])
+                if contracts is not None and name in contracts.skipped:
+                    continue  # a `discard_row` contract on new tables: the items are dropped
                 count = _write_one(writer, name, one)
                 result.items[name] = result.items.get(name, 0) + count
                 written.add(name)
@@ -275,6 +283,7 @@ def extract_resources(
         "tables": tables,
         "splits": [s if "source" in s else {**s, "path": wio.relative(s["path"], data_base)} for s in writer.splits],
         **(extra or {}),
+        **(contracts.manifest() if contracts is not None else {}),
     }
     write_json_atomic(os.path.join(package, "manifest.json"), manifest)
     if listener is not None:
@@ -311,6 +320,11 @@ def _drop_unwritten(tables: dict[str, dict[str, Any]], kept: set[str] | frozense
             root = tables[root]["parent"]
         if root not in kept and name not in kept:
             del tables[name]
+
+
+def _admit(contracts: RootContracts | None, name: str, table: dict[str, Any]) -> None:
+    if contracts is not None:
+        contracts.admit(name, table)
 
 
 def _abandon(writer: PackageWriter, storage: PipelineStorage, load_id: str) -> None:

@@ -11,6 +11,8 @@ from dataclasses import dataclass
 from typing import Any
 
 from lakeload.errors import ExtractError
+from lakeload.extract import validation
+from lakeload.schema.contract import ContractSetting, check_contract
 
 WRITE_DISPOSITIONS = ("append", "replace", "merge", "skip")
 DELTA_MERGE_STRATEGIES = ("upsert", "insert-only")
@@ -33,8 +35,13 @@ class TableHints:
     references: list[dict[str, Any]] | None = None  # dlt's table references, stored in the schema as given
     nested_hints: dict[str | tuple[str, ...], dict[str, Any]] | None = None  # hints of nested tables, by path
     additional_table_hints: dict[str, Any] | None = None  # extra keys of the table schema (e.g. `x-` keys)
+    schema_contract: ContractSetting = None  # as given (see `lakeload.schema.contract`)
+    model: Any = None  # the pydantic model given as `columns` (its validator runs at extract)
 
     def __post_init__(self) -> None:
+        if validation.is_model(self.columns):
+            self.model, self.columns = self.columns, validation.columns_from_model(self.columns)
+        self.schema_contract = check_contract(self.schema_contract)
         disposition = self.write_disposition
         if isinstance(disposition, dict):
             self.merge_strategy = disposition.get("strategy", self.merge_strategy)
@@ -50,6 +57,14 @@ class TableHints:
             self.merge_key = [self.merge_key]
         self.columns = columns_dict(self.columns)
         self._check_table_format()
+
+    @property
+    def table_contract(self) -> ContractSetting:
+        """The contract stored on the table: the given one, else a pydantic model's default (dlt's)."""
+        if self.schema_contract or self.model is None:
+            return self.schema_contract
+        contract = validation.model_contract(self.model, None)
+        return {"tables": contract["tables"], "columns": contract["columns"], "data_type": contract["data_type"]}
 
     def _check_table_format(self) -> None:
         if self.table_format not in (None, "delta"):
@@ -76,7 +91,7 @@ def columns_dict(columns: Any) -> dict[str, dict[str, Any]] | None:
 
 
 EMPTY_REMOVES = ("table_name", "primary_key", "merge_key", "columns", "table_format", "file_format", "references",
-                 "nested_hints", "additional_table_hints")
+                 "nested_hints", "additional_table_hints", "schema_contract")
 
 
 def merged_hints(current: TableHints, given: dict[str, Any]) -> TableHints:
@@ -90,6 +105,8 @@ def merged_hints(current: TableHints, given: dict[str, Any]) -> TableHints:
     for key, value in given.items():
         if value is None:
             continue
+        if key == "columns":
+            merged["model"] = None  # new `columns` replace a pydantic model (a model given again sets it again)
         if key in EMPTY_REMOVES and not value and not callable(value):
             merged[key] = None
         elif key == "columns" and merged.get("columns") and not callable(value):

@@ -18,6 +18,7 @@ from lakeload.errors import ExtractError
 from lakeload.extract.context import ExtractContext
 from lakeload.extract.hints import TableHints, TableNameHint, merged_hints
 from lakeload.extract.pipes import FilterStep, LimitStep, MapStep, Step, YieldMapStep, apply_steps, sync_items
+from lakeload.extract.validation import ModelValidator, model_contract
 
 __all__ = ["Resource", "TableHints", "TableNameHint"]
 logger = logging.getLogger("lakeload.extract")
@@ -225,7 +226,12 @@ class Resource:
             data = iter([data])  # one item (a record, an Arrow table, a DataFrame), not a page
         elif not isinstance(data, Iterable) and not inspect.isasyncgen(data):
             raise ExtractError(f"Resource '{self.name}' produced {type(data).__name__}, which is not iterable.")
-        yield from apply_steps(sync_items(data), self.steps)
+        items = sync_items(data)
+        if self.hints.model is not None:  # validates before the pipe steps, as dlt's validator does
+            contract = model_contract(self.hints.model, self.hints.schema_contract)
+            table = self.hints.table_name if isinstance(self.hints.table_name, str) else self.name
+            items = ModelValidator(self.hints.model, contract, table).validate(items)
+        yield from apply_steps(items, self.steps)
 
     def _transformed(self, context: ExtractContext | None) -> Iterator[Any]:
         for item in self.feeding_parent().iterate():

@@ -21,6 +21,7 @@ class Source:
     name: str
     resources: dict[str, Resource]
     max_table_nesting: int | None = None
+    schema_contract: str | dict[str, str] | None = None  # the schema's contract (`lakeload.schema.contract`)
 
     def with_resources(self, *names: str) -> Source:
         """A copy with only the named resources selected."""
@@ -28,7 +29,7 @@ class Source:
         if unknown:
             raise ExtractError(f"Source '{self.name}' has no resources {unknown}; it has {list(self.resources)}.")
         picked = {n: replace(r, selected=n in names) for n, r in self.resources.items()}
-        return Source(self.name, picked, self.max_table_nesting)
+        return Source(self.name, picked, self.max_table_nesting, self.schema_contract)
 
     @property
     def selected_resources(self) -> dict[str, Resource]:

@@ -68,6 +68,8 @@ def table_schema_from_hints(name: str, resource_name: str, hints: TableHints, na
         table["file_format"] = hints.file_format
     if hints.max_table_nesting is not None:
         table["x-normalizer"] = {"max_nesting": hints.max_table_nesting}
+    if hints.table_contract:
+        table["schema_contract"] = hints.table_contract
     if hints.references:
         table["references"] = [dict(r) for r in hints.references]
     table.update(hints.additional_table_hints or {})

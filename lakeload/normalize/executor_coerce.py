@@ -19,6 +19,7 @@ from collections.abc import Iterable
 from typing import Any
 
 from lakeload.errors import SchemaError
+from lakeload.normalize.executor_contract import DISCARD, ContractChecker
 from lakeload.schema import coercion, datatypes
 from lakeload.schema.naming import NamingConvention
 
@@ -78,8 +79,12 @@ class RowCoercer:
         detections: Iterable[str] = ("iso_timestamp",),
         default_hints: dict[str, list[str]] | None = None,
         frozen: bool = False,
+        contracts: ContractChecker | None = None,
     ) -> None:
         self.tables = tables
+        self.contracts = contracts  # schema contracts (None: everything evolves)
+        self._row_was_new = False  # the row's table had no typed column before the row (dlt's new table)
+        self._drop_row = False
         self.naming = naming
         self.detections = tuple(detections)
         self.hints = _compile_hints(default_hints or {})
@@ -105,6 +110,8 @@ class RowCoercer:
         whose row needed no schema change has a plan (which values to convert, which nulls to drop),
         so such rows skip the per-value type checks; any surprise falls back to the exact path.
         """
+        if self.contracts is not None and not self.contracts.pre_filter(table_name, parent_table, row):
+            return {}
         key = (table_name, tuple(row))
         plan = self._plans.get(key)
         if plan is not None and list(map(type, row.values())) == plan[0]:
@@ -146,6 +153,11 @@ class RowCoercer:
 
     def _coerce_row(self, table_name: str, parent_table: str | None, row: dict[str, Any]) -> dict[str, Any]:
         table = self.tables.get(table_name)
+        if self.contracts is not None:
+            self._row_was_new = table is None or not any(c.get("data_type") for c in table["columns"].values())
+            if table is None and not self.contracts.new_table(table_name, parent_table):
+                self.contracts.drop(row)
+                return {}
         if table is None:
             table = self._new_table(table_name, parent_table)
         columns = table["columns"]
@@ -175,8 +187,13 @@ class RowCoercer:
                         out[name] = new_value
                         continue
             new_name, new_value = self._non_null_value(table_name, columns, name, value, False)
-            out[new_name] = new_value
+            if new_name is not DISCARD:
+                out[new_name] = new_value
             types = self._types[table_name]
+        if self._drop_row:  # a contract said `discard_row`; columns that may evolve were still added, as in dlt
+            self._drop_row = False
+            self.contracts.drop(row)  # type: ignore[union-attr]
+            return {}
         if out:
             if table_name not in self.row_counts:
                 self.row_counts[table_name] = 0
@@ -235,6 +252,12 @@ class RowCoercer:
             variant = self.naming.shorten_fragments(name, VARIANT_FORMAT % py_type)
             return self._non_null_value(table_name, columns, variant, value, True)
         if existing is None:
+            if self.contracts is not None:
+                decision = self.contracts.new_column(table_name, name, is_variant, self._row_was_new)
+                if decision != "evolve":
+                    self._additions += 1  # this row shape gets no plan: its values are decided one by one
+                    self._drop_row |= decision == "discard_row"
+                    return DISCARD, None
             self._add_column(table_name, columns, name, col_type, incomplete, is_variant)
         if col_type == "timestamp":
             coerced = coercion.normalize_timezone(coerced, True)

@@ -32,6 +32,7 @@ from lakeload.destinations.impl.filesystem.safe_paths import check_table_name
 from lakeload.errors import NormalizeError
 from lakeload.normalize import executor_arrow
 from lakeload.normalize.executor_coerce import RowCoercer
+from lakeload.normalize.executor_contract import ContractChecker, ContractSettings, ContractViolation
 from lakeload.normalize.executor_relational import OCCURRENCE_SHIFT, NormalizerSettings, RelationalNormalizer
 from lakeload.normalize.executor_split_io import SourceFile, iter_split_lines, read_split_bytes
 from lakeload.normalize.executor_writers import (
@@ -78,6 +79,7 @@ class NormalizePlan:
     output_dir: str = ""
     root_formats: dict[str, str] = field(default_factory=dict)  # root table -> format (Delta: parquet)
     working: WorkingStore | None = None  # the bucket of package data URLs (options hidden from repr)
+    contracts: ContractSettings | None = None  # None: no table has a schema contract (everything evolves)
 
     def format_for(self, root_table: str) -> str:
         """The file format of a root table's tree: the package's, or parquet for Delta tables."""
@@ -140,11 +142,20 @@ def _rows(
         yield from normalizer.normalize(item, split.root_table)
 
 
+def _coercer(plan: NormalizePlan, split: Split, tables: dict[str, TTable], frozen: bool = False) -> RowCoercer:
+    checker = None
+    if plan.contracts is not None:
+        checker = ContractChecker(plan.contracts, tables, arrow=split.file_format == "parquet")
+    return RowCoercer(tables, plan.naming, plan.detections, plan.default_hints, frozen=frozen, contracts=checker)
+
+
 def _report(
     split: Split, coercer: RowCoercer, tables: dict[str, TTable], normalizer: RelationalNormalizer
 ) -> dict[str, Any]:
     touched = set(coercer.added) | set(coercer.new_tables) | set(coercer.row_counts)
     return {
+        "violation": None,
+        "discarded_rows": coercer.contracts.discarded_rows if coercer.contracts is not None else 0,
         "collisions": normalizer.collisions,
         "split": split.index,
         "new_tables": coercer.new_tables,
@@ -158,10 +169,13 @@ def _report(
 def infer_split(plan: NormalizePlan, split: Split) -> dict[str, Any]:
     """Sequential dlt inference over one split, without writing; returns the schema additions in order."""
     tables = copy.deepcopy(plan.tables)
-    coercer = RowCoercer(tables, plan.naming, plan.detections, plan.default_hints)
+    coercer = _coercer(plan, split, tables)
     normalizer = _normalizer(plan, split)
-    for table_name, parent_table, row in _rows(plan, split, normalizer):
-        coercer.coerce_row(table_name, parent_table, row)
+    try:
+        for table_name, parent_table, row in _rows(plan, split, normalizer):
+            coercer.coerce_row(table_name, parent_table, row)
+    except ContractViolation as stop:
+        return dict(_report(split, coercer, tables, normalizer), violation=stop.violation)
     return _report(split, coercer, tables, normalizer)
 
 
@@ -192,7 +206,7 @@ def _abort_all(writers: dict[str, Any]) -> None:
 
 def _arrow_fast_path(plan: NormalizePlan, split: Split) -> dict[str, Any] | None:
     """`normalize_split` vectorized for plain JSON lines (`executor_arrow`); None: take the Python path."""
-    if not executor_arrow.eligible(split):
+    if not executor_arrow.eligible(split) or plan.contracts is not None:  # contracts: the Python path decides per row
         return None
     file_name = None
     data: bytes | bytearray
@@ -222,7 +236,7 @@ def normalize_split(plan: NormalizePlan, split: Split) -> dict[str, Any]:
     if report is not None:
         return report
     tables = copy.deepcopy(plan.tables)
-    coercer = RowCoercer(tables, plan.naming, plan.detections, plan.default_hints)
+    coercer = _coercer(plan, split, tables)
     writers: dict[str, Any] = {}
     staged = plan.format_for(split.root_table) != "jsonl"
     normalizer = _normalizer(plan, split)
@@ -241,6 +255,9 @@ def normalize_split(plan: NormalizePlan, split: Split) -> dict[str, Any]:
                 writers[table_name] = writer
             writer.write(out)
         files = _close_all(writers, split)
+    except ContractViolation as stop:  # the driver decides: the error, or this split again with the folded schema
+        _abort_all(writers)
+        return dict(_report(split, coercer, tables, normalizer), violation=stop.violation, files=[])
     except BaseException:
         _abort_all(writers)
         raise
@@ -252,7 +269,7 @@ def normalize_split(plan: NormalizePlan, split: Split) -> dict[str, Any]:
 def write_split(plan: NormalizePlan, split: Split) -> list[dict[str, Any]]:
     """Normalize one split again against the final schema and write final files (the slow, exact path)."""
     tables = plan.tables
-    coercer = RowCoercer(tables, plan.naming, plan.detections, plan.default_hints, frozen=True)
+    coercer = _coercer(plan, split, tables, frozen=True)
     writers: dict[str, Any] = {}
     try:
         for table_name, parent_table, row in _rows(plan, split):

@@ -17,6 +17,7 @@ import orjson
 import lakeload.spark.executor_working as wio
 from lakeload.extract.spark_parts import read_frame_parts
 from lakeload.normalize.executor_coerce import RowCoercer
+from lakeload.normalize.executor_contract import ContractChecker
 from lakeload.normalize.executor_frames import META_SCHEMA, FrameWriteSpec, write_partition
 from lakeload.normalize.executor_tasks import NormalizePlan, Split
 from lakeload.normalize.executor_writers import complete_columns
@@ -59,7 +60,8 @@ def plan_frame_split(spark: SparkSession, plan: NormalizePlan, split: Split, tab
         offsets = _row_offsets(split.path) if root is not None and root.occurrence else {}  # only Delta merges number rows
 
     def make_coercer(local: dict[str, TTable]) -> RowCoercer:
-        return RowCoercer(local, plan.naming, plan.detections, plan.default_hints)
+        checker = ContractChecker(plan.contracts, local, arrow=True) if plan.contracts is not None else None
+        return RowCoercer(local, plan.naming, plan.detections, plan.default_hints, contracts=checker)
 
     return plan_frame(frame, split.root_table, tables, plan.normalizer, make_coercer, split.index, offsets)
 

@@ -26,7 +26,8 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
 import lakeload.spark.executor_working as wio
-from lakeload.errors import NormalizeError
+from lakeload.errors import DataValidationError, NormalizeError
+from lakeload.normalize.executor_contract import ContractSettings
 from lakeload.normalize.executor_relational import C_OCCURRENCE, NormalizerSettings, RootTableSettings
 from lakeload.normalize.executor_tasks import (
     FRAME_FORMAT,
@@ -46,6 +47,7 @@ from lakeload.runtime.packages import (
     read_json,
     write_json_atomic,
 )
+from lakeload.schema.contract import any_contract
 from lakeload.schema.naming import NamingConvention
 from lakeload.schema.schema import Schema, columns_with_hint
 from lakeload.spark.session import run_tasks
@@ -135,6 +137,37 @@ def _conflicts(tables: dict[str, dict[str, Any]], result: dict[str, Any]) -> lis
     return found
 
 
+def _contract_conflicts(
+    plan: NormalizePlan, stored: set[str], tables: dict[str, dict[str, Any]], result: dict[str, Any]
+) -> list[str]:
+    """Tables a split took for new (any column allowed) that an earlier split of the package had created already."""
+    if plan.contracts is None:
+        return []
+    found = []
+    for table_name in result["new_tables"]:
+        if table_name in tables and table_name not in stored:
+            known = tables[table_name]["columns"]
+            found += [f"{table_name}.{c}" for c in result["added"].get(table_name, ()) if c not in known]
+    return found
+
+
+def _raise_violation(plan: NormalizePlan, result: dict[str, Any]) -> None:
+    """A split stopped at a frozen contract (its view of the schema was the sequential one): fail the package."""
+    if violation := result.get("violation"):
+        raise DataValidationError(
+            plan.contracts.schema_name if plan.contracts else None, violation["table"], violation["column"],
+            violation["entity"], violation["mode"], violation["message"],
+        )
+
+
+def _clean_evolve_once(tables: dict[str, dict[str, Any]]) -> None:
+    """A table's first normalize may add any column (`evolve-columns-once`); later ones follow its contract."""
+    for table in tables.values():
+        marks = table.get("x-normalizer")
+        if marks and marks.pop("evolve-columns-once", None) and not marks:
+            del table["x-normalizer"]
+
+
 def _fold(tables: dict[str, dict[str, Any]], result: dict[str, Any]) -> None:
     for table_name in result["new_tables"]:
         if table_name not in tables:
@@ -193,6 +226,8 @@ class Normalizer:
         started = time.perf_counter()
         package = self.storage.package_dir(EXTRACTED, load_id)
         manifest = read_json(os.path.join(package, "manifest.json"))
+        if manifest.get("schema_contract") is not None:  # a source's or run()'s contract: the schema's setting
+            schema.settings["schema_contract"] = manifest["schema_contract"]
         data_base = self.storage.data_base(EXTRACTED, load_id)
         plan = self.plan(load_id, schema, manifest["tables"], plan_splits(data_base, manifest["splits"], self.source_options))
         out_dir, out_base = self.output(plan)
@@ -204,6 +239,7 @@ class Normalizer:
             finalized = run_tasks(self.spark, finalize_split, plan, jobs, description, working=self.storage.working)
             written += [f for per_split in finalized for f in per_split]
         schema.tables = _without_occurrence(plan.tables)
+        _clean_evolve_once(schema.tables)
         files = sorted((dict(f, path=wio.relative(f["path"], out_base)) for f in written), key=lambda f: f["split"])
         version, _ = schema.bump_version()
         row_counts: dict[str, int] = {}
@@ -258,6 +294,8 @@ class Normalizer:
             file_format=self.file_format,
             compressed=self.compressed,
             root_formats=_root_formats(schema, tables, self.file_format),
+            contracts=(ContractSettings(schema.name, schema.settings.get("schema_contract"))
+                       if any_contract(schema.tables, schema.settings.get("schema_contract")) else None),
         )
 
     def _first_pass(
@@ -277,6 +315,7 @@ class Normalizer:
         if early and self.on_progress is not None:
             self.on_progress(len(early))  # done while extract ran
         tables = plan.tables
+        stored = set(tables)
         self.null_only: dict[str, set[str]] = {}
         self.collisions: dict[tuple[str, str], list[str]] = {}
         final_files: list[dict[str, Any]] = []
@@ -289,7 +328,7 @@ class Normalizer:
                 result = frame_plan.report
             else:
                 result = results[split.index]
-            if _conflicts(tables, result):
+            if _conflicts(tables, result) or _contract_conflicts(plan, stored, tables, result):
                 for f in result["files"]:
                     wio.remove(f["path"], self.storage.working)
                 seeded = copy.copy(plan)
@@ -299,8 +338,10 @@ class Normalizer:
                 result = run_tasks(self.spark, infer_split, seeded, [split], description, working=self.storage.working)[0]
                 if clash := _conflicts(tables, result):
                     raise NormalizeError(f"Schema inference did not converge for {clash}")
+                _raise_violation(plan, result)
                 jobs.append({"split": split, "rewrite": True})
             else:
+                _raise_violation(plan, result)
                 chunks = [f for f in result.get("files", ()) if f.get("chunk")]
                 final_files += [f for f in result.get("files", ()) if not f.get("chunk")]
                 if chunks:

@@ -27,6 +27,7 @@ from typing import TYPE_CHECKING, Any
 
 from lakeload.errors import NormalizeError
 from lakeload.normalize.executor_coerce import VARIANT_FORMAT, RowCoercer
+from lakeload.normalize.executor_contract import ContractViolation
 from lakeload.normalize.executor_relational import (
     C_DLT_ID,
     C_DLT_LIST_IDX,
@@ -42,6 +43,7 @@ from lakeload.normalize.executor_relational import (
     RootTableSettings,
 )
 from lakeload.normalize.spark_types import WIDENING, leaf_column, widen
+from lakeload.schema.contract import is_new_table
 
 if TYPE_CHECKING:
     from pyspark.sql import Column, DataFrame
@@ -125,6 +127,8 @@ class FramePlanner:
         self.collisions: dict[str, dict[str, list[str]]] = {}
         self.null_only: dict[str, set[str]] = {}
         self.out: list[FrameTable] = []
+        self._was_new = False  # the table being planned had no typed column before this split (dlt's new table)
+        self._drop_when: list[Column] = []  # rows with a value in a `discard_row` column are dropped
 
     # -- schema walk -------------------------------------------------------------------------------
     def _flatten(self, table: str, entries: Entries, level: int) -> tuple[dict[str, _Leaf], list[_List]]:
@@ -155,9 +159,26 @@ class FramePlanner:
         return leaves, list(lists.values())
 
     # -- columns -----------------------------------------------------------------------------------
-    def _table(self, name: str, parent: str | None) -> TTable:
+    def _table(self, name: str, parent: str | None) -> TTable | None:
+        """The table (created when new); None: a schema contract drops its rows."""
         table = self.tables.get(name)
+        if table is None and self.coercer.contracts is not None and not self.coercer.contracts.new_table(name, parent):
+            return None
         return table if table is not None else self.coercer._new_table(name, parent)
+
+    def _contract(self, table_name: str, name: str, variant: bool) -> str:
+        """What the schema contract says of a column the frame would add: evolve, discard_value or discard_row."""
+        checker = self.coercer.contracts
+        return "evolve" if checker is None else checker.new_column(table_name, name, variant, self._was_new)
+
+    def _keep(self, frame: DataFrame) -> DataFrame:
+        """`frame` without the rows a `discard_row` contract drops (their nested rows go with them)."""
+        from functools import reduce
+
+        if not self._drop_when:
+            return frame
+        dropped, self._drop_when = reduce(lambda a, b: a | b, self._drop_when), []
+        return frame.filter(~dropped)
 
     def _ensure(self, table_name: str, name: str, props: dict[str, Any], variant: bool = False) -> None:
         """Create the column (or complete a hints-only one) with the leaf's type, as dlt's coercer adds it."""
@@ -176,8 +197,13 @@ class FramePlanner:
             if (existing["data_type"], props["data_type"]) in WIDENING:
                 return name, widen(existing["data_type"], expr)
             variant = self.naming.shorten_fragments(name, VARIANT_FORMAT % props["data_type"])
+            known = self.tables[table_name]["columns"].get(variant, {}).get("data_type")
+            if not known and (mode := self._contract(table_name, variant, True)) != "evolve":
+                return mode, expr
             self._ensure(table_name, variant, props, variant=True)
             return variant, expr
+        if (mode := self._contract(table_name, name, False)) != "evolve":
+            return mode, expr
         self._ensure(table_name, name, props)
         return name, expr
 
@@ -206,13 +232,18 @@ class FramePlanner:
 
     def _leaf_columns(self, table_name: str, leaves: dict[str, _Leaf]) -> list[tuple[str, Column]]:
         selected: list[tuple[str, Column]] = []
+        self._was_new = is_new_table(self.tables.get(table_name)) if self.coercer.contracts is not None else False
         for leaf in leaves.values():
             column = leaf_column(leaf.data_type, leaf.expr)
             if column is None:
                 self.null_only.setdefault(table_name, set()).add(leaf.name)
                 continue
             props, expr = column
-            selected.append(self._column(table_name, leaf.name, props, expr))
+            name, value = self._column(table_name, leaf.name, props, expr)
+            if name == "discard_row":
+                self._drop_when.append(leaf.expr.isNotNull())
+            elif name != "discard_value":
+                selected.append((name, value))
         return selected
 
     # -- tables ------------------------------------------------------------------------------------
@@ -220,7 +251,8 @@ class FramePlanner:
         from pyspark.sql import functions as F
 
         root = self.settings.roots.get(table_name, RootTableSettings())
-        self._table(table_name, None)
+        if self._table(table_name, None) is None:
+            return
         fields = [f for f in frame.schema.fields if f.name not in (FILE, ROW)]
         renamed = {f.name: f"_ll_in{i}" for i, f in enumerate(fields) if f.name in _WORKING_COLUMNS}
         if renamed:
@@ -240,7 +272,7 @@ class FramePlanner:
         else:
             place = F.concat_ws("/", F.lit(load_id), F.lit(str(self.split_index)), F.col(FILE), F.col(ROW).cast("string"))
             row_id = digest(place)
-        base = frame.withColumn(ROW_ID, self._row_id(leaves, row_id))
+        base = self._keep(frame.withColumn(ROW_ID, self._row_id(leaves, row_id)))
         carried: list[str] = []
         if root.propagate_root_key:
             base = base.withColumn(C_DLT_ROOT_ID, F.col(ROW_ID))
@@ -264,7 +296,8 @@ class FramePlanner:
         from pyspark.sql import functions as F
         from pyspark.sql import types as T
 
-        self._table(child, parent)
+        if self._table(child, parent) is None:
+            return
         exploded = base.select(
             F.col(ROW_ID).alias(PARENT), *[F.col(c) for c in carried], F.posexplode(item.expr).alias(POS, ELEM)
         )
@@ -281,6 +314,7 @@ class FramePlanner:
         place = F.concat_ws("_", F.col(PARENT), F.lit(child), F.col(POS).cast("string"))
         exploded = exploded.withColumn(ROW_ID, self._row_id(leaves, digest(place)))
         selected = self._leaf_columns(child, leaves)
+        exploded = self._keep(exploded)
         for c in carried:
             self._put(selected, self._system(child, c, "text" if c == C_DLT_ROOT_ID else "bigint", F.col(c)))
         self._put(selected, self._system(child, C_DLT_PARENT_ID, "text", F.col(PARENT)))
@@ -303,9 +337,14 @@ def plan_frame(
     local = copy.deepcopy(tables)
     coercer = make_coercer(local)
     planner = FramePlanner(local, settings, coercer, split_index)
-    planner.plan_root(frame, table_name, settings.load_id, offsets)
+    violation = None
+    try:
+        planner.plan_root(frame, table_name, settings.load_id, offsets)
+    except ContractViolation as stop:  # the driver raises it: nothing of the package is written
+        violation = stop.violation
     touched = set(coercer.added) | set(coercer.new_tables)
     report = {
+        "violation": violation,
         "collisions": planner.collisions,
         "split": split_index,
         "new_tables": coercer.new_tables,

@@ -13,7 +13,6 @@ import logging
 import os
 import threading
 import time
-import warnings
 from collections.abc import Callable, Iterator, Sequence
 from typing import TYPE_CHECKING, Any
 
@@ -24,6 +23,7 @@ from lakeload.destinations.impl.sink.factory import sink
 from lakeload.destinations.registry import resolve_destination
 from lakeload.extract import current
 from lakeload.extract.context import ExtractContext
+from lakeload.extract.contracts import root_contracts
 from lakeload.extract.extractor import check_extract_names, extract_resources
 from lakeload.extract.source import resources_from
 from lakeload.load.loader import Loader, LoadResult
@@ -37,6 +37,7 @@ from lakeload.runtime.package_destination import check_package_destination, chec
 from lakeload.runtime.packages import EXTRACTED, EXTRACTING, NORMALIZED, NORMALIZING, read_json
 from lakeload.runtime.pipeline_inspect import PipelineInspect
 from lakeload.runtime.progress import Progress, make_progress
+from lakeload.runtime.run_args import hint_overrides, warn_merge_fallback
 from lakeload.runtime.state import bump_state, new_state, restore_from_bucket, staged_state, stored_state
 from lakeload.runtime.steps import failing_step
 from lakeload.runtime.trace import RunTrace
@@ -154,12 +155,10 @@ class Pipeline(PipelineInspect):
         schema: str | None = None,
         loader_file_format: str | None = None,
         table_format: str | None = None,
+        schema_contract: str | dict[str, str] | None = None,
     ) -> str:
         """Stream `data` into a new load package on disk; returns its load id."""
-        overrides = dict(
-            table_name=table_name, write_disposition=write_disposition, columns=columns, primary_key=primary_key,
-            table_format=table_format,
-        )
+        overrides = hint_overrides(table_name, write_disposition, columns, primary_key, table_format, schema_contract)
         return self._extract(data, overrides, schema, loader_file_format, overlap=False)
 
     def _extract(
@@ -178,6 +177,7 @@ class Pipeline(PipelineInspect):
         if schema_name not in self.state["schema_names"]:
             self.state["schema_names"].append(schema_name)
         naming = self._schema_naming(self.schema(schema_name))
+        contracts = root_contracts(data, resources, overrides, self.schema(schema_name))
         context = ExtractContext(self.pipeline_name, schema_name, sources_state=copy.deepcopy(self.state.get("sources", {})),
                                  spark_session=lambda: self.spark)
         staged: dict[str, Any] = {}
@@ -189,6 +189,7 @@ class Pipeline(PipelineInspect):
             state = stored_state(staged) if bump_state(staged) else None
             return {"state": state, "loader_file_format": loader_file_format, "destination": destination}
 
+        overlap &= contracts is None or not contracts.manifest()  # early normalize knows the stored schema's contract only
         listener = self._early_normalize(schema_name, loader_file_format) if overlap else None
         self.progress.start("extract")
         try:
@@ -204,6 +205,7 @@ class Pipeline(PipelineInspect):
                     context=context,
                     listener=listener,
                     known_tables=frozenset(self.schema(schema_name).tables),
+                    contracts=contracts,
                 )
         except BaseException:
             if listener is not None:
@@ -250,19 +252,11 @@ class Pipeline(PipelineInspect):
             with failing_step("normalize", self.pipeline_name, load_id):
                 result = self._normalizer(schema, fmt).normalize(load_id, schema, self._early.pop(load_id, None))
             self.storage.save_schema(schema)
-            self._warn_merge_fallback(schema, manifest)
+            warn_merge_fallback(schema, manifest)
             self.progress.end("normalize", f"{sum(result.row_counts.values())} rows in {result.files} files")
             self._stage_seconds["normalize"] = self._stage_seconds.get("normalize", 0.0) + time.perf_counter() - started
             infos.append(PackageInfo(load_id, schema.name, result.row_counts, normalize_seconds=result.elapsed))
         return infos
-
-    def _warn_merge_fallback(self, schema: Schema, manifest: dict[str, Any]) -> None:
-        for name in manifest["tables"]:
-            table = schema.tables.get(name, {})
-            if table.get("write_disposition") == "merge" and table.get("table_format") != "delta":
-                msg = f"Falling back to 'append' on '{name}': merge needs table_format='delta' on a filesystem destination."
-                logger.warning(msg)
-                warnings.warn(msg, stacklevel=3)
 
     @holds_lock
     def load(self, destination: Any = None, dataset_name: str | None = None, *, redirect_pending: bool = False) -> LoadInfo:
@@ -322,6 +316,7 @@ class Pipeline(PipelineInspect):
         schema: str | None = None,
         loader_file_format: str | None = None,
         table_format: str | None = None,
+        schema_contract: str | dict[str, str] | None = None,
     ) -> LoadInfo:
         """Finish pending packages, then extract, normalize and load `data`.
 
@@ -344,10 +339,7 @@ class Pipeline(PipelineInspect):
             self.normalize()
         if data is not None:
             with trace.step("extract"):
-                overrides = dict(
-                    table_name=table_name, write_disposition=write_disposition, columns=columns, primary_key=primary_key,
-                    table_format=table_format,
-                )
+                overrides = hint_overrides(table_name, write_disposition, columns, primary_key, table_format, schema_contract)
                 self._extract(data, overrides, schema, loader_file_format, overlap=True)
             with trace.step("normalize"):
                 self._normalize_extracted()
