@@ -27,6 +27,7 @@ _EXPORTS = {
     "attach": "lakeload.runtime.attach",
     "pipeline": "lakeload.runtime.pipeline",
     "destination": "lakeload.destinations",
+    "secrets": "lakeload.config.accessors",
 }
 __all__ = [
     "LakeloadError",
@@ -36,18 +37,21 @@ __all__ = [
     "Resource",
     "Source",
     "attach",
+    "config",
     "current",
     "destination",
     "destinations",
     "mark",
     "pipeline",
     "resource",
+    "secrets",
     "source",
     "transformer",
 ]
 
 if TYPE_CHECKING:
-    from lakeload import destinations
+    from lakeload import config, destinations
+    from lakeload.config.accessors import secrets
     from lakeload.destinations import destination
     from lakeload.errors import LakeloadError, PipelineStepFailed
     from lakeload.extract import current, mark
@@ -60,8 +64,8 @@ if TYPE_CHECKING:
 
 
 def __getattr__(name: str) -> Any:
-    if name == "destinations":
-        return importlib.import_module("lakeload.destinations")
+    if name in ("config", "destinations"):
+        return importlib.import_module(f"lakeload.{name}")
     if name in ("current", "mark"):
         return importlib.import_module(f"lakeload.extract.{name}")
     module = _EXPORTS.get(name)

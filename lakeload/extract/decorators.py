@@ -14,6 +14,7 @@ import inspect
 from collections.abc import Callable, Iterator, Sequence
 from typing import Any
 
+from lakeload.config.inject import configurable_resource, configurable_source
 from lakeload.destinations.impl.filesystem.safe_paths import check_schema_name
 from lakeload.errors import ExtractError
 from lakeload.extract.hints import TableHints, TableNameHint
@@ -34,8 +35,12 @@ def resource(
     file_format: str | None = None,
     max_table_nesting: int | None = None,
     selected: bool = True,
+    section: str | None = None,
 ) -> Any:
     """Declare a resource, as a decorator on a generator function or directly on data.
+
+    The function's arguments may come from configuration (see `lakeload.config.inject`), under
+    `sources.<section>.<name>`; `section` defaults to the function's module name.
 
     >>> r = resource([{"id": 1}], name="users")
     >>> @resource(table_name="events", write_disposition="replace")
@@ -55,6 +60,7 @@ def resource(
 
     def decorate(fn: Callable[..., Any]) -> Callable[..., Resource]:
         resource_name = name or fn.__name__
+        fn = configurable_resource(fn, resource_name, section)
 
         @functools.wraps(fn)
         def make(*args: Any, **kwargs: Any) -> Resource:
@@ -77,6 +83,7 @@ def transformer(
     data_from: Any = None,
     name: str | None = None,
     selected: bool = True,
+    section: str | None = None,
     **hints: Any,
 ) -> Any:
     """Declare a transformer: a function of each item another resource yields (dlt's `@transformer`).
@@ -91,6 +98,7 @@ def transformer(
 
     def decorate(fn: Callable[..., Any]) -> Callable[..., Resource]:
         resource_name = name or fn.__name__
+        fn = configurable_resource(fn, resource_name, section)
 
         @functools.wraps(fn)
         def make(*args: Any, **kwargs: Any) -> Resource:
@@ -125,9 +133,16 @@ def transformer(
 
 
 def source(
-    fn: Callable[..., Any] | None = None, /, name: str | None = None, max_table_nesting: int | None = None
+    fn: Callable[..., Any] | None = None,
+    /,
+    name: str | None = None,
+    max_table_nesting: int | None = None,
+    section: str | None = None,
 ) -> Any:
     """Declare a source: a function returning one or more resources.
+
+    Its arguments may come from configuration when it is called (see `lakeload.config.inject`), under
+    `sources.<section>.<name>`; `section` defaults to the function's module name.
 
     >>> @source
     ... def crm():
@@ -136,6 +151,7 @@ def source(
 
     def decorate(f: Callable[..., Any]) -> Callable[..., Source]:
         source_name = check_schema_name(name or f.__name__)  # the schema name: part of file names in the bucket
+        f = configurable_source(f, source_name, section)
 
         @functools.wraps(f)
         def make(*args: Any, **kwargs: Any) -> Source:
