@@ -144,7 +144,8 @@ def resolve_arguments(
         found = resolve(sections, arg.name, pipeline_name, hint=arg.hint, secret=arg.secret)
         if found.value is not None:
             values[arg.name] = found.value
-            _remember(".".join((*sections, arg.name)), arg, found.value, str(found.source))
+            secret = arg.secret or found.from_secrets
+            _remember(".".join((*sections, arg.name)), arg.name, found.value, str(found.source), secret)
         elif arg.required:
             missing[arg.name] = _places(sections, arg.name, pipeline_name)
         elif arg.sentinel:
@@ -160,11 +161,11 @@ def _places(sections: tuple[str, ...], key: str, pipeline_name: str | None) -> l
     return [f"{'.'.join(path)}  (env {env_name(path)})" for path in candidate_paths(sections, key, pipeline_name)]
 
 
-def _remember(key: str, arg: InjectableArg, value: Any, source: str) -> None:
-    from lakeload.config.credentials import MASK, mask_value
+def _remember(key: str, name: str, value: Any, source: str, secret: bool) -> None:
+    from lakeload.config.credentials import MASK, mask_value, url_without_password
 
-    shown = MASK if arg.secret else mask_value(arg.name, value)
-    _injected[key] = InjectedValue(key, shown, source, arg.secret)
+    shown = MASK if secret else url_without_password(value) if isinstance(value, str) else mask_value(name, value)
+    _injected[key] = InjectedValue(key, shown, source, secret)
 
 
 def _pipeline_name() -> str | None:
@@ -238,11 +239,10 @@ def configurable_resource(fn: Callable[..., Any], name: str, section: str | None
     def scope() -> tuple[tuple[str, ...], str | None, str]:
         from lakeload.extract import current
 
-        context = current.running_context()
+        context = current.running_context()  # the resource extracted now (a transformer's, for its parent)
         if context is None:
             return ("sources", own_section, name), _pipeline_name(), f"resource '{name}'"
-        resource_name = context.resource_name or name
-        sections = ("sources", _source_sections.get(context.schema_name, own_section), resource_name)
-        return sections, context.pipeline_name, f"resource '{resource_name}'"
+        sections = ("sources", _source_sections.get(context.schema_name, own_section), name)
+        return sections, context.pipeline_name, f"resource '{name}'"
 
     return _wrap(fn, args, scope)

@@ -38,6 +38,7 @@ class Resolved:
     keys_tried: list[str] = field(default_factory=list)
     files_read: list[str] = field(default_factory=list)
     path: tuple[str, ...] | None = None  # the key path the value was found at
+    from_secrets: bool = False  # found in secrets.toml or set through `lakeload.secrets`
 
 
 def candidate_paths(sections: tuple[str, ...], key: str, pipeline_name: str | None) -> list[tuple[str, ...]]:
@@ -186,7 +187,7 @@ def resolve(
     for paths in groups:
         found = _find(paths, env, docs, hint, secret)
         if found is not None:
-            return Resolved(found[0], found[1], keys_tried, files, found[2])
+            return Resolved(found[0], found[1], keys_tried, files, found[2], found[3])
     if required:
         raise ConfigFieldMissingError(".".join(sections), key, keys_tried, files or [os.path.abspath(".lakeload/config.toml")])
     return Resolved(None, None, keys_tried, files)
@@ -194,18 +195,19 @@ def resolve(
 
 def _find(
     paths: list[tuple[str, ...]], env: Mapping[str, str], docs: list[Document], hint: type | None, secret: bool
-) -> tuple[Any, str, tuple[str, ...]] | None:
-    """(value, source, path) of the first of `paths` set in the environment, else in the documents; None if none is."""
+) -> tuple[Any, str, tuple[str, ...], bool] | None:
+    """(value, source, path, from a secrets document) of the first of `paths` set in the environment, else in the
+    documents; None when none is."""
     for path in paths:
         name = env_name(path)
         if name in env:
             source = f"environment variable {name}"
-            return coerce_value(env[name], hint, source), source, path
+            return coerce_value(env[name], hint, source), source, path, False
     for doc, path, value in read_values(docs, paths):
         source = doc.where(path)
         if secret and not doc.secrets:
             raise ConfigValueNotSecretError(".".join(path), doc.origin)
-        return coerce_value(value, hint, source), source, path
+        return coerce_value(value, hint, source), source, path, doc.secrets
     return None
 
 
@@ -226,7 +228,7 @@ def lookup(key: str, secrets_only: bool, environ: Mapping[str, str] | None = Non
     tried = [env_name(path)] + [f"{doc.origin} [{'.'.join(path[:-1])}] {path[-1]}" for doc in docs]
     if found is None:
         return Resolved(None, None, tried, [doc.origin for doc in docs])
-    return Resolved(found[0], found[1], tried, path=found[2])
+    return Resolved(found[0], found[1], tried, path=found[2], from_secrets=found[3])
 
 
 @dataclass(frozen=True)
