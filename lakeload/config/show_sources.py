@@ -53,7 +53,7 @@ def _env_values(prefixes: list[tuple[str, ...]], env: Mapping[str, str]) -> Iter
 def source_lines(pipeline_name: str | None, environ: Mapping[str, str] | None = None) -> list[ConfigLine]:
     """Every `sources.*` value set (in precedence order per key), then the source arguments injected so far."""
     env = os.environ if environ is None else environ
-    prefixes = [(pipeline_name, SOURCES)] if pipeline_name else []
+    prefixes: list[tuple[str, ...]] = [(pipeline_name, SOURCES)] if pipeline_name else []
     prefixes.append((SOURCES,))
     secret_keys = {value.key for value in injected() if value.secret}
     lines: dict[str, ConfigLine] = {}
