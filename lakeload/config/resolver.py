@@ -120,11 +120,20 @@ def documents(files: list[str] | None = None) -> list[Document]:
     return [doc for doc in docs if doc.tree]
 
 
+_parsed: dict[str, tuple[bytes, dict[str, Any]]] = {}  # path -> (content, tables): a lookup per item stays cheap
+
+
 def _read_toml(path: str) -> dict[str, Any]:
-    """A configuration file's tables (`ConfigFileError` when malformed); unknown keys are warned about once."""
+    """A configuration file's tables (`ConfigFileError` when malformed); unknown keys are warned about once.
+
+    The file is read on every call (a changed file is seen at once) but parsed again only when it changed."""
     data = read_toml_bytes(path)
+    cached = _parsed.get(path)
+    if cached is not None and cached[0] == data:
+        return cached[1]
     tree = parse_toml(path, data)
     unknown_keys.check_file(path, data, tree)
+    _parsed[path] = (data, tree)
     return tree
 
 
