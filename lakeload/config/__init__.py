@@ -13,7 +13,9 @@ import importlib
 import sys
 from typing import TYPE_CHECKING, Any
 
-from lakeload.config.accessors import ConfigModule
+from lakeload.config.accessors import CONFIG_VALUE, ConfigModule
+
+value: Any = CONFIG_VALUE  # `def src(page_size: int = lakeload.config.value)` (also a class attribute; typed here)
 
 _EXPORTS = {
     "show_configuration": "lakeload.config.show",

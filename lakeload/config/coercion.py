@@ -67,13 +67,14 @@ def auto_cast(value: str) -> Any:
     return parsed if isinstance(parsed, (dict, list)) else value
 
 
-def coerce_value(value: Any, hint: type | None, source: str) -> Any:
+def coerce_value(value: Any, hint: type | None, source: str, secret: bool = False) -> Any:
     """`value` (from the environment or a TOML file) as `hint`: strings are parsed, numbers and booleans become
-    text for `str`; a `ConfigurationError` naming `source` when a string cannot be parsed."""
+    text for `str`; a `ConfigurationError` naming `source` (and the value, unless `secret`) when a string cannot
+    be parsed."""
     if hint is None:
         return value
     if isinstance(value, str):
-        return value if hint is str else _coerce(value, hint, source)
+        return value if hint is str else _coerce(value, hint, source, secret)
     if hint is str and isinstance(value, (int, float, bool)):
         return flat_text(value)
     if hint is float and isinstance(value, int) and not isinstance(value, bool):
@@ -81,9 +82,11 @@ def coerce_value(value: Any, hint: type | None, source: str) -> Any:
     return value
 
 
-def _coerce(value: str, hint: type | None, source: str) -> Any:
+def _coerce(value: str, hint: type | None, source: str, secret: bool = False) -> Any:
     try:
         return coerce_text(value, hint)
     except ValueError as exc:
         kind = "a JSON object" if hint is dict else "a JSON list" if hint is list else f"a {getattr(hint, '__name__', hint)}"
+        if secret:  # neither the value nor the parser's message (which quotes it)
+            raise ConfigurationError(f"The secret in {source} is not {kind}: fix its value there.") from None
         raise ConfigurationError(f"{source} = {value!r} is not {kind}: {exc}") from exc

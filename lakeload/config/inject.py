@@ -89,7 +89,7 @@ def injectable_args(fn: Callable[..., Any]) -> tuple[InjectableArg, ...]:
     """The arguments of `fn` that configuration may set: those with a default of a plain type (str, numbers,
     bool, dict, list, dates, ...) or of `lakeload.config.value` / `lakeload.secrets.value`, as dlt's spec.
 
-    >>> def src(api_key: str = SECRET_VALUE, page_size: int = 10, client: object = object()): ...
+    >>> def src(api_key: str = lakeload.secrets.value, page_size: int = 10, client: object = object()): ...
     >>> [a.name for a in injectable_args(src)]
     ['api_key', 'page_size']
     """

@@ -211,12 +211,12 @@ def _find(
         name = env_name(path)
         if name in env:
             source = f"environment variable {name}"
-            return coerce_value(env[name], hint, source), source, path, False
+            return coerce_value(env[name], hint, source, secret), source, path, False
     for doc, path, value in read_values(docs, paths):
         source = doc.where(path)
         if secret and not doc.secrets:
             raise ConfigValueNotSecretError(".".join(path), doc.origin)
-        return coerce_value(value, hint, source), source, path, doc.secrets
+        return coerce_value(value, hint, source, secret), source, path, doc.secrets
     return None
 
 

@@ -19,7 +19,12 @@ from lakeload.config import known_keys
 from lakeload.config.inject import injected
 from lakeload.config.resolver import resolve
 from lakeload.config.show import render_configuration, show_configuration
-from lakeload.errors import ConfigValueMissingError, ConfigValueNotSecretError, LakeloadError
+from lakeload.errors import (
+    ConfigurationError,
+    ConfigValueMissingError,
+    ConfigValueNotSecretError,
+    LakeloadError,
+)
 
 ROOT = Path(__file__).resolve().parents[2]
 SECTION = "test_injection"  # the module's name: the default config section
@@ -115,11 +120,23 @@ def test_a_missing_value_names_every_key_tried_and_no_value(monkeypatch: pytest.
     assert "super-secret-looking-value" not in text
 
 
-def test_a_secret_in_config_toml_is_refused() -> None:
+def test_a_secret_in_config_toml_is_refused(monkeypatch: pytest.MonkeyPatch) -> None:
     write(".lakeload/config.toml", f"[sources.{SECTION}.crm]\napi_key = 'do-not-show'\npage_size = 1\nbase = 1\n")
     with pytest.raises(ConfigValueNotSecretError, match=rf"sources\.{SECTION}\.crm\.api_key.*secrets\.toml") as error:
         crm()
     assert "do-not-show" not in str(error.value)
+
+    @lakeload.source
+    def pin_source(pin: int = lakeload.secrets.value, page_size: int = 1) -> Any:
+        return lakeload.resource([{"pin": pin}], name="pins")
+
+    monkeypatch.setenv("SOURCES__PIN", "not-a-number-secret")
+    monkeypatch.setenv("SOURCES__PAGE_SIZE", "not-a-number-plain")
+    with pytest.raises(ConfigurationError, match="SOURCES__PIN is not a int") as bad:
+        pin_source()
+    assert "not-a-number-secret" not in str(bad.value)
+    with pytest.raises(ConfigurationError, match="not-a-number-plain"):  # a plain value is quoted to help
+        pin_source(pin=1)
 
 
 def test_section_argument_of_source_and_resource(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:
