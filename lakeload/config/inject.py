@@ -95,11 +95,13 @@ def injectable_args(fn: Callable[..., Any]) -> tuple[InjectableArg, ...]:
     """
     try:
         hints = typing.get_type_hints(fn, include_extras=True)
-    except Exception:  # unresolvable forward references: fall back to the raw annotations
+    except (NameError, TypeError, AttributeError):  # unresolvable forward references: use the raw annotations
         hints = getattr(fn, "__annotations__", {})
     found = []
     for param in inspect.signature(fn).parameters.values():
         if param.kind in (param.VAR_POSITIONAL, param.VAR_KEYWORD) or param.default is param.empty:
+            continue
+        if param.name in ("self", "cls"):
             continue
         sentinel = param.default if isinstance(param.default, ConfigValueSentinel) else None
         annotation = hints.get(param.name, Any)
