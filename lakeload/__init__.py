@@ -28,6 +28,7 @@ _EXPORTS = {
     "defer": "lakeload.extract.graph",
     "pipeline": "lakeload.runtime.pipeline",
     "destination": "lakeload.destinations",
+    "secrets": "lakeload.config.accessors",
 }
 __all__ = [
     "LakeloadError",
@@ -37,6 +38,7 @@ __all__ = [
     "Resource",
     "Source",
     "attach",
+    "config",
     "current",
     "defer",
     "destination",
@@ -44,12 +46,14 @@ __all__ = [
     "mark",
     "pipeline",
     "resource",
+    "secrets",
     "source",
     "transformer",
 ]
 
 if TYPE_CHECKING:
-    from lakeload import destinations
+    from lakeload import config, destinations
+    from lakeload.config.accessors import secrets
     from lakeload.destinations import destination
     from lakeload.errors import LakeloadError, PipelineStepFailed
     from lakeload.extract import current, mark
@@ -63,8 +67,8 @@ if TYPE_CHECKING:
 
 
 def __getattr__(name: str) -> Any:
-    if name == "destinations":
-        return importlib.import_module("lakeload.destinations")
+    if name in ("config", "destinations"):
+        return importlib.import_module(f"lakeload.{name}")
     if name in ("current", "mark"):
         return importlib.import_module(f"lakeload.extract.{name}")
     module = _EXPORTS.get(name)

@@ -30,6 +30,48 @@ class ConfigFieldMissingError(ConfigurationError):
         super().__init__("\n".join(lines))
 
 
+class ConfigValueMissingError(ConfigFieldMissingError, KeyError):
+    """Arguments of a source or resource function (or a `lakeload.config[...]` key) found nowhere.
+
+    `missing` maps every missing argument to the places looked up, in order: TOML paths (`sources.crm.api_key`)
+    and environment variables (`SOURCES__CRM__API_KEY`). Values are never part of the message. A `KeyError`
+    too, as dlt's `ConfigFieldMissingException`.
+    """
+
+    def __init__(
+        self, what: str, missing: dict[str, list[str]], secrets: set[str], files_read: list[str], arguments: bool = True
+    ) -> None:
+        first = next(iter(missing))
+        self.section, self.field, self.keys_tried, self.files_read = what, first, missing[first], files_read
+        self.missing = missing
+        names = ", ".join(f"'{name}'" for name in missing)
+        lines = [f"Missing configuration for {what}: {names}."]
+        for name, tried in missing.items():
+            lines.append(f"'{name}' was looked up, in order, as:")
+            lines += [f"  {key}" for key in tried]
+        lines.append("TOML files read: " + (", ".join(files_read) if files_read else "none"))
+        where = [f"'{name}' in .lakeload/{'secrets' if name in secrets else 'config'}.toml" for name in missing]
+        lines.append(
+            ("Fix: pass it in the call, or set " if arguments else "Fix: set ")
+            + "; ".join(where) + " under one of the tables above, or one of the environment variables above."
+        )
+        ConfigurationError.__init__(self, "\n".join(lines))
+
+    def __str__(self) -> str:
+        return str(self.args[0]) if self.args else ""
+
+
+class ConfigValueNotSecretError(ConfigurationError):
+    """A secret (an argument defaulting to `lakeload.secrets.value`) was found in a config.toml, as dlt refuses."""
+
+    def __init__(self, key: str, origin: str) -> None:
+        self.key, self.origin = key, origin
+        super().__init__(
+            f"'{key}' is a secret but is set in {origin}, which holds no secrets. Fix: move it to "
+            ".lakeload/secrets.toml (same table) or to an environment variable."
+        )
+
+
 class ConfigFileError(ConfigurationError):
     """A configuration file (`.lakeload/config.toml`, `secrets.toml`, ...) cannot be read or is not valid TOML.
 

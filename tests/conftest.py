@@ -25,11 +25,16 @@ def spark() -> Iterator[object]:
 
 @pytest.fixture(autouse=True)
 def isolated_config(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:
-    """No lakeload/dlt env vars or TOML files from the outside leak into a test."""
+    """No lakeload/dlt env vars, TOML files or values set in code (`lakeload.config[...] = v`) leak into a test."""
+    from lakeload.config import memory
+
     for name in list(os.environ):
         upper = name.upper()
-        if upper.startswith(("DESTINATION__", "NORMALIZE__", "DATA_WRITER__", "RUNTIME__", "SPARK__", "EXTRACT__")) or "__DESTINATION__" in upper:
+        if upper.startswith(("DESTINATION__", "NORMALIZE__", "DATA_WRITER__", "RUNTIME__", "SPARK__", "EXTRACT__", "SOURCES__")) or (
+            "__DESTINATION__" in upper or "__SOURCES__" in upper
+        ):
             monkeypatch.delenv(name, raising=False)
+    memory.clear()
     workdir = tmp_path / "cwd"
     workdir.mkdir()
     monkeypatch.chdir(workdir)

@@ -25,7 +25,8 @@ def register(commands: Any) -> None:
         description=(
             "Resolve every setting of the filesystem destination (bucket_url, layout, kwargs, client_kwargs, "
             "deltalake_storage_options, max_state_files, always_refresh_views, credentials) and a few runtime settings, and print "
-            "'key = value  (source)' per line, secrets masked, then the keys set but not read by lakeload "
+            "'key = value  (source)' per line, secrets masked, then every sources.* value set (source and resource "
+            "arguments), then the keys set but not read by lakeload "
             "(unused: typos, with the closest known key) and the TOML files read. Does not start Spark."
         ),
     )

@@ -133,8 +133,28 @@ def spec_at(sections: tuple[str, ...]) -> Section | None:
     return spec
 
 
+# Sections whose keys the user defines: the arguments of source and resource functions, injected from
+# `sources.<section>.<source or resource name>.<argument>` (`*` is any one name). Lakeload's own keys under
+# [sources] (`sources.filesystem.bucket_url`) are two levels deep and stay checked against `root()`.
+USER_SECTIONS: tuple[tuple[str, ...], ...] = (("sources", "*", "*"),)
+
+
+def is_user_section(sections: tuple[str, ...]) -> bool:
+    """Whether `sections` is one of `USER_SECTIONS` (any key looked up there is a user-defined argument).
+
+    >>> is_user_section(("sources", "crm", "contacts")), is_user_section(("sources", "filesystem"))
+    (True, False)
+    """
+    return any(
+        len(sections) == len(pattern) and all(p in ("*", s) for p, s in zip(pattern, sections, strict=True))
+        for pattern in USER_SECTIONS
+    )
+
+
 def is_registered(sections: tuple[str, ...], key: str) -> bool:
     """Whether `key` in section `sections` is declared here (a lookup lakeload may make)."""
+    if is_user_section(sections):
+        return True
     spec = spec_at(sections)
     return spec is not None and (key in spec.keys or key in spec.nested)
 

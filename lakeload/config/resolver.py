@@ -1,10 +1,13 @@
 """One place that turns explicit arguments, environment variables and TOML files into values.
 
-Precedence, highest first: explicit argument > environment variable > `.lakeload/secrets.toml` >
-`.lakeload/config.toml` > `~/.lakeload/secrets.toml` > `~/.lakeload/config.toml`. Within each
-provider, keys are tried from the most specific to the least, as dlt does: pipeline-scoped first
-(`<PIPELINE>__DESTINATION__FILESYSTEM__BUCKET_URL`), then with fewer sections
-(`DESTINATION__BUCKET_URL`, `BUCKET_URL`). A project with `.dlt/` and no `.lakeload/` is read too.
+Precedence, highest first: explicit argument > environment variable > values set in code with
+`lakeload.secrets[...] = v` > `.lakeload/secrets.toml` > values set with `lakeload.config[...] = v` >
+`.lakeload/config.toml` > `~/.lakeload/secrets.toml` > `~/.lakeload/config.toml`. Keys are tried from the
+most specific to the least, as dlt does: when a pipeline name is given, the pipeline-scoped keys
+(`<PIPELINE>__DESTINATION__FILESYSTEM__BUCKET_URL`, `[<pipeline>.destination.filesystem]`) in every provider
+first, then the others, each with fewer sections in turn (`DESTINATION__BUCKET_URL`, `BUCKET_URL`). Under
+`sources.<section>.<name>` (source and resource arguments) `sources.<name>` is tried right after
+`sources.<section>`, as dlt's compact layout. A project with `.dlt/` and no `.lakeload/` is read too.
 
 >>> resolve(("destination", "filesystem"), "bucket_url", pipeline_name="quick_start").value
 """
@@ -17,11 +20,10 @@ from collections.abc import Iterator, Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
-import orjson
-
-from lakeload.config import known_keys, unknown_keys
+from lakeload.config import known_keys, memory, unknown_keys
+from lakeload.config.coercion import coerce_text, coerce_value, flat_text  # noqa: F401  (flat_text, coerce_text: re-exported)
 from lakeload.config.toml_reader import parse_toml, read_toml_bytes
-from lakeload.errors import ConfigFieldMissingError, ConfigurationError
+from lakeload.errors import ConfigFieldMissingError, ConfigValueNotSecretError
 
 logger = logging.getLogger("lakeload.config")
 _warned_dlt = False
@@ -35,17 +37,28 @@ class Resolved:
     source: str | None
     keys_tried: list[str] = field(default_factory=list)
     files_read: list[str] = field(default_factory=list)
+    path: tuple[str, ...] | None = None  # the key path the value was found at
+    from_secrets: bool = False  # found in secrets.toml or set through `lakeload.secrets`
 
 
 def candidate_paths(sections: tuple[str, ...], key: str, pipeline_name: str | None) -> list[tuple[str, ...]]:
-    """Key paths from most to least specific, pipeline-scoped ones first."""
-    paths = []
-    prefixes: list[tuple[str, ...]] = [(pipeline_name,)] if pipeline_name else []
-    prefixes.append(())
-    for prefix in prefixes:
-        for cut in range(len(sections), -1, -1):
-            paths.append((*prefix, *sections[:cut], key))
-    return paths
+    """Key paths from most to least specific, pipeline-scoped ones first.
+
+    >>> [".".join(p) for p in candidate_paths(("sources", "crm", "contacts"), "api_key", None)]
+    ['sources.crm.contacts.api_key', 'sources.crm.api_key', 'sources.contacts.api_key', 'sources.api_key', 'api_key']
+    """
+    return [path for group in _path_groups(sections, key, pipeline_name) for path in group]
+
+
+def _path_groups(sections: tuple[str, ...], key: str, pipeline_name: str | None) -> list[list[tuple[str, ...]]]:
+    """The candidate paths in dlt's order: pipeline-scoped ones (looked up in every provider first), then the rest."""
+    unscoped = [(*sections[:cut], key) for cut in range(len(sections), -1, -1)]
+    if len(sections) == 3 and sections[0] == "sources" and sections[1] != sections[2]:
+        unscoped.insert(2, (sections[0], sections[2], key))  # dlt's compact layout: sources.<name>.<key>
+    groups = [unscoped]
+    if pipeline_name:
+        groups.insert(0, [(pipeline_name, *path) for path in unscoped])
+    return groups
 
 
 def env_name(path: tuple[str, ...]) -> str:
@@ -80,11 +93,47 @@ def toml_files() -> list[str]:
     return files
 
 
+@dataclass(frozen=True)
+class Document:
+    """One configuration document: a TOML file, or the values set in code; `secrets` when it may hold secrets."""
+
+    origin: str
+    tree: Mapping[str, Any]
+    secrets: bool
+
+    def where(self, path: tuple[str, ...], table: bool = False) -> str:
+        """How `lakeload config show` and errors name a value at `path` here."""
+        if table:
+            return f"{self.origin} [{'.'.join(path)}]"
+        return f"{self.origin} [{'.'.join(path[:-1])}] {path[-1]}"
+
+
+def documents(files: list[str] | None = None) -> list[Document]:
+    """The TOML files (`toml_files()` unless given) and the values set in code, in precedence order."""
+    files = toml_files() if files is None else files
+    docs = [Document(path, _read_toml(path), os.path.basename(path) == "secrets.toml") for path in files]
+    in_code = [Document("set in code: lakeload.secrets", memory.tree(True), True),
+               Document("set in code: lakeload.config", memory.tree(False), False)]
+    first_config = next((i for i, doc in enumerate(docs) if not doc.secrets), len(docs))
+    docs.insert(first_config, in_code[1])
+    docs.insert(0, in_code[0])
+    return [doc for doc in docs if doc.tree]
+
+
+_parsed: dict[str, tuple[bytes, dict[str, Any]]] = {}  # path -> (content, tables): a lookup per item stays cheap
+
+
 def _read_toml(path: str) -> dict[str, Any]:
-    """A configuration file's tables (`ConfigFileError` when malformed); unknown keys are warned about once."""
+    """A configuration file's tables (`ConfigFileError` when malformed); unknown keys are warned about once.
+
+    The file is read on every call (a changed file is seen at once) but parsed again only when it changed."""
     data = read_toml_bytes(path)
+    cached = _parsed.get(path)
+    if cached is not None and cached[0] == data:
+        return cached[1]
     tree = parse_toml(path, data)
     unknown_keys.check_file(path, data, tree)
+    _parsed[path] = (data, tree)
     return tree
 
 
@@ -103,6 +152,15 @@ def read_toml_values(files: list[str], paths: list[tuple[str, ...]]) -> Iterator
                 yield file, path, value
 
 
+def read_values(docs: list[Document], paths: list[tuple[str, ...]]) -> Iterator[tuple[Document, tuple[str, ...], Any]]:
+    """(document, key path, value) of every key path set in the documents, in precedence order."""
+    for doc in docs:
+        for path in paths:
+            value = _lookup(doc.tree, path)
+            if value is not None:
+                yield doc, path, value
+
+
 def _lookup(tree: Mapping[str, Any], path: tuple[str, ...]) -> Any:
     node: Any = tree
     for part in path:
@@ -110,40 +168,6 @@ def _lookup(tree: Mapping[str, Any], path: tuple[str, ...]) -> Any:
             return None
         node = node[part]
     return node
-
-
-def flat_text(value: Any) -> str | None:
-    """A flat config value as the string a string-only consumer (Spark, delta-rs) wants; None when not flat.
-
-    >>> flat_text(True), flat_text(8), flat_text({"a": 1})
-    ('true', '8', None)
-    """
-    if isinstance(value, bool):
-        return "true" if value else "false"
-    if isinstance(value, (str, int, float)):
-        return str(value)
-    return None
-
-
-def coerce_text(value: str, hint: type | None) -> Any:
-    """Parse an environment string into the expected type (bool, int, float, dict/list as JSON)."""
-    if hint is bool:
-        return value.strip().lower() in ("1", "true", "yes", "on")
-    if hint is int:
-        return int(value)
-    if hint is float:
-        return float(value)
-    if hint in (dict, list):
-        return orjson.loads(value)
-    return value
-
-
-def _coerce(value: str, hint: type | None, source: str) -> Any:
-    try:
-        return coerce_text(value, hint)
-    except ValueError as exc:
-        kind = "a JSON object" if hint is dict else "a JSON list" if hint is list else f"a {getattr(hint, '__name__', hint)}"
-        raise ConfigurationError(f"{source} = {value!r} is not {kind}: {exc}") from exc
 
 
 def resolve(
@@ -154,28 +178,66 @@ def resolve(
     hint: type | None = None,
     required: bool = False,
     environ: Mapping[str, str] | None = None,
+    secret: bool = False,
 ) -> Resolved:
-    """Resolve one value; raises `ConfigFieldMissingError` listing every key tried when required."""
-    paths = candidate_paths(sections, key, pipeline_name)
-    keys_tried = [env_name(p) for p in paths]
+    """Resolve one value; raises `ConfigFieldMissingError` listing every key tried when required.
+
+    A `secret` value found in a config.toml (or set with `lakeload.config[...]`) is a `ConfigValueNotSecretError`,
+    as in dlt: secrets belong in secrets.toml or the environment.
+    """
+    groups = _path_groups(sections, key, pipeline_name)
+    keys_tried = [env_name(p) for group in groups for p in group]
     env = os.environ if environ is None else environ
     _note(sections, key, env)
     if explicit is not None:
         return Resolved(explicit, "explicit argument", keys_tried)
+    files = toml_files()
+    docs = documents(files)
+    for paths in groups:
+        found = _find(paths, env, docs, hint, secret)
+        if found is not None:
+            return Resolved(found[0], found[1], keys_tried, files, found[2], found[3])
+    if required:
+        raise ConfigFieldMissingError(".".join(sections), key, keys_tried, files or [os.path.abspath(".lakeload/config.toml")])
+    return Resolved(None, None, keys_tried, files)
+
+
+def _find(
+    paths: list[tuple[str, ...]], env: Mapping[str, str], docs: list[Document], hint: type | None, secret: bool
+) -> tuple[Any, str, tuple[str, ...], bool] | None:
+    """(value, source, path, from a secrets document) of the first of `paths` set in the environment, else in the
+    documents; None when none is."""
     for path in paths:
         name = env_name(path)
         if name in env:
             source = f"environment variable {name}"
-            return Resolved(_coerce(env[name], hint, source), source, keys_tried)
-    files = toml_files()
-    for file, path, value in read_toml_values(files, paths):
-        source = f"{file} [{'.'.join(path[:-1])}] {path[-1]}"
-        if isinstance(value, str) and hint is not str and hint is not None:
-            value = _coerce(value, hint, source)
-        return Resolved(value, source, keys_tried, files)
-    if required:
-        raise ConfigFieldMissingError(".".join(sections), key, keys_tried, files or [os.path.abspath(".lakeload/config.toml")])
-    return Resolved(None, None, keys_tried, files)
+            return coerce_value(env[name], hint, source, secret), source, path, False
+    for doc, path, value in read_values(docs, paths):
+        source = doc.where(path)
+        if secret and not doc.secrets:
+            raise ConfigValueNotSecretError(".".join(path), doc.origin)
+        return coerce_value(value, hint, source, secret), source, path, doc.secrets
+    return None
+
+
+def lookup(key: str, secrets_only: bool, environ: Mapping[str, str] | None = None) -> Resolved:
+    """The value at exactly the dotted `key` (no fallback to other sections), as `lakeload.config[key]` reads it.
+
+    Looks in the environment (`SOURCES__MY_SOURCE__API_KEY`), then the documents; `secrets_only` skips the
+    config.toml files and `lakeload.config` values (dlt's `secrets[...]` reads only where secrets may be).
+
+    >>> lookup("sources.my_source.api_key", secrets_only=True).value is None
+    True
+    """
+    path = memory.split_key(key)
+    env = os.environ if environ is None else environ
+    unknown_keys.check_environment(env)
+    docs = [doc for doc in documents() if doc.secrets or not secrets_only]
+    found = _find([path], env, docs, None, secret=False)
+    tried = [env_name(path)] + [f"{doc.origin} [{'.'.join(path[:-1])}] {path[-1]}" for doc in docs]
+    if found is None:
+        return Resolved(None, None, tried, [doc.origin for doc in docs])
+    return Resolved(found[0], found[1], tried, path=found[2], from_secrets=found[3])
 
 
 @dataclass(frozen=True)
@@ -226,6 +288,19 @@ class _SectionGatherer:
                 self.native, self.native_source = value, source
 
 
+def _gather_env(gathered: _SectionGatherer, paths: list[tuple[str, ...]], env: Mapping[str, str]) -> None:
+    """Whole-section variables (`..._CREDENTIALS='{...}'`) and field variables (`..._CREDENTIALS__<FIELD>`)."""
+    for path in paths:
+        name = env_name(path)
+        if name in env:
+            gathered.add_whole(env[name], f"environment variable {name}")
+        prefix = name + "__"
+        for var in sorted(env):
+            field_name = var[len(prefix):]
+            if var.startswith(prefix) and field_name and "__" not in field_name:
+                gathered.add_fields({field_name.lower(): env[var]}, f"environment variable {var}")
+
+
 def resolve_section(
     sections: tuple[str, ...],
     key: str,
@@ -246,8 +321,8 @@ def resolve_section(
     >>> resolve_section(("destination", "filesystem"), "credentials", "my_pipeline").fields
     {}
     """
-    paths = candidate_paths(sections, key, pipeline_name)
-    keys_tried = [env_name(p) for p in paths]
+    groups = _path_groups(sections, key, pipeline_name)
+    keys_tried = [env_name(p) for group in groups for p in group]
     env = os.environ if environ is None else environ
     _note(sections, key, env)
     if explicit is not None:
@@ -256,19 +331,12 @@ def resolve_section(
         creds = Credentials.from_value(explicit, "explicit argument")
         return ResolvedSection(creds.to_dict(), creds.sources, creds.native, creds.native_source, keys_tried)
     gathered = _SectionGatherer()
-    for path in paths:
-        name = env_name(path)
-        if name in env:
-            gathered.add_whole(env[name], f"environment variable {name}")
-        prefix = name + "__"
-        for var in sorted(env):
-            field_name = var[len(prefix):]
-            if var.startswith(prefix) and field_name and "__" not in field_name:
-                gathered.add_fields({field_name.lower(): env[var]}, f"environment variable {var}")
     files = toml_files()
-    for file, path, value in read_toml_values(files, paths):
-        table = f"[{'.'.join(path)}]" if isinstance(value, Mapping) else f"[{'.'.join(path[:-1])}] {path[-1]}"
-        gathered.add_whole(value, f"{file} {table}")
+    docs = documents(files)
+    for paths in groups:
+        _gather_env(gathered, paths, env)
+        for doc, path, value in read_values(docs, paths):
+            gathered.add_whole(value, doc.where(path, table=isinstance(value, Mapping)))
     return ResolvedSection(
         gathered.fields, gathered.sources, gathered.native, gathered.native_source, keys_tried, files
     )

@@ -3,7 +3,8 @@
     lakeload config show --pipeline quick_start
 
 prints lines such as `destination.filesystem.bucket_url = /data/bucket  (environment variable
-DESTINATION__FILESYSTEM__BUCKET_URL)`, then the keys set but not read by lakeload ("unused", with the
+DESTINATION__FILESYSTEM__BUCKET_URL)`, the values set for source arguments (`sources.crm.page_size = 50
+(.lakeload/config.toml [sources.crm] page_size)`), then the keys set but not read by lakeload ("unused", with the
 closest known key: `destination.filesystem.layuot  (.lakeload/config.toml)  did you mean `layout`?`),
 then the TOML files read.
 """
@@ -187,7 +188,8 @@ def _spark_lines(pipeline_name: str | None) -> list[ConfigLine]:
 
 
 def show_configuration(pipeline_name: str | None = None, destination: str = "filesystem") -> list[ConfigLine]:
-    """Resolve every setting of the filesystem destination (and the runtime and Spark ones), secrets masked.
+    """Resolve every setting of the filesystem destination (and the runtime and Spark ones), secrets masked;
+    then every `sources.*` value set and the source arguments injected in this process (see `show_sources`).
 
     Uses the resolver's precedence: explicit > env > secrets.toml > config.toml > ~/.lakeload. The Spark
     settings are those a session lakeload starts would get; an active session or spark-submit's win over them.
@@ -196,7 +198,9 @@ def show_configuration(pipeline_name: str | None = None, destination: str = "fil
     >>> [str(line) for line in lines if line.key.endswith("bucket_url")]
     ['destination.filesystem.bucket_url = (not set)']
     """
-    return _destination_lines(destination, pipeline_name) + _runtime_lines(pipeline_name)
+    from lakeload.config.show_sources import source_lines
+
+    return _destination_lines(destination, pipeline_name) + _runtime_lines(pipeline_name) + source_lines(pipeline_name)
 
 
 def render_configuration(

@@ -102,3 +102,13 @@ def call_in(context: ExtractContext | None, f: Callable[[Any], Any], item: Any) 
         return f(item)
     finally:
         _context.reset(token)
+
+
+def pipeline_name() -> str | None:
+    """The name of the pipeline that runs now or was created last; None when there is none (none is made)."""
+    return _pipelines[-1].pipeline_name if _pipelines else None
+
+
+def running_context() -> ExtractContext | None:
+    """The extract context of the resource whose code runs now; None outside extract."""
+    return _context.get()

@@ -15,6 +15,7 @@ from collections.abc import Callable, Sequence
 from dataclasses import replace
 from typing import Any
 
+from lakeload.config.inject import configurable_resource, configurable_source
 from lakeload.destinations.impl.filesystem.safe_paths import check_schema_name
 from lakeload.extract.hints import TableHints, TableNameHint
 from lakeload.extract.resource import Resource
@@ -40,8 +41,12 @@ def resource(
     nested_hints: dict[str | tuple[str, ...], dict[str, Any]] | None = None,
     additional_table_hints: dict[str, Any] | None = None,
     schema_contract: str | dict[str, str] | None = None,
+    section: str | None = None,
 ) -> Any:
     """Declare a resource, as a decorator on a generator function or directly on data.
+
+    The function's arguments may come from configuration (see `lakeload.config.inject`), under
+    `sources.<section>.<name>`; `section` defaults to the function's module name.
 
     >>> r = resource([{"id": 1}], name="users")
     >>> @resource(table_name="events", write_disposition="replace")
@@ -64,6 +69,7 @@ def resource(
     )
 
     def decorate(fn: Callable[..., Any]) -> Resource:
+        fn = configurable_resource(fn, name or fn.__name__, section)  # its arguments may come from config
         return Resource(
             name or fn.__name__, fn, TableHints(**hints), selected, parallelized=parallelized, factory=fn,  # type: ignore[arg-type]
         )
@@ -85,6 +91,7 @@ def transformer(
     name: str | None = None,
     selected: bool = True,
     parallelized: bool = False,
+    section: str | None = None,
     **hints: Any,
 ) -> Any:
     """Declare a transformer: a function of each item another resource yields (dlt's `@transformer`).
@@ -98,6 +105,7 @@ def transformer(
     """
 
     def decorate(fn: Callable[..., Any]) -> Resource:
+        fn = configurable_resource(fn, name or fn.__name__, section)  # its arguments may come from config
         parent = data_from
         if parent is not None and not isinstance(parent, Resource):
             parent = resource(parent, name=f"iter_{name or fn.__name__}")  # plain data as dlt's `data_from`
@@ -111,9 +119,12 @@ def transformer(
 
 def source(
     fn: Callable[..., Any] | None = None, /, name: str | None = None, max_table_nesting: int | None = None,
-    schema_contract: str | dict[str, str] | None = None,
+    schema_contract: str | dict[str, str] | None = None, section: str | None = None,
 ) -> Any:
     """Declare a source: a function returning one or more resources.
+
+    Its arguments may come from configuration when it is called (see `lakeload.config.inject`), under
+    `sources.<section>.<name>`; `section` defaults to the function's module name.
 
     >>> @source
     ... def crm():
@@ -122,6 +133,7 @@ def source(
 
     def decorate(f: Callable[..., Any]) -> Callable[..., Source]:
         source_name = check_schema_name(name or f.__name__)  # the schema name: part of file names in the bucket
+        f = configurable_source(f, source_name, section)  # its arguments may come from config when it is called
 
         @functools.wraps(f)
         def make(*args: Any, **kwargs: Any) -> Source:

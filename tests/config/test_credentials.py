@@ -47,7 +47,9 @@ def test_pipeline_scoped_fields_come_first(monkeypatch: pytest.MonkeyPatch) -> N
     monkeypatch.setenv("P1__DESTINATION__FILESYSTEM__CREDENTIALS__SFTP_USERNAME", "p1-user")
     write(Path(".lakeload/secrets.toml"), "[p2.destination.credentials]\nsftp_username = 'p2-user'\n")
     assert resolve_section(SECTIONS, "credentials", "p1").fields["sftp_username"] == "p1-user"
-    assert resolve_section(SECTIONS, "credentials", "p2").fields["sftp_username"] == "global"  # env beats TOML
+    # as dlt: pipeline-scoped keys are looked up in every provider (TOML too) before the unscoped ones
+    assert resolve_section(SECTIONS, "credentials", "p2").fields["sftp_username"] == "p2-user"
+    assert resolve_section(SECTIONS, "credentials", "p3").fields["sftp_username"] == "global"
     monkeypatch.delenv("DESTINATION__FILESYSTEM__CREDENTIALS__SFTP_USERNAME")
     assert resolve_section(SECTIONS, "credentials", "p2").fields["sftp_username"] == "p2-user"
     assert resolve_section(SECTIONS, "credentials", "p3").fields == {}

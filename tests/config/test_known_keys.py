@@ -27,6 +27,7 @@ from lakeload.errors import ConfigurationError
 ROOT = Path(__file__).resolve().parents[2]
 # modules whose lookups `drive_every_resolver_caller` makes (through their public or pipeline-internal calls)
 RESOLVER_CALLERS = {
+    "lakeload/config/inject.py",
     "lakeload/config/show.py",
     "lakeload/destinations/impl/filesystem/configuration.py",
     "lakeload/destinations/registry.py",
@@ -82,6 +83,12 @@ def drive_every_resolver_caller(pipelines_dir: Path, bucket: Path) -> None:
     pipe._file_max_bytes()
     pipe._configuration()
     pipe._source_options_for(str(bucket))
+
+    @lakeload.source
+    def injected(page_size: int = 10) -> object:  # source arguments: user-defined keys under sources.*.*
+        return lakeload.resource([{"page_size": page_size}], name="rows")
+
+    injected()
 
 
 def test_every_lookup_is_declared_and_every_declared_key_looked_up(pipelines_dir: Path, bucket: Path) -> None:
