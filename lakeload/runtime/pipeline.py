@@ -7,18 +7,16 @@
 
 from __future__ import annotations
 
-import contextlib
 import copy
 import logging
 import os
 import threading
 import time
 import warnings
-from collections.abc import Callable, Iterator, Sequence
+from collections.abc import Callable, Sequence
 from typing import TYPE_CHECKING, Any
 
 from lakeload.destinations.impl.filesystem.client import FilesystemClient
-from lakeload.destinations.impl.filesystem.factory import filesystem
 from lakeload.destinations.impl.filesystem.safe_paths import check_dataset_name, check_pipeline_name
 from lakeload.destinations.impl.sink.factory import sink
 from lakeload.destinations.registry import resolve_destination
@@ -33,11 +31,11 @@ from lakeload.normalize.normalizer import EarlyResults, Normalizer
 from lakeload.runtime.info import LoadInfo, PackageInfo
 from lakeload.runtime.lock import PipelineLock, holds_lock
 from lakeload.runtime.log_secrets import install_secret_masking
-from lakeload.runtime.package_destination import check_package_destination, check_pending_destinations
-from lakeload.runtime.packages import EXTRACTED, EXTRACTING, NORMALIZED, NORMALIZING, read_json
-from lakeload.runtime.pipeline_inspect import PipelineInspect
+from lakeload.runtime.package_destination import check_package_destination
+from lakeload.runtime.packages import EXTRACTED, NORMALIZED, read_json
+from lakeload.runtime.pipeline_maintenance import PipelineMaintenance
 from lakeload.runtime.progress import Progress, make_progress
-from lakeload.runtime.state import bump_state, new_state, restore_from_bucket, staged_state, stored_state
+from lakeload.runtime.state import bump_state, new_state, staged_state, stored_state
 from lakeload.runtime.steps import failing_step
 from lakeload.runtime.trace import RunTrace
 from lakeload.runtime.working import pipeline_storage, warn_unreachable_packages
@@ -51,7 +49,7 @@ logger = logging.getLogger("lakeload.pipeline")
 DEFAULT_PIPELINES_DIR = os.path.join("~", ".lakeload", "pipelines")
 
 
-class Pipeline(PipelineInspect):
+class Pipeline(PipelineMaintenance):
     """Moves data from resources to a dataset in a bucket. Create it with `lakeload.pipeline(...)`."""
 
     def __init__(
@@ -111,37 +109,7 @@ class Pipeline(PipelineInspect):
     def default_schema(self) -> Schema:
         return self.schema()
 
-    def _save_state(self) -> None:
-        self.storage.save_state(self.state)
-        self._state_mark = self.storage.state_mark()
-
-    @contextlib.contextmanager
-    def _holding_lock(self) -> Iterator[None]:
-        """The working folder's lock (see `lakeload.runtime.lock`); state another process saved meanwhile is read."""
-        with self._lock.hold() as first:
-            mark = self.storage.state_mark()
-            if first and mark is not None and mark != self._state_mark:
-                self._state_mark, self.state, self._synced = mark, self.storage.load_state() or {}, True
-                self.state["dataset_name"] = self.dataset_name
-            yield
-
     # -- steps -------------------------------------------------------------------------------------
-    def sync_destination(self) -> None:
-        """Restore state and schemas from the bucket when the working folder has none."""
-        if self._synced or isinstance(self.destination, sink):
-            return
-        state, schemas = restore_from_bucket(self._client(), self.pipeline_name)
-        if state is not None:
-            with self._holding_lock():
-                if not self._synced:  # else another process saved the state meanwhile, and it was read
-                    state["_local"] = {}
-                    state["dataset_name"] = self.dataset_name
-                    self.state = state
-                    for schema in schemas:
-                        self.storage.save_schema(schema)
-                    self._save_state()
-        self._synced = True
-
     @holds_lock
     def extract(
         self,
@@ -334,11 +302,7 @@ class Pipeline(PipelineInspect):
             self.destination.destination_type if self.destination else None,
         )
         with trace.step("sync"):
-            if isinstance(self.destination, filesystem):
-                self._layout(self._configuration())  # a bad layout or callback fails before any work is done
-                self._client().check_bucket()  # so does a bucket that cannot be used, on every run
-            self.sync_destination()
-            check_pending_destinations(self.storage, self._destination_record(), self.pipeline_name)
+            self._sync_step()
         with trace.step("normalize"):
             self.normalize()
         if data is not None:
@@ -353,30 +317,6 @@ class Pipeline(PipelineInspect):
         with trace.step("load"):
             trace.load_info = self.load()
         return trace.load_info
-
-    @holds_lock
-    def drop(self) -> None:
-        """Delete the working folder (state, schemas) and the pending packages (also under working_url); the bucket is untouched."""
-        self.storage.wipe()
-        self._state_mark = None
-        self.state = new_state(self.pipeline_name, self.dataset_name, "filesystem", None)
-        self._synced = False
-
-    @holds_lock
-    def drop_pending_packages(self) -> None:
-        """Delete every package not loaded yet; incremental sources go back to what the bucket has loaded.
-
-        Files that an incremental files source picked for a dropped package are picked again by the next run.
-        """
-        for stage in (EXTRACTING, EXTRACTED, NORMALIZING, NORMALIZED):
-            for load_id in self.storage.list_packages(stage):
-                self.storage.discard(stage, load_id)
-        self._early.clear()
-        loaded = None
-        if isinstance(self.destination, filesystem):
-            loaded, _ = restore_from_bucket(self._client(), self.pipeline_name)
-        self.state["sources"] = (loaded or {}).get("sources", {})
-        self._save_state()
 
 
 def pipeline(
