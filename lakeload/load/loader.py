@@ -1,7 +1,8 @@
 """Load (driver side): put a normalized package into the bucket and mark it complete.
 
 Order of work, chosen so that a process killed at any point loses nothing and duplicates nothing:
-1. `init` of the dataset (first load only);
+1. `init` of the dataset (first load only), then the package's `refresh` (`lakeload.load.refresh`: tables
+   dropped or truncated before any new file goes in);
 2. Delta tables (`lakeload.load.delta_loader`): files written by executors, committed with delta-rs
    under the load's application transaction (a rerun skips what is committed);
    other data files, copied by Spark executors under names fixed at normalize time (a rerun overwrites);
@@ -32,7 +33,8 @@ from lakeload.destinations.impl.filesystem.layout import Layout
 from lakeload.errors import LoadError
 from lakeload.load.delta_loader import DeltaLoader
 from lakeload.load.executor_copy import CopyPayload, copy_files
-from lakeload.runtime.packages import PipelineStorage
+from lakeload.load.refresh import RefreshLoad, table_files
+from lakeload.runtime.packages import NORMALIZED, PipelineStorage
 from lakeload.schema.schema import Schema
 from lakeload.spark.session import run_tasks
 
@@ -78,6 +80,7 @@ class Loader:
         schema = Schema.from_dict(package["schema"])
         result = LoadResult(load_id, schema.name, row_counts=package["row_counts"])
         self._ensure_init()
+        RefreshLoad(self.client, self.layout, self.pipeline_name).apply(schema, package, self.storage.package_dir(NORMALIZED, load_id))
         plain = [f for f in package["files"] if not is_delta_table(schema, f["table"])]
         if any(is_delta_table(schema, root) for root in package["root_tables"]):  # also without rows: replace empties
             delta_files, result.replaced_tables = DeltaLoader(self.spark, self.client, self.pipeline_name, self.storage.working).load(
@@ -134,10 +137,8 @@ class Loader:
             if root.get("write_disposition") != "replace" or root.get("table_format") == "delta":
                 continue
             for table in schema.nested_tables_of(root_name):
-                prefix = self.layout.table_prefix(schema.name, table["name"])
-                folder = prefix.rsplit("/", 1)[0] if "/" in prefix else ""
-                stale = [p for p in self.client.find(folder) if p.startswith(prefix) and p not in new_files]
-                stale = [p for p in stale if not p.endswith(".lakeload-tmp")]
+                files = table_files(self.client, self.layout, schema.name, table["name"])
+                stale = [p for p in files if p not in new_files and not p.endswith(".lakeload-tmp")]
                 self.client.delete(stale)
                 result.deleted_files += len(stale)
                 result.replaced_tables.append(table["name"])

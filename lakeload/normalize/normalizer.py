@@ -222,6 +222,7 @@ class Normalizer:
                 "schema": schema.to_dict(),
                 "state": manifest.get("state"),
                 "destination": manifest.get("destination"),
+                "refresh": manifest.get("refresh"),
             },
         )
         self.storage.move(load_id, NORMALIZING, NORMALIZED)

@@ -34,12 +34,19 @@ from lakeload.runtime.log_secrets import install_secret_masking
 from lakeload.runtime.package_destination import check_package_destination
 from lakeload.runtime.packages import EXTRACTED, NORMALIZED, read_json
 from lakeload.runtime.pipeline_maintenance import PipelineMaintenance
+from lakeload.runtime.pipeline_modes import (
+    dev_dataset_name,
+    dev_instance_suffix,
+    prepare_working_folder,
+    with_credentials,
+)
 from lakeload.runtime.progress import Progress, make_progress
+from lakeload.runtime.refresh import RefreshPlan, apply_to_schema, check_refresh, plan_refresh
 from lakeload.runtime.state import bump_state, new_state, staged_state, stored_state
 from lakeload.runtime.steps import failing_step
 from lakeload.runtime.trace import RunTrace
 from lakeload.runtime.working import pipeline_storage, warn_unreachable_packages
-from lakeload.schema.schema import Schema
+from lakeload.schema.schema import Schema, merge_schema
 
 if TYPE_CHECKING:
     from pyspark.sql import SparkSession
@@ -60,13 +67,19 @@ class Pipeline(PipelineMaintenance):
         pipelines_dir: str | None = None,
         progress: str | Progress | None = None,
         spark: SparkSession | None = None,
+        dev_mode: bool = False,
+        refresh: str | None = None,
     ) -> None:
         install_secret_masking()  # botocore & co. log credentials at DEBUG
         self.pipeline_name = check_pipeline_name(pipeline_name)
         self.destination = resolve_destination(destination)
-        self.dataset_name = check_dataset_name(dataset_name or f"{pipeline_name}_dataset")
+        self.dev_mode = dev_mode  # each instance: a new working folder and its own dataset (see `pipeline_modes`)
+        self.refresh = check_refresh(refresh)  # applied on every run() and extract()
+        self._instance_suffix = dev_instance_suffix()
+        self.dataset_name = self._dataset_name(dataset_name or f"{pipeline_name}_dataset")
         self.pipelines_dir = os.path.expanduser(pipelines_dir or DEFAULT_PIPELINES_DIR)
         self.storage = pipeline_storage(self.pipelines_dir, pipeline_name)
+        prepare_working_folder(self.storage, pipeline_name, dev_mode)
         self._lock = PipelineLock(self.storage.root, pipeline_name)
         self.progress = make_progress(progress)
         self._spark = spark
@@ -78,10 +91,14 @@ class Pipeline(PipelineMaintenance):
         state = self.storage.load_state()
         self.state: dict[str, Any] = state or new_state(pipeline_name, self.dataset_name, "filesystem", None)
         self.state["dataset_name"] = self.dataset_name
-        self._synced = state is not None
+        self.state.setdefault("_local", {})["_dev_mode"] = dev_mode
+        self._synced = state is not None or dev_mode  # dev_mode never restores from the bucket, as dlt
         self._stage_seconds: dict[str, float] = {}
         self.last_trace: RunTrace | None = None
         current.activate(self)  # lakeload.current.pipeline(), as dlt's
+
+    def _dataset_name(self, name: str) -> str:
+        return check_dataset_name(dev_dataset_name(name, self._instance_suffix) if self.dev_mode else name)
 
     # -- plumbing ----------------------------------------------------------------------------------
     @property
@@ -119,27 +136,30 @@ class Pipeline(PipelineMaintenance):
         write_disposition: str | None = None,
         columns: dict[str, dict[str, Any]] | None = None,
         primary_key: str | Sequence[str] | None = None,
-        schema: str | None = None,
+        schema: str | Schema | None = None,
         loader_file_format: str | None = None,
         table_format: str | None = None,
+        refresh: str | None = None,
     ) -> str:
         """Stream `data` into a new load package on disk; returns its load id."""
         overrides = dict(
             table_name=table_name, write_disposition=write_disposition, columns=columns, primary_key=primary_key,
             table_format=table_format,
         )
-        return self._extract(data, overrides, schema, loader_file_format, overlap=False)
+        return self._extract(data, overrides, schema, loader_file_format, overlap=False, refresh=refresh)
 
     def _extract(
-        self, data: Any, overrides: dict[str, Any], schema: str | None, loader_file_format: str | None, overlap: bool
+        self, data: Any, overrides: dict[str, Any], schema: str | Schema | None, loader_file_format: str | None,
+        overlap: bool, refresh: str | None = None,
     ) -> str:
         """`extract()`; with `overlap`, normalize starts on each extracted file while extract goes on (`run()`)."""
         started = time.perf_counter()
         current.activate(self)
+        refresh = check_refresh(refresh) or self.refresh
         resources, source_name = resources_from(data, overrides["table_name"] or self.pipeline_name)
         if any(v is not None for v in overrides.values()):
             resources = [r.with_hints(**overrides) for r in resources]
-        schema_name = schema or source_name or self.default_schema_name or self.pipeline_name
+        schema_name = self._schema_name_for(schema) or source_name or self.default_schema_name or self.pipeline_name
         check_extract_names(resources, schema_name, self.naming)  # before anything changes or is extracted
         if not self.state.get("default_schema_name"):
             self.state["default_schema_name"] = schema_name
@@ -148,16 +168,19 @@ class Pipeline(PipelineMaintenance):
         naming = self._schema_naming(self.schema(schema_name))
         context = ExtractContext(self.pipeline_name, schema_name, sources_state=copy.deepcopy(self.state.get("sources", {})),
                                  spark_session=lambda: self.spark)
+        plan = plan_refresh(self.schema(schema_name), context.sources_state, refresh, schema_name,
+                            [r.name for r in resources]) if refresh else None
         staged: dict[str, Any] = {}
 
         destination = self._extract_destination()
 
         def manifest_extras() -> dict[str, Any]:  # runs after the resources: the state carries what they changed
             staged.update(staged_state(self.state, context.sources_state))
-            state = stored_state(staged) if bump_state(staged) else None
-            return {"state": state, "loader_file_format": loader_file_format, "destination": destination}
+            changed = bump_state(staged) or bool(plan and plan["dropped_tables"])  # a drop always stores the state, as dlt
+            state = stored_state(staged) if changed else None
+            return {"state": state, "loader_file_format": loader_file_format, "destination": destination, "refresh": plan}
 
-        listener = self._early_normalize(schema_name, loader_file_format) if overlap else None
+        listener = self._early_normalize(schema_name, loader_file_format, plan) if overlap else None
         self.progress.start("extract")
         try:
             with failing_step("extract", self.pipeline_name, pending=False):
@@ -185,9 +208,21 @@ class Pipeline(PipelineMaintenance):
         self._stage_seconds["extract"] = self._stage_seconds.get("extract", 0.0) + time.perf_counter() - started
         return result.load_id
 
-    def _early_normalize(self, schema_name: str, loader_file_format: str | None) -> EarlyNormalize:
+    def _schema_name_for(self, schema: str | Schema | None) -> str | None:
+        """The schema name `run(schema=...)` asks for; a `Schema` object also seeds the stored schema (its tables
+        and settings are merged into the pipeline's schema of that name, as dlt)."""
+        if not isinstance(schema, Schema):
+            return schema
+        stored = self.storage.load_schema(schema.name)
+        if stored is None:
+            self.storage.save_schema(schema.clone())
+        elif merge_schema(stored, schema):
+            self.storage.save_schema(stored)
+        return schema.name
+
+    def _early_normalize(self, schema_name: str, loader_file_format: str | None, plan: RefreshPlan | None) -> EarlyNormalize:
         """Normalize that starts on extracted files while extract goes on (`run()` only)."""
-        schema = self.schema(schema_name)
+        schema = apply_to_schema(self.schema(schema_name), plan)
         fmt = loader_file_format or self._preferred_format()
         return EarlyNormalize(lambda: self.spark, lambda: self._normalizer(schema, fmt), schema)
 
@@ -211,7 +246,7 @@ class Pipeline(PipelineMaintenance):
         for load_id in self.storage.list_packages(EXTRACTED):
             started = time.perf_counter()
             manifest = read_json(os.path.join(self.storage.package_dir(EXTRACTED, load_id), "manifest.json"))
-            schema = self.schema(manifest["schema_name"])
+            schema = apply_to_schema(self.schema(manifest["schema_name"]), manifest.get("refresh"))
             fmt = manifest.get("loader_file_format") or self._preferred_format()
             self.progress.start("normalize", len(manifest["splits"]), unit="Spark tasks")
             with failing_step("normalize", self.pipeline_name, load_id):
@@ -232,12 +267,15 @@ class Pipeline(PipelineMaintenance):
                 warnings.warn(msg, stacklevel=3)
 
     @holds_lock
-    def load(self, destination: Any = None, dataset_name: str | None = None, *, redirect_pending: bool = False) -> LoadInfo:
+    def load(
+        self, destination: Any = None, dataset_name: str | None = None, credentials: Any = None, *,
+        redirect_pending: bool = False,
+    ) -> LoadInfo:
         """Load every normalized package into the destination; resumes packages a crash left behind.
 
         A package extracted for another destination is refused unless `redirect_pending=True`.
         """
-        self._set_destination(destination, dataset_name)
+        self._set_destination(destination, dataset_name, credentials)
         load_one, info = self._loader()
         info.first_run = self.first_run
         current = self._destination_record()
@@ -268,12 +306,15 @@ class Pipeline(PipelineMaintenance):
         info = LoadInfo(self.pipeline_name, config.destination_name, "filesystem", self.dataset_name, config.bucket_url)
         return loader.load, info
 
-    def _set_destination(self, destination: Any, dataset_name: str | None) -> None:
+    def _set_destination(self, destination: Any, dataset_name: str | None, credentials: Any = None) -> None:
+        """A new destination, dataset or credentials (kept by this pipeline object, never stored: dlt's behaviour)."""
         if destination is not None:
             self.destination = resolve_destination(destination)
+        if credentials is not None:
+            self.destination = with_credentials(self.destination, credentials)
         if dataset_name:
-            self.dataset_name = check_dataset_name(dataset_name)
-            self.state["dataset_name"] = dataset_name
+            self.dataset_name = self._dataset_name(dataset_name)
+            self.state["dataset_name"] = self.dataset_name
 
     @holds_lock
     def run(
@@ -282,20 +323,22 @@ class Pipeline(PipelineMaintenance):
         *,
         destination: Any = None,
         dataset_name: str | None = None,
+        credentials: Any = None,
         table_name: str | None = None,
         write_disposition: str | None = None,
         columns: dict[str, dict[str, Any]] | None = None,
         primary_key: str | Sequence[str] | None = None,
-        schema: str | None = None,
+        schema: str | Schema | None = None,
         loader_file_format: str | None = None,
         table_format: str | None = None,
+        refresh: str | None = None,
     ) -> LoadInfo:
         """Finish pending packages, then extract, normalize and load `data`.
 
         >>> info = pipeline.run([{"id": 1}], table_name="users", write_disposition="replace")
         """
         self._stage_seconds = {}
-        self._set_destination(destination, dataset_name)
+        self._set_destination(destination, dataset_name, credentials)
         trace = self.last_trace = RunTrace(
             self.pipeline_name,
             self.destination.name if self.destination else None,
@@ -311,7 +354,7 @@ class Pipeline(PipelineMaintenance):
                     table_name=table_name, write_disposition=write_disposition, columns=columns, primary_key=primary_key,
                     table_format=table_format,
                 )
-                self._extract(data, overrides, schema, loader_file_format, overlap=True)
+                self._extract(data, overrides, schema, loader_file_format, overlap=True, refresh=refresh)
             with trace.step("normalize"):
                 self._normalize_extracted()
         with trace.step("load"):
@@ -326,8 +369,14 @@ def pipeline(
     pipelines_dir: str | None = None,
     progress: str | Progress | None = None,
     spark: SparkSession | None = None,
+    *,
+    dev_mode: bool = False,
+    refresh: str | None = None,
 ) -> Pipeline:
     """Create a pipeline (dlt's signature); `pipeline_name` defaults to the script's name.
+
+    `dev_mode=True` starts each instance from an empty working folder and loads into a new dataset
+    (`<dataset_name>_<YYYYMMDDhhmmss>`); `refresh=` applies that refresh mode on every run.
 
     >>> p = pipeline("quick_start", destination="filesystem", dataset_name="mydata")
     """
@@ -336,4 +385,4 @@ def pipeline(
 
         main_file = getattr(__main__, "__file__", None) or "lakeload_pipeline"
         pipeline_name = os.path.splitext(os.path.basename(main_file))[0]
-    return Pipeline(pipeline_name, destination, dataset_name, pipelines_dir, progress, spark)
+    return Pipeline(pipeline_name, destination, dataset_name, pipelines_dir, progress, spark, dev_mode, refresh)
