@@ -58,6 +58,29 @@ class LoadResult:
     elapsed: float = 0.0
 
 
+def ensure_init(client: FilesystemClient) -> None:
+    """The dataset's `init` file, written on first use (dlt's marker of an initialized dataset)."""
+    if not client.exists(state_files.INIT_FILE_NAME):
+        client.write_bytes(state_files.INIT_FILE_NAME, state_files.init_content())
+
+
+def store_schema(client: FilesystemClient, schema: Schema) -> bool:
+    """Store `schema` in `_dlt_version` unless a file of its version hash is there; True when it was written."""
+    names = client.list_dir("_dlt_version")
+    if state_file_names.version_file_by_hash(names, schema.version_hash):
+        return False
+    path, content = state_files.version_record(
+        schema_name=schema.name,
+        version=schema.version,
+        version_hash=schema.version_hash,
+        schema_json=schema.to_json(),
+        inserted_at=pendulum.now("UTC"),
+        precise_time=time.time(),
+    )
+    client.write_bytes(path, content)
+    return True
+
+
 def _chunks(items: list[Any], size: int) -> list[list[Any]]:
     return [items[i : i + size] for i in range(0, len(items), size)]
 
@@ -79,7 +102,7 @@ class Loader:
         package_dir, package = self.storage.normalized_package(load_id)
         schema = Schema.from_dict(package["schema"])
         result = LoadResult(load_id, schema.name, row_counts=package["row_counts"])
-        self._ensure_init()
+        ensure_init(self.client)
         RefreshLoad(self.client, self.layout, self.pipeline_name).apply(schema, package, self.storage.package_dir(NORMALIZED, load_id))
         plain = [f for f in package["files"] if not is_delta_table(schema, f["table"])]
         if any(is_delta_table(schema, root) for root in package["root_tables"]):  # also without rows: replace empties
@@ -89,7 +112,7 @@ class Loader:
             result.files += delta_files
         result.files += self._copy(package_dir, dict(package, files=plain), schema.name)
         self._replace(schema, package, result)
-        self._store_schema(schema)
+        store_schema(self.client, schema)
         if package.get("state"):
             self._store_state(package["state"], load_id, schema.version_hash)
         if delta_table_names(schema):
@@ -101,10 +124,6 @@ class Loader:
         self.storage.complete(load_id)
         result.elapsed = time.perf_counter() - started
         return result
-
-    def _ensure_init(self) -> None:
-        if not self.client.exists(state_files.INIT_FILE_NAME):
-            self.client.write_bytes(state_files.INIT_FILE_NAME, state_files.init_content())
 
     def _copy(self, package_dir: str, package: dict[str, Any], schema_name: str) -> list[dict[str, Any]]:
         config = self.client.config
@@ -142,20 +161,6 @@ class Loader:
                 self.client.delete(stale)
                 result.deleted_files += len(stale)
                 result.replaced_tables.append(table["name"])
-
-    def _store_schema(self, schema: Schema) -> None:
-        names = self.client.list_dir("_dlt_version")
-        if state_file_names.version_file_by_hash(names, schema.version_hash):
-            return
-        path, content = state_files.version_record(
-            schema_name=schema.name,
-            version=schema.version,
-            version_hash=schema.version_hash,
-            schema_json=schema.to_json(),
-            inserted_at=pendulum.now("UTC"),
-            precise_time=time.time(),
-        )
-        self.client.write_bytes(path, content)
 
     def _store_state(self, state: dict[str, Any], load_id: str, schema_hash: str) -> None:
         stored = {k: v for k, v in state.items() if k != "_local"}

@@ -2,6 +2,7 @@
 the checks before a run, and dropping the working folder or its pending packages.
 
 >>> pipeline.sync_destination()  # state and schemas from the bucket when the working folder has none
+>>> pipeline.sync_schema()  # the default schema into the bucket's _dlt_version
 >>> pipeline.drop_pending_packages()
 """
 
@@ -13,6 +14,8 @@ from typing import Any
 
 from lakeload.destinations.impl.filesystem.factory import filesystem
 from lakeload.destinations.impl.sink.factory import sink
+from lakeload.errors import ConfigurationError
+from lakeload.load.loader import ensure_init, store_schema
 from lakeload.normalize.normalizer import EarlyResults
 from lakeload.runtime.lock import PipelineLock, holds_lock
 from lakeload.runtime.package_destination import check_pending_destinations
@@ -66,6 +69,27 @@ class PipelineMaintenance(PipelineInspect):
             self._client().check_bucket()  # so does a bucket that cannot be used, on every run
         self.sync_destination()
         check_pending_destinations(self.storage, self._destination_record(), self.pipeline_name)
+
+    @holds_lock
+    def sync_schema(self, schema_name: str | None = None) -> None:
+        """Store the schema `schema_name` (the default one when None) in the bucket's `_dlt_version` when that
+        version is not stored yet, initializing the dataset first: dlt's `sync_schema()` on a filesystem bucket.
+
+        >>> pipeline.extract(data, table_name="users"); pipeline.normalize()
+        >>> pipeline.sync_schema()
+        """
+        name = schema_name or self.default_schema_name
+        if not name:
+            raise ConfigurationError(
+                f"Pipeline {self.pipeline_name} has no schema to sync yet: extract data with extract() or run() first."
+            )
+        if name not in self.schema_names:
+            raise ConfigurationError(
+                f"Pipeline {self.pipeline_name} has no schema '{name}'; its schemas are {self.schema_names}."
+            )
+        client = self._client()
+        ensure_init(client)
+        store_schema(client, self.schema(name))
 
     @holds_lock
     def drop(self) -> None:
