@@ -78,7 +78,7 @@ class PipelineMaintenance(PipelineInspect):
         >>> pipeline.extract(data, table_name="users"); pipeline.normalize()
         >>> pipeline.sync_schema()
         """
-        name = schema_name or self.default_schema_name
+        name = schema_name or self.state.get("default_schema_name")
         if not name:
             raise ConfigurationError(
                 f"Pipeline {self.pipeline_name} has no schema to sync yet: extract data with extract() or run() first."
