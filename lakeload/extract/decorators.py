@@ -19,6 +19,7 @@ from lakeload.errors import ExtractError
 from lakeload.extract.hints import TableHints, TableNameHint
 from lakeload.extract.resource import Resource
 from lakeload.extract.source import Source
+from lakeload.schema.schema import Schema
 
 
 def resource(
@@ -125,9 +126,13 @@ def transformer(
 
 
 def source(
-    fn: Callable[..., Any] | None = None, /, name: str | None = None, max_table_nesting: int | None = None
+    fn: Callable[..., Any] | None = None, /, name: str | None = None, max_table_nesting: int | None = None,
+    root_key: bool | None = None, schema: Schema | None = None,
 ) -> Any:
     """Declare a source: a function returning one or more resources.
+
+    `schema=lakeload.Schema("crm")` gives the source that schema (and its name); `root_key=True` adds
+    `_dlt_root_id` to every nested table, as dlt does.
 
     >>> @source
     ... def crm():
@@ -135,7 +140,10 @@ def source(
     """
 
     def decorate(f: Callable[..., Any]) -> Callable[..., Source]:
-        source_name = check_schema_name(name or f.__name__)  # the schema name: part of file names in the bucket
+        if schema is not None and name and name != schema.name:
+            raise ExtractError(f"Source name '{name}' differs from the name of its schema '{schema.name}': drop name= "
+                               "(the schema's name is the source's) or give the Schema the same name.")
+        source_name = check_schema_name(name or (schema.name if schema else f.__name__))  # part of bucket file names
 
         @functools.wraps(f)
         def make(*args: Any, **kwargs: Any) -> Source:
@@ -148,7 +156,7 @@ def source(
                 if not isinstance(res, Resource):
                     res = resource(res, name=f"{source_name}_{len(resources)}")
                 resources[res.name] = res
-            return Source(source_name, resources, max_table_nesting)
+            return Source(source_name, resources, max_table_nesting, root_key, schema.clone() if schema else None)
 
         return make
 

@@ -11,6 +11,7 @@ from typing import Any
 
 from lakeload.errors import ExtractError
 from lakeload.extract.resource import Resource
+from lakeload.schema.schema import Schema
 
 
 @dataclass
@@ -20,6 +21,8 @@ class Source:
     name: str
     resources: dict[str, Resource]
     max_table_nesting: int | None = None
+    root_key: bool | None = None  # `_dlt_root_id` in every nested table (stored in the schema, as dlt)
+    schema: Schema | None = None  # the `Schema` given to `@source(schema=...)`
 
     def with_resources(self, *names: str) -> Source:
         """A copy with only the named resources selected."""
@@ -27,7 +30,7 @@ class Source:
         if unknown:
             raise ExtractError(f"Source '{self.name}' has no resources {unknown}; it has {list(self.resources)}.")
         picked = {n: replace(r, selected=n in names) for n, r in self.resources.items()}
-        return Source(self.name, picked, self.max_table_nesting)
+        return replace(self, resources=picked)
 
     @property
     def selected_resources(self) -> dict[str, Resource]:

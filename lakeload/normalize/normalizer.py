@@ -47,7 +47,7 @@ from lakeload.runtime.packages import (
     write_json_atomic,
 )
 from lakeload.schema.naming import NamingConvention
-from lakeload.schema.schema import Schema, columns_with_hint
+from lakeload.schema.schema import Schema, columns_with_hint, record_root_key, root_key_propagation
 from lakeload.spark.session import run_tasks
 
 if TYPE_CHECKING:
@@ -92,8 +92,11 @@ def _root_settings(schema: Schema, tables: dict[str, dict[str, Any]], max_nestin
         delta_merge = is_merge and table.get("table_format") == "delta"
         upsert = delta_merge and bool(pk)
         nesting = table.get("x-normalizer", {}).get("max_nesting", max_nesting)
+        if root_key_propagation(schema):  # @source(root_key=True)
+            record_root_key(schema, name)
         roots[name] = RootTableSettings(
-            row_id="key_hash" if upsert else "random", primary_key=pk, propagate_root_key=is_merge, max_nesting=nesting,
+            row_id="key_hash" if upsert else "random", primary_key=pk, max_nesting=nesting,
+            propagate_root_key=is_merge or root_key_propagation(schema),
             occurrence=delta_merge,
         )
     return roots

@@ -42,11 +42,12 @@ from lakeload.runtime.pipeline_modes import (
 )
 from lakeload.runtime.progress import Progress, make_progress
 from lakeload.runtime.refresh import RefreshPlan, apply_to_schema, check_refresh, plan_refresh
+from lakeload.runtime.schema_seed import seed_schema
 from lakeload.runtime.state import bump_state, new_state, staged_state, stored_state
 from lakeload.runtime.steps import failing_step
 from lakeload.runtime.trace import RunTrace
 from lakeload.runtime.working import pipeline_storage, warn_unreachable_packages
-from lakeload.schema.schema import Schema, merge_schema
+from lakeload.schema.schema import Schema
 
 if TYPE_CHECKING:
     from pyspark.sql import SparkSession
@@ -159,7 +160,7 @@ class Pipeline(PipelineMaintenance):
         resources, source_name = resources_from(data, overrides["table_name"] or self.pipeline_name)
         if any(v is not None for v in overrides.values()):
             resources = [r.with_hints(**overrides) for r in resources]
-        schema_name = self._schema_name_for(schema) or source_name or self.default_schema_name or self.pipeline_name
+        schema_name = seed_schema(self.storage, schema, data) or source_name or self.default_schema_name or self.pipeline_name
         check_extract_names(resources, schema_name, self.naming)  # before anything changes or is extracted
         if not self.state.get("default_schema_name"):
             self.state["default_schema_name"] = schema_name
@@ -207,18 +208,6 @@ class Pipeline(PipelineMaintenance):
         self.progress.end("extract", f"{sum(result.items.values())} items into {result.files} files")
         self._stage_seconds["extract"] = self._stage_seconds.get("extract", 0.0) + time.perf_counter() - started
         return result.load_id
-
-    def _schema_name_for(self, schema: str | Schema | None) -> str | None:
-        """The schema name `run(schema=...)` asks for; a `Schema` object also seeds the stored schema (its tables
-        and settings are merged into the pipeline's schema of that name, as dlt)."""
-        if not isinstance(schema, Schema):
-            return schema
-        stored = self.storage.load_schema(schema.name)
-        if stored is None:
-            self.storage.save_schema(schema.clone())
-        elif merge_schema(stored, schema):
-            self.storage.save_schema(stored)
-        return schema.name
 
     def _early_normalize(self, schema_name: str, loader_file_format: str | None, plan: RefreshPlan | None) -> EarlyNormalize:
         """Normalize that starts on extracted files while extract goes on (`run()` only)."""

@@ -116,6 +116,25 @@ def is_complete_column(column: TColumn) -> bool:
     return bool(column.get("data_type"))
 
 
+def root_key_propagation(schema: Schema) -> bool:
+    """Whether the schema asks for `_dlt_root_id` in every nested table (dlt's `root_key=True` of a source)."""
+    return bool(schema.normalizers.get("json", {}).get("config", {}).get("root_key_propagation"))
+
+
+def set_root_key_propagation(schema: Schema, value: bool) -> bool:
+    """Store `root_key` as dlt does (`normalizers.json.config.root_key_propagation`); True when it changed."""
+    config = schema.normalizers.setdefault("json", {"module": DLT_JSON_NORMALIZER}).setdefault("config", {})
+    changed = config.get("root_key_propagation") != value
+    config["root_key_propagation"] = value
+    return changed
+
+
+def record_root_key(schema: Schema, root_name: str) -> None:
+    """dlt's propagation entry of a root table whose row key goes to its nested tables as `_dlt_root_id`."""
+    config = schema.normalizers.setdefault("json", {"module": DLT_JSON_NORMALIZER}).setdefault("config", {})
+    config.setdefault("propagation", {}).setdefault("tables", {})[root_name] = {"_dlt_id": "_dlt_root_id"}
+
+
 def merge_schema(target: Schema, given: Schema) -> bool:
     """The data tables (with their columns and hints) of `given` merged into `target`; True when `target` changed.
 
