@@ -8,7 +8,7 @@ from typing import Any
 import pytest
 
 import lakeload
-from tests.runtime._bucket_view import bucket_view
+from compat._harness_pipeline_modes import bucket_view
 
 pytestmark = pytest.mark.usefixtures("spark")
 

@@ -25,7 +25,7 @@ def _files_text(folder: Path) -> str:
 @pytest.mark.parametrize("as_object", [False, True])
 def test_run_credentials_override_the_configured_ones(as_object: bool, tmp_path: Path, s3_server: Any,
                                                        caplog: pytest.LogCaptureFixture) -> None:
-    from tests.servers.fixtures import fresh_prefix
+    from servers.fixtures import fresh_prefix
 
     right = {"aws_access_key_id": s3_server.access_key, "aws_secret_access_key": s3_server.secret_key,
              "endpoint_url": s3_server.endpoint_url, "region_name": s3_server.region}
