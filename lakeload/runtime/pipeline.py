@@ -70,6 +70,8 @@ class Pipeline(PipelineMaintenance):
         spark: SparkSession | None = None,
         dev_mode: bool = False,
         refresh: str | None = None,
+        *,
+        attached: bool = False,
     ) -> None:
         install_secret_masking()  # botocore & co. log credentials at DEBUG
         self.pipeline_name = check_pipeline_name(pipeline_name)
@@ -80,7 +82,8 @@ class Pipeline(PipelineMaintenance):
         self.dataset_name = self._dataset_name(dataset_name or f"{pipeline_name}_dataset")
         self.pipelines_dir = os.path.expanduser(pipelines_dir or DEFAULT_PIPELINES_DIR)
         self.storage = pipeline_storage(self.pipelines_dir, pipeline_name)
-        prepare_working_folder(self.storage, pipeline_name, dev_mode)
+        if not attached:  # `attach()` takes the working folder as it is
+            prepare_working_folder(self.storage, pipeline_name, dev_mode)
         self._lock = PipelineLock(self.storage.root, pipeline_name)
         self.progress = make_progress(progress)
         self._spark = spark
@@ -92,8 +95,10 @@ class Pipeline(PipelineMaintenance):
         state = self.storage.load_state()
         self.state: dict[str, Any] = state or new_state(pipeline_name, self.dataset_name, "filesystem", None)
         self.state["dataset_name"] = self.dataset_name
-        self.state.setdefault("_local", {})["_dev_mode"] = dev_mode
-        self._synced = state is not None or dev_mode  # dev_mode never restores from the bucket, as dlt
+        if attached:
+            self.dev_mode = bool(self.state.get("_local", {}).get("_dev_mode"))
+        self.state.setdefault("_local", {})["_dev_mode"] = self.dev_mode
+        self._synced = state is not None or self.dev_mode  # dev_mode never restores from the bucket, as dlt
         self._stage_seconds: dict[str, float] = {}
         self.last_trace: RunTrace | None = None
         current.activate(self)  # lakeload.current.pipeline(), as dlt's

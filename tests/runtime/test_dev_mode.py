@@ -59,3 +59,12 @@ def test_dev_mode_starts_fresh_and_never_restores(tmp_path: Path) -> None:
     assert ours["fresh"] == {"first_run": True, "schemas": [], "sources": None} and ours["datasets"] == 2
     assert ours["after_dev"]["dev"]["resources"]["items"] == {"runs": 1}  # nothing restored into the dev instance
     assert ours["back"]["dev"]["resources"]["items"] == {"runs": 2}  # the state of "ds", restored from the bucket
+
+
+def test_attach_keeps_a_dev_mode_pipeline(tmp_path: Path) -> None:
+    p = _make(lakeload, tmp_path, dev_mode=True, dataset_name="ds")
+    p.run([{"id": 1}], table_name="items")
+    attached = lakeload.attach("dev", pipelines_dir=str(tmp_path / "pipelines"))
+    assert attached.dev_mode and attached.dataset_name == p.dataset_name
+    assert attached.list_completed_load_packages() == p.list_completed_load_packages() != []
+    assert attached.dataset().items.df()["id"].tolist() == [1]
