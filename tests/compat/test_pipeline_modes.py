@@ -118,7 +118,7 @@ def s_source_root_key(lib: Any, root: Path) -> dict[str, Any]:
 SCRIPTS: list[Any] = [
     s_dev_mode, s_dev_mode_twice, _refresh_twice("drop_sources"), _refresh_twice("drop_resources"),
     _refresh_twice("drop_data"), s_refresh_extract_then_load, s_pipeline_refresh, s_sync_schema, s_schema_object,
-    s_source_root_key, pytest.param(_refresh_twice("drop_data", "delta"), marks=pytest.mark.slow),
+    s_source_root_key, _refresh_twice("drop_data", "delta"),
 ]
 
 

@@ -43,11 +43,12 @@ def two_runs(lib: Any, root: Path, mode: str, table_format: str | None, fmt: str
     return view
 
 
-CASES = [(m, None, None) for m in ("drop_sources", "drop_resources", "drop_data")] + [
+# JSONL files with each mode: tests/compat/test_pipeline_modes.py
+CASES = [
     ("drop_resources", None, "parquet"),
-    pytest.param("drop_sources", "delta", None, marks=pytest.mark.slow),
-    pytest.param("drop_data", "delta", None, marks=pytest.mark.slow),
-    pytest.param("drop_resources", "delta", None, marks=pytest.mark.slow),
+    ("drop_sources", "delta", None),
+    ("drop_data", "delta", None),
+    ("drop_resources", "delta", None),
 ]
 
 
@@ -110,3 +111,27 @@ def test_the_drop_happens_at_load(tmp_path: Path) -> None:
 def test_an_unknown_refresh_mode_names_the_modes(tmp_path: Path) -> None:
     with pytest.raises(lakeload.LakeloadError, match="drop_sources"):
         lakeload.pipeline("bad", pipelines_dir=str(tmp_path), refresh="drop_everything")
+
+
+def test_a_reloaded_delta_truncate_does_not_empty_the_table_again(tmp_path: Path) -> None:
+    """A load that dies after the truncate commit runs it again: the commit's transaction makes it a no-op."""
+    import os
+
+    from lakeload.load.refresh import DONE_MARKER, RefreshLoad
+    from lakeload.runtime.packages import LOADED, read_json
+    from lakeload.schema.schema import Schema
+
+    p = lakeload.pipeline("delta_again", destination=lakeload.destinations.filesystem(str(tmp_path / "bucket")),
+                          dataset_name="ds", pipelines_dir=str(tmp_path / "pipelines"))
+    p.run(crm(lakeload, 1, "delta"))
+    load_id = p.extract(crm(lakeload, 2, "delta").with_resources("users"), refresh="drop_data")
+    p.normalize()
+    p.load()
+    after = bucket_view(tmp_path / "bucket" / "ds")
+    package_dir = p.storage.package_dir(LOADED, load_id)
+    package = read_json(os.path.join(package_dir, "package.json"))
+    os.remove(os.path.join(package_dir, DONE_MARKER))  # as if the process died before the marker was written
+    RefreshLoad(p._client(), p._layout(p._configuration()), p.pipeline_name).apply(
+        Schema.from_dict(package["schema"]), package, package_dir)
+    assert bucket_view(tmp_path / "bucket" / "ds") == after
+    assert after["rows"]["users"] == ['{"id": 20}', '{"id": 21}'] and after["delta_log"]["users"] == 3
