@@ -7,9 +7,9 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from compat._harness_pipeline_modes import bucket_view
 
 import lakeload
-from compat._harness_pipeline_modes import bucket_view
 
 pytestmark = pytest.mark.usefixtures("spark")
 
