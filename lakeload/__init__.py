@@ -19,6 +19,7 @@ _EXPORTS = {
     "PipelineStepFailed": "lakeload.errors",
     "Resource": "lakeload.extract.resource",
     "Source": "lakeload.extract.source",
+    "Schema": "lakeload.schema.schema",
     "resource": "lakeload.extract.decorators",
     "source": "lakeload.extract.decorators",
     "transformer": "lakeload.extract.decorators",
@@ -36,6 +37,7 @@ __all__ = [
     "Pipeline",
     "PipelineStepFailed",
     "Resource",
+    "Schema",
     "Source",
     "attach",
     "config",
@@ -64,6 +66,7 @@ if TYPE_CHECKING:
     from lakeload.runtime.attach import attach
     from lakeload.runtime.info import LoadInfo
     from lakeload.runtime.pipeline import Pipeline, pipeline
+    from lakeload.schema.schema import Schema
 
 
 def __getattr__(name: str) -> Any:

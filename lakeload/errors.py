@@ -141,6 +141,13 @@ class DataValidationError(SchemaError):
                              self.contract_mode, self.detail))
 
 
+class TableNotFoundError(SchemaError, KeyError):
+    """A schema has no table of the asked name."""
+
+    def __str__(self) -> str:  # KeyError would quote the message
+        return str(self.args[0]) if self.args else ""
+
+
 class ExtractError(LakeloadError):
     """A resource failed or produced data lakeload cannot store."""
 

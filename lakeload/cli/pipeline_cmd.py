@@ -61,7 +61,7 @@ def drop_pending_packages(pipeline_name: str, pipelines_dir: str | None, destina
     if destination is None and recorded and recorded[0]["destination_type"] != "sink":
         destination = recorded[0]["destination_name"]
     dataset = (storage.load_state() or {}).get("dataset_name")
-    pipeline = Pipeline(pipeline_name, destination, dataset, folder)
+    pipeline = Pipeline(pipeline_name, destination, dataset, folder, attached=True)  # the folder as it is (dev_mode too)
     pipeline.drop_pending_packages()
     ids = ", ".join(load_id for load_id, _ in pending) or "none"
     print(f"Dropped {len(pending)} pending load package(s) of pipeline '{pipeline_name}': {ids}.")

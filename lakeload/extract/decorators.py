@@ -17,10 +17,12 @@ from typing import Any
 
 from lakeload.config.inject import configurable_resource, configurable_source
 from lakeload.destinations.impl.filesystem.safe_paths import check_schema_name
+from lakeload.errors import ExtractError
 from lakeload.extract.hints import TableHints, TableNameHint
 from lakeload.extract.resource import Resource
 from lakeload.extract.source import Source
 from lakeload.schema.contract import check_contract
+from lakeload.schema.schema import Schema
 
 
 def resource(
@@ -120,11 +122,14 @@ def transformer(
 def source(
     fn: Callable[..., Any] | None = None, /, name: str | None = None, max_table_nesting: int | None = None,
     schema_contract: str | dict[str, str] | None = None, section: str | None = None,
+    root_key: bool | None = None, schema: Schema | None = None,
 ) -> Any:
     """Declare a source: a function returning one or more resources.
 
     Its arguments may come from configuration when it is called (see `lakeload.config.inject`), under
     `sources.<section>.<name>`; `section` defaults to the function's module name.
+    `schema=lakeload.Schema("crm")` gives the source that schema (and its name); `root_key=True` adds
+    `_dlt_root_id` to every nested table, as dlt does.
 
     >>> @source
     ... def crm():
@@ -132,7 +137,10 @@ def source(
     """
 
     def decorate(f: Callable[..., Any]) -> Callable[..., Source]:
-        source_name = check_schema_name(name or f.__name__)  # the schema name: part of file names in the bucket
+        if schema is not None and name and name != schema.name:
+            raise ExtractError(f"Source name '{name}' differs from the name of its schema '{schema.name}': drop name= "
+                               "(the schema's name is the source's) or give the Schema the same name.")
+        source_name = check_schema_name(name or (schema.name if schema else f.__name__))  # part of bucket file names
         f = configurable_source(f, source_name, section)  # its arguments may come from config when it is called
 
         @functools.wraps(f)
@@ -144,7 +152,8 @@ def source(
             for item in items:  # a copy of each resource: changing the source's does not change the decorated one
                 res = replace(item) if isinstance(item, Resource) else resource(item, name=f"{source_name}_{len(resources)}")
                 resources[res.name] = res
-            return Source(source_name, resources, max_table_nesting, check_contract(schema_contract))
+            return Source(source_name, resources, max_table_nesting, check_contract(schema_contract), root_key,
+                          schema.clone() if schema else None)
 
         return make
 

@@ -12,6 +12,7 @@ from typing import Any
 
 from lakeload.errors import ExtractError
 from lakeload.extract.resource import Resource
+from lakeload.schema.schema import Schema
 
 
 @dataclass
@@ -22,6 +23,8 @@ class Source:
     resources: dict[str, Resource]
     max_table_nesting: int | None = None
     schema_contract: str | dict[str, str] | None = None  # the schema's contract (`lakeload.schema.contract`)
+    root_key: bool | None = None  # `_dlt_root_id` in every nested table (stored in the schema, as dlt)
+    schema: Schema | None = None  # the `Schema` given to `@source(schema=...)`
 
     def with_resources(self, *names: str) -> Source:
         """A copy with only the named resources selected."""
@@ -29,7 +32,7 @@ class Source:
         if unknown:
             raise ExtractError(f"Source '{self.name}' has no resources {unknown}; it has {list(self.resources)}.")
         picked = {n: replace(r, selected=n in names) for n, r in self.resources.items()}
-        return Source(self.name, picked, self.max_table_nesting, self.schema_contract)
+        return replace(self, resources=picked)
 
     @property
     def selected_resources(self) -> dict[str, Resource]:
@@ -78,7 +81,7 @@ class Source:
 
     def clone(self) -> Source:
         """A copy whose resources can be changed without changing this source's."""
-        return Source(self.name, {n: replace(r) for n, r in self.resources.items()}, self.max_table_nesting)
+        return replace(self, resources={n: replace(r) for n, r in self.resources.items()})
 
 
 def resources_from(data: Any, default_name: str) -> tuple[list[Resource], str | None]:

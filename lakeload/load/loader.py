@@ -1,7 +1,8 @@
 """Load (driver side): put a normalized package into the bucket and mark it complete.
 
 Order of work, chosen so that a process killed at any point loses nothing and duplicates nothing:
-1. `init` of the dataset (first load only);
+1. `init` of the dataset (first load only), then the package's `refresh` (`lakeload.load.refresh`: tables
+   dropped or truncated before any new file goes in);
 2. Delta tables (`lakeload.load.delta_loader`): files written by executors, committed with delta-rs
    under the load's application transaction (a rerun skips what is committed);
    other data files, copied by Spark executors under names fixed at normalize time (a rerun overwrites);
@@ -32,7 +33,8 @@ from lakeload.destinations.impl.filesystem.layout import Layout
 from lakeload.errors import LoadError
 from lakeload.load.delta_loader import DeltaLoader
 from lakeload.load.executor_copy import CopyPayload, copy_files
-from lakeload.runtime.packages import PipelineStorage
+from lakeload.load.refresh import RefreshLoad, table_files
+from lakeload.runtime.packages import NORMALIZED, PipelineStorage
 from lakeload.schema.schema import Schema
 from lakeload.spark.session import run_tasks
 
@@ -56,6 +58,29 @@ class LoadResult:
     elapsed: float = 0.0
 
 
+def ensure_init(client: FilesystemClient) -> None:
+    """The dataset's `init` file, written on first use (dlt's marker of an initialized dataset)."""
+    if not client.exists(state_files.INIT_FILE_NAME):
+        client.write_bytes(state_files.INIT_FILE_NAME, state_files.init_content())
+
+
+def store_schema(client: FilesystemClient, schema: Schema) -> bool:
+    """Store `schema` in `_dlt_version` unless a file of its version hash is there; True when it was written."""
+    names = client.list_dir("_dlt_version")
+    if state_file_names.version_file_by_hash(names, schema.version_hash):
+        return False
+    path, content = state_files.version_record(
+        schema_name=schema.name,
+        version=schema.version,
+        version_hash=schema.version_hash,
+        schema_json=schema.to_json(),
+        inserted_at=pendulum.now("UTC"),
+        precise_time=time.time(),
+    )
+    client.write_bytes(path, content)
+    return True
+
+
 def _chunks(items: list[Any], size: int) -> list[list[Any]]:
     return [items[i : i + size] for i in range(0, len(items), size)]
 
@@ -77,7 +102,8 @@ class Loader:
         package_dir, package = self.storage.normalized_package(load_id)
         schema = Schema.from_dict(package["schema"])
         result = LoadResult(load_id, schema.name, row_counts=package["row_counts"])
-        self._ensure_init()
+        ensure_init(self.client)
+        RefreshLoad(self.client, self.layout, self.pipeline_name).apply(schema, package, self.storage.package_dir(NORMALIZED, load_id))
         plain = [f for f in package["files"] if not is_delta_table(schema, f["table"])]
         if any(is_delta_table(schema, root) for root in package["root_tables"]):  # also without rows: replace empties
             delta_files, result.replaced_tables = DeltaLoader(self.spark, self.client, self.pipeline_name, self.storage.working).load(
@@ -86,7 +112,7 @@ class Loader:
             result.files += delta_files
         result.files += self._copy(package_dir, dict(package, files=plain), schema.name)
         self._replace(schema, package, result)
-        self._store_schema(schema)
+        store_schema(self.client, schema)
         if package.get("state"):
             self._store_state(package["state"], load_id, schema.version_hash)
         if delta_table_names(schema):
@@ -98,10 +124,6 @@ class Loader:
         self.storage.complete(load_id)
         result.elapsed = time.perf_counter() - started
         return result
-
-    def _ensure_init(self) -> None:
-        if not self.client.exists(state_files.INIT_FILE_NAME):
-            self.client.write_bytes(state_files.INIT_FILE_NAME, state_files.init_content())
 
     def _copy(self, package_dir: str, package: dict[str, Any], schema_name: str) -> list[dict[str, Any]]:
         config = self.client.config
@@ -134,27 +156,11 @@ class Loader:
             if root.get("write_disposition") != "replace" or root.get("table_format") == "delta":
                 continue
             for table in schema.nested_tables_of(root_name):
-                prefix = self.layout.table_prefix(schema.name, table["name"])
-                folder = prefix.rsplit("/", 1)[0] if "/" in prefix else ""
-                stale = [p for p in self.client.find(folder) if p.startswith(prefix) and p not in new_files]
-                stale = [p for p in stale if not p.endswith(".lakeload-tmp")]
+                files = table_files(self.client, self.layout, schema.name, table["name"])
+                stale = [p for p in files if p not in new_files and not p.endswith(".lakeload-tmp")]
                 self.client.delete(stale)
                 result.deleted_files += len(stale)
                 result.replaced_tables.append(table["name"])
-
-    def _store_schema(self, schema: Schema) -> None:
-        names = self.client.list_dir("_dlt_version")
-        if state_file_names.version_file_by_hash(names, schema.version_hash):
-            return
-        path, content = state_files.version_record(
-            schema_name=schema.name,
-            version=schema.version,
-            version_hash=schema.version_hash,
-            schema_json=schema.to_json(),
-            inserted_at=pendulum.now("UTC"),
-            precise_time=time.time(),
-        )
-        self.client.write_bytes(path, content)
 
     def _store_state(self, state: dict[str, Any], load_id: str, schema_hash: str) -> None:
         stored = {k: v for k, v in state.items() if k != "_local"}

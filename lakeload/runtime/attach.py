@@ -42,6 +42,7 @@ def attach(
         dataset_name or (state or {}).get("dataset_name"),
         pipelines_dir,
         **kwargs,
+        attached=True,  # dev_mode as the state has it: never a wiped folder nor a new dataset suffix
     )
     if state is None:
         pipeline.sync_destination()

@@ -7,17 +7,15 @@
 
 from __future__ import annotations
 
-import contextlib
 import copy
 import logging
 import os
 import threading
 import time
-from collections.abc import Callable, Iterator, Sequence
+from collections.abc import Callable, Sequence
 from typing import TYPE_CHECKING, Any
 
 from lakeload.destinations.impl.filesystem.client import FilesystemClient
-from lakeload.destinations.impl.filesystem.factory import filesystem
 from lakeload.destinations.impl.filesystem.safe_paths import check_dataset_name, check_pipeline_name
 from lakeload.destinations.impl.sink.factory import sink
 from lakeload.destinations.registry import resolve_destination
@@ -33,12 +31,20 @@ from lakeload.normalize.normalizer import EarlyResults, Normalizer
 from lakeload.runtime.info import LoadInfo, PackageInfo
 from lakeload.runtime.lock import PipelineLock, holds_lock
 from lakeload.runtime.log_secrets import install_secret_masking
-from lakeload.runtime.package_destination import check_package_destination, check_pending_destinations
-from lakeload.runtime.packages import EXTRACTED, EXTRACTING, NORMALIZED, NORMALIZING, read_json
-from lakeload.runtime.pipeline_inspect import PipelineInspect
+from lakeload.runtime.package_destination import check_package_destination
+from lakeload.runtime.packages import EXTRACTED, NORMALIZED, read_json
+from lakeload.runtime.pipeline_maintenance import PipelineMaintenance
+from lakeload.runtime.pipeline_modes import (
+    dev_dataset_name,
+    dev_instance_suffix,
+    prepare_working_folder,
+    with_credentials,
+)
 from lakeload.runtime.progress import Progress, make_progress
+from lakeload.runtime.refresh import RefreshPlan, apply_to_schema, check_refresh, plan_refresh
 from lakeload.runtime.run_args import hint_overrides, warn_merge_fallback
-from lakeload.runtime.state import bump_state, new_state, restore_from_bucket, staged_state, stored_state
+from lakeload.runtime.schema_seed import seed_schema
+from lakeload.runtime.state import bump_state, new_state, staged_state, stored_state
 from lakeload.runtime.steps import failing_step
 from lakeload.runtime.trace import RunTrace
 from lakeload.runtime.working import pipeline_storage, warn_unreachable_packages
@@ -52,7 +58,7 @@ logger = logging.getLogger("lakeload.pipeline")
 DEFAULT_PIPELINES_DIR = os.path.join("~", ".lakeload", "pipelines")
 
 
-class Pipeline(PipelineInspect):
+class Pipeline(PipelineMaintenance):
     """Moves data from resources to a dataset in a bucket. Create it with `lakeload.pipeline(...)`."""
 
     def __init__(
@@ -63,13 +69,22 @@ class Pipeline(PipelineInspect):
         pipelines_dir: str | None = None,
         progress: str | Progress | None = None,
         spark: SparkSession | None = None,
+        dev_mode: bool = False,
+        refresh: str | None = None,
+        *,
+        attached: bool = False,
     ) -> None:
         install_secret_masking()  # botocore & co. log credentials at DEBUG
         self.pipeline_name = check_pipeline_name(pipeline_name)
         self.destination = resolve_destination(destination)
-        self.dataset_name = check_dataset_name(dataset_name or f"{pipeline_name}_dataset")
+        self.dev_mode = dev_mode  # each instance: a new working folder and its own dataset (see `pipeline_modes`)
+        self.refresh = check_refresh(refresh)  # applied on every run() and extract()
+        self._instance_suffix = dev_instance_suffix()
+        self.dataset_name = self._dataset_name(dataset_name or f"{pipeline_name}_dataset")
         self.pipelines_dir = os.path.expanduser(pipelines_dir or DEFAULT_PIPELINES_DIR)
         self.storage = pipeline_storage(self.pipelines_dir, pipeline_name)
+        if not attached:  # `attach()` takes the working folder as it is
+            prepare_working_folder(self.storage, pipeline_name, dev_mode)
         self._lock = PipelineLock(self.storage.root, pipeline_name)
         self.progress = make_progress(progress)
         self._spark = spark
@@ -81,10 +96,16 @@ class Pipeline(PipelineInspect):
         state = self.storage.load_state()
         self.state: dict[str, Any] = state or new_state(pipeline_name, self.dataset_name, "filesystem", None)
         self.state["dataset_name"] = self.dataset_name
-        self._synced = state is not None
+        if attached:
+            self.dev_mode = bool(self.state.get("_local", {}).get("_dev_mode"))
+        self.state.setdefault("_local", {})["_dev_mode"] = self.dev_mode
+        self._synced = state is not None or self.dev_mode  # dev_mode never restores from the bucket, as dlt
         self._stage_seconds: dict[str, float] = {}
         self.last_trace: RunTrace | None = None
         current.activate(self)  # lakeload.current.pipeline(), as dlt's
+
+    def _dataset_name(self, name: str) -> str:
+        return check_dataset_name(dev_dataset_name(name, self._instance_suffix) if self.dev_mode else name)
 
     # -- plumbing ----------------------------------------------------------------------------------
     @property
@@ -112,37 +133,7 @@ class Pipeline(PipelineInspect):
     def default_schema(self) -> Schema:
         return self.schema()
 
-    def _save_state(self) -> None:
-        self.storage.save_state(self.state)
-        self._state_mark = self.storage.state_mark()
-
-    @contextlib.contextmanager
-    def _holding_lock(self) -> Iterator[None]:
-        """The working folder's lock (see `lakeload.runtime.lock`); state another process saved meanwhile is read."""
-        with self._lock.hold() as first:
-            mark = self.storage.state_mark()
-            if first and mark is not None and mark != self._state_mark:
-                self._state_mark, self.state, self._synced = mark, self.storage.load_state() or {}, True
-                self.state["dataset_name"] = self.dataset_name
-            yield
-
     # -- steps -------------------------------------------------------------------------------------
-    def sync_destination(self) -> None:
-        """Restore state and schemas from the bucket when the working folder has none."""
-        if self._synced or isinstance(self.destination, sink):
-            return
-        state, schemas = restore_from_bucket(self._client(), self.pipeline_name)
-        if state is not None:
-            with self._holding_lock():
-                if not self._synced:  # else another process saved the state meanwhile, and it was read
-                    state["_local"] = {}
-                    state["dataset_name"] = self.dataset_name
-                    self.state = state
-                    for schema in schemas:
-                        self.storage.save_schema(schema)
-                    self._save_state()
-        self._synced = True
-
     @holds_lock
     def extract(
         self,
@@ -152,25 +143,28 @@ class Pipeline(PipelineInspect):
         write_disposition: str | None = None,
         columns: dict[str, dict[str, Any]] | None = None,
         primary_key: str | Sequence[str] | None = None,
-        schema: str | None = None,
+        schema: str | Schema | None = None,
         loader_file_format: str | None = None,
         table_format: str | None = None,
         schema_contract: str | dict[str, str] | None = None,
+        refresh: str | None = None,
     ) -> str:
         """Stream `data` into a new load package on disk; returns its load id."""
         overrides = hint_overrides(table_name, write_disposition, columns, primary_key, table_format, schema_contract)
-        return self._extract(data, overrides, schema, loader_file_format, overlap=False)
+        return self._extract(data, overrides, schema, loader_file_format, overlap=False, refresh=refresh)
 
     def _extract(
-        self, data: Any, overrides: dict[str, Any], schema: str | None, loader_file_format: str | None, overlap: bool
+        self, data: Any, overrides: dict[str, Any], schema: str | Schema | None, loader_file_format: str | None,
+        overlap: bool, refresh: str | None = None,
     ) -> str:
         """`extract()`; with `overlap`, normalize starts on each extracted file while extract goes on (`run()`)."""
         started = time.perf_counter()
         current.activate(self)
+        refresh = check_refresh(refresh) or self.refresh
         resources, source_name = resources_from(data, overrides["table_name"] or self.pipeline_name)
         if any(v is not None for v in overrides.values()):
             resources = [r.with_hints(**overrides) for r in resources]
-        schema_name = schema or source_name or self.default_schema_name or self.pipeline_name
+        schema_name = seed_schema(self.storage, schema, data) or source_name or self.default_schema_name or self.pipeline_name
         check_extract_names(resources, schema_name, self.naming, overrides["table_name"])  # before anything is extracted
         if not self.state.get("default_schema_name"):
             self.state["default_schema_name"] = schema_name
@@ -180,17 +174,20 @@ class Pipeline(PipelineInspect):
         contracts = root_contracts(data, resources, overrides, self.schema(schema_name))
         context = ExtractContext(self.pipeline_name, schema_name, sources_state=copy.deepcopy(self.state.get("sources", {})),
                                  spark_session=lambda: self.spark)
+        plan = plan_refresh(self.schema(schema_name), context.sources_state, refresh, schema_name,
+                            [r.name for r in resources]) if refresh else None
         staged: dict[str, Any] = {}
 
         destination = self._extract_destination()
 
         def manifest_extras() -> dict[str, Any]:  # runs after the resources: the state carries what they changed
             staged.update(staged_state(self.state, context.sources_state))
-            state = stored_state(staged) if bump_state(staged) else None
-            return {"state": state, "loader_file_format": loader_file_format, "destination": destination}
+            changed = bump_state(staged) or bool(plan and plan["dropped_tables"])  # a drop always stores the state, as dlt
+            state = stored_state(staged) if changed else None
+            return {"state": state, "loader_file_format": loader_file_format, "destination": destination, "refresh": plan}
 
         overlap &= contracts is None or not contracts.manifest()  # early normalize knows the stored schema's contract only
-        listener = self._early_normalize(schema_name, loader_file_format) if overlap else None
+        listener = self._early_normalize(schema_name, loader_file_format, plan) if overlap else None
         self.progress.start("extract")
         try:
             with failing_step("extract", self.pipeline_name, pending=False):
@@ -220,9 +217,9 @@ class Pipeline(PipelineInspect):
         self._stage_seconds["extract"] = self._stage_seconds.get("extract", 0.0) + time.perf_counter() - started
         return result.load_id
 
-    def _early_normalize(self, schema_name: str, loader_file_format: str | None) -> EarlyNormalize:
+    def _early_normalize(self, schema_name: str, loader_file_format: str | None, plan: RefreshPlan | None) -> EarlyNormalize:
         """Normalize that starts on extracted files while extract goes on (`run()` only)."""
-        schema = self.schema(schema_name)
+        schema = apply_to_schema(self.schema(schema_name), plan)
         fmt = loader_file_format or self._preferred_format()
         return EarlyNormalize(lambda: self.spark, lambda: self._normalizer(schema, fmt), schema)
 
@@ -246,7 +243,7 @@ class Pipeline(PipelineInspect):
         for load_id in self.storage.list_packages(EXTRACTED):
             started = time.perf_counter()
             manifest = read_json(os.path.join(self.storage.package_dir(EXTRACTED, load_id), "manifest.json"))
-            schema = self.schema(manifest["schema_name"])
+            schema = apply_to_schema(self.schema(manifest["schema_name"]), manifest.get("refresh"))
             fmt = manifest.get("loader_file_format") or self._preferred_format()
             self.progress.start("normalize", len(manifest["splits"]), unit="Spark tasks")
             with failing_step("normalize", self.pipeline_name, load_id):
@@ -259,12 +256,15 @@ class Pipeline(PipelineInspect):
         return infos
 
     @holds_lock
-    def load(self, destination: Any = None, dataset_name: str | None = None, *, redirect_pending: bool = False) -> LoadInfo:
+    def load(
+        self, destination: Any = None, dataset_name: str | None = None, credentials: Any = None, *,
+        redirect_pending: bool = False,
+    ) -> LoadInfo:
         """Load every normalized package into the destination; resumes packages a crash left behind.
 
         A package extracted for another destination is refused unless `redirect_pending=True`.
         """
-        self._set_destination(destination, dataset_name)
+        self._set_destination(destination, dataset_name, credentials)
         load_one, info = self._loader()
         info.first_run = self.first_run
         current = self._destination_record()
@@ -295,12 +295,15 @@ class Pipeline(PipelineInspect):
         info = LoadInfo(self.pipeline_name, config.destination_name, "filesystem", self.dataset_name, config.bucket_url)
         return loader.load, info
 
-    def _set_destination(self, destination: Any, dataset_name: str | None) -> None:
+    def _set_destination(self, destination: Any, dataset_name: str | None, credentials: Any = None) -> None:
+        """A new destination, dataset or credentials (kept by this pipeline object, never stored: dlt's behaviour)."""
         if destination is not None:
             self.destination = resolve_destination(destination)
+        if credentials is not None:
+            self.destination = with_credentials(self.destination, credentials)
         if dataset_name:
-            self.dataset_name = check_dataset_name(dataset_name)
-            self.state["dataset_name"] = dataset_name
+            self.dataset_name = self._dataset_name(dataset_name)
+            self.state["dataset_name"] = self.dataset_name
 
     @holds_lock
     def run(
@@ -309,67 +312,41 @@ class Pipeline(PipelineInspect):
         *,
         destination: Any = None,
         dataset_name: str | None = None,
+        credentials: Any = None,
         table_name: str | None = None,
         write_disposition: str | None = None,
         columns: dict[str, dict[str, Any]] | None = None,
         primary_key: str | Sequence[str] | None = None,
-        schema: str | None = None,
+        schema: str | Schema | None = None,
         loader_file_format: str | None = None,
         table_format: str | None = None,
         schema_contract: str | dict[str, str] | None = None,
+        refresh: str | None = None,
     ) -> LoadInfo:
         """Finish pending packages, then extract, normalize and load `data`.
 
         >>> info = pipeline.run([{"id": 1}], table_name="users", write_disposition="replace")
         """
         self._stage_seconds = {}
-        self._set_destination(destination, dataset_name)
+        self._set_destination(destination, dataset_name, credentials)
         trace = self.last_trace = RunTrace(
             self.pipeline_name,
             self.destination.name if self.destination else None,
             self.destination.destination_type if self.destination else None,
         )
         with trace.step("sync"):
-            if isinstance(self.destination, filesystem):
-                self._layout(self._configuration())  # a bad layout or callback fails before any work is done
-                self._client().check_bucket()  # so does a bucket that cannot be used, on every run
-            self.sync_destination()
-            check_pending_destinations(self.storage, self._destination_record(), self.pipeline_name)
+            self._sync_step()
         with trace.step("normalize"):
             self.normalize()
         if data is not None:
             with trace.step("extract"):
                 overrides = hint_overrides(table_name, write_disposition, columns, primary_key, table_format, schema_contract)
-                self._extract(data, overrides, schema, loader_file_format, overlap=True)
+                self._extract(data, overrides, schema, loader_file_format, overlap=True, refresh=refresh)
             with trace.step("normalize"):
                 self._normalize_extracted()
         with trace.step("load"):
             trace.load_info = self.load()
         return trace.load_info
-
-    @holds_lock
-    def drop(self) -> None:
-        """Delete the working folder (state, schemas) and the pending packages (also under working_url); the bucket is untouched."""
-        self.storage.wipe()
-        self._state_mark = None
-        self.state = new_state(self.pipeline_name, self.dataset_name, "filesystem", None)
-        self._synced = False
-
-    @holds_lock
-    def drop_pending_packages(self) -> None:
-        """Delete every package not loaded yet; incremental sources go back to what the bucket has loaded.
-
-        Files that an incremental files source picked for a dropped package are picked again by the next run.
-        """
-        for stage in (EXTRACTING, EXTRACTED, NORMALIZING, NORMALIZED):
-            for load_id in self.storage.list_packages(stage):
-                self.storage.discard(stage, load_id)
-        self._early.clear()
-        loaded = None
-        if isinstance(self.destination, filesystem):
-            loaded, _ = restore_from_bucket(self._client(), self.pipeline_name)
-        self.state["sources"] = (loaded or {}).get("sources", {})
-        self._save_state()
 
 
 def pipeline(
@@ -379,8 +356,14 @@ def pipeline(
     pipelines_dir: str | None = None,
     progress: str | Progress | None = None,
     spark: SparkSession | None = None,
+    *,
+    dev_mode: bool = False,
+    refresh: str | None = None,
 ) -> Pipeline:
     """Create a pipeline (dlt's signature); `pipeline_name` defaults to the script's name.
+
+    `dev_mode=True` starts each instance from an empty working folder and loads into a new dataset
+    (`<dataset_name>_<YYYYMMDDhhmmss>`); `refresh=` applies that refresh mode on every run.
 
     >>> p = pipeline("quick_start", destination="filesystem", dataset_name="mydata")
     """
@@ -389,4 +372,4 @@ def pipeline(
 
         main_file = getattr(__main__, "__file__", None) or "lakeload_pipeline"
         pipeline_name = os.path.splitext(os.path.basename(main_file))[0]
-    return Pipeline(pipeline_name, destination, dataset_name, pipelines_dir, progress, spark)
+    return Pipeline(pipeline_name, destination, dataset_name, pipelines_dir, progress, spark, dev_mode, refresh)

@@ -14,6 +14,8 @@ from typing import Any
 
 import orjson
 
+from lakeload.errors import TableNotFoundError
+
 ENGINE_VERSION = 11
 DLT_TABLE_PREFIX = "_dlt"
 
@@ -112,6 +114,37 @@ def columns_with_hint(table: TTable, hint: str) -> list[str]:
 def is_complete_column(column: TColumn) -> bool:
     """A column is complete once it has a data type; hints-only columns wait for data."""
     return bool(column.get("data_type"))
+
+
+def root_key_propagation(schema: Schema) -> bool:
+    """Whether the schema asks for `_dlt_root_id` in every nested table (dlt's `root_key=True` of a source)."""
+    return bool(schema.normalizers.get("json", {}).get("config", {}).get("root_key_propagation"))
+
+
+def set_root_key_propagation(schema: Schema, value: bool) -> bool:
+    """Store `root_key` as dlt does (`normalizers.json.config.root_key_propagation`); True when it changed."""
+    config = schema.normalizers.setdefault("json", {"module": DLT_JSON_NORMALIZER}).setdefault("config", {})
+    changed = config.get("root_key_propagation") != value
+    config["root_key_propagation"] = value
+    return changed
+
+
+def record_root_key(schema: Schema, root_name: str) -> None:
+    """dlt's propagation entry of a root table whose row key goes to its nested tables as `_dlt_root_id`."""
+    config = schema.normalizers.setdefault("json", {"module": DLT_JSON_NORMALIZER}).setdefault("config", {})
+    config.setdefault("propagation", {}).setdefault("tables", {})[root_name] = {"_dlt_id": "_dlt_root_id"}
+
+
+def merge_schema(target: Schema, given: Schema) -> bool:
+    """The data tables (with their columns and hints) of `given` merged into `target`; True when `target` changed.
+
+    >>> merge_schema(stored, lakeload.Schema("crm"))
+    False
+    """
+    before = target.content_hash()
+    for table in given.data_tables():
+        target.update_table(copy.deepcopy(table))
+    return target.content_hash() != before
 
 
 class Schema:
@@ -231,6 +264,42 @@ class Schema:
             if not name.startswith(DLT_TABLE_PREFIX)
             and (not seen_data_only or t.get("x-normalizer", {}).get("seen-data"))
         ]
+
+    def data_table_names(self, seen_data_only: bool = False) -> list[str]:
+        """Names of the tables that hold user data (dlt's `data_table_names()`)."""
+        return [t["name"] for t in self.data_tables(seen_data_only)]
+
+    def get_table(self, table_name: str) -> TTable:
+        """The table `table_name` (dlt's `get_table`); a `TableNotFoundError` naming the known tables otherwise.
+
+        >>> Schema("s").get_table("_dlt_loads")["write_disposition"]
+        'skip'
+        """
+        try:
+            return self.tables[table_name]
+        except KeyError:
+            raise TableNotFoundError(
+                f"Schema '{self.name}' has no table '{table_name}'; its tables are {sorted(self.tables)}. "
+                "Check the name (tables get their names normalized, e.g. snake_case) or load data into it first."
+            ) from None
+
+    def get_table_columns(self, table_name: str, include_incomplete: bool = False) -> dict[str, TColumn]:
+        """The columns of `table_name`; those without a data type yet only with `include_incomplete`."""
+        columns: dict[str, TColumn] = self.get_table(table_name)["columns"]
+        return dict(columns) if include_incomplete else {n: c for n, c in columns.items() if is_complete_column(c)}
+
+    def to_pretty_yaml(self) -> str:
+        """The schema as YAML, as dlt's `to_pretty_yaml()` prints it for reading.
+
+        >>> print(Schema("s").to_pretty_yaml()[:10])
+        version: 1
+        """
+        import yaml
+
+        return str(yaml.dump(self.to_dict(), allow_unicode=True, default_flow_style=False, sort_keys=False))
+
+    def __repr__(self) -> str:
+        return f"Schema {self.name} at {id(self)}"
 
     def root_table_of(self, table_name: str) -> TTable:
         table = self.tables[table_name]

@@ -1,0 +1,107 @@
+"""Load (driver side) of a package's refresh (`lakeload.runtime.refresh`): the bucket is emptied of the tables the
+refresh drops or truncates, before any new file of the package goes in.
+
+As dlt's filesystem destination does:
+- a dropped table loses all its files (a Delta table its whole folder, log included), and every stored version
+  of the package's schema in `_dlt_version` goes (the load then stores the new one, without the table);
+- a truncated table loses its files; a Delta table is emptied by one commit that removes every file (history
+  kept, readable by delta-rs), unless this package overwrites it anyway (`replace`).
+
+A rerun after a crash does it again only if it did not finish: a marker in the package folder records it, and
+the Delta commit carries the load's application transaction.
+
+>>> RefreshLoad(client, layout, "quick_start").apply(schema, package, package_dir)
+"""
+
+from __future__ import annotations
+
+import logging
+import os
+from typing import Any
+
+from lakeload.delta.commit import app_id, txn_version
+from lakeload.delta.storage import delta_error, storage_options
+from lakeload.delta.tables import open_delta_table
+from lakeload.destinations.impl.filesystem.client import FilesystemClient
+from lakeload.destinations.impl.filesystem.layout import Layout
+from lakeload.destinations.impl.filesystem.state_file_names import parse_version_name
+from lakeload.schema.schema import Schema
+
+logger = logging.getLogger("lakeload.load")
+DONE_MARKER = "refresh.done"
+
+
+def table_files(client: FilesystemClient, layout: Layout, schema_name: str, table_name: str) -> list[str]:
+    """The files of one table in the bucket (paths relative to the dataset), in any layout.
+
+    >>> table_files(client, Layout.parse("{table_name}/{load_id}.{file_id}.{ext}"), "s", "users")
+    ['users/1795296531.14.0.jsonl.gz']
+    """
+    prefix = layout.table_prefix(schema_name, table_name)
+    folder = prefix.rsplit("/", 1)[0] if "/" in prefix else ""
+    return [p for p in client.find(folder) if p.startswith(prefix)]
+
+
+def _overwritten(schema: Schema, package: dict[str, Any], table_name: str) -> bool:
+    """A Delta table this package replaces anyway (its root has `replace`): the load's overwrite truncates it."""
+    if table_name not in schema.tables:
+        return False
+    root = schema.root_table_of(table_name)
+    return root["name"] in package["root_tables"] and root.get("write_disposition") == "replace"
+
+
+class RefreshLoad:
+    """Applies the refresh of packages loading into one dataset."""
+
+    def __init__(self, client: FilesystemClient, layout: Layout, pipeline_name: str) -> None:
+        self.client = client
+        self.layout = layout
+        self.app = f"{app_id(pipeline_name)}.refresh"
+
+    def apply(self, schema: Schema, package: dict[str, Any], package_dir: str) -> None:
+        """Drop and truncate what the package's refresh names (once per package)."""
+        plan = package.get("refresh")
+        marker = os.path.join(package_dir, DONE_MARKER)
+        if not plan or os.path.exists(marker):
+            return
+        delta = set(plan.get("delta_tables", []))
+        dropped = [t["name"] for t in plan.get("dropped_tables", [])]
+        if dropped:
+            logger.info("refresh=%s: dropping tables %s", plan["refresh"], dropped)
+            for name in dropped:
+                self.client.delete(self.client.find(name) if name in delta else self._files(schema.name, name))
+            self._drop_stored_schemas(schema.name)
+        for table in plan.get("truncated_tables", []):
+            name = table["name"]
+            if name not in delta:
+                self.client.delete(self._files(schema.name, name))
+            elif not _overwritten(schema, package, name):
+                self._truncate_delta(name, package["load_id"])
+        with open(marker, "w") as f:
+            f.write(plan["refresh"])
+
+    def _files(self, schema_name: str, table_name: str) -> list[str]:
+        return table_files(self.client, self.layout, schema_name, table_name)
+
+    def _drop_stored_schemas(self, schema_name: str) -> None:
+        """dlt drops a schema's history with its tables: the load stores the new version next."""
+        names = self.client.list_dir("_dlt_version")
+        mine = [n for n in names if (parts := parse_version_name(n)) and parts.schema_name == schema_name]
+        self.client.delete([f"_dlt_version/{n}" for n in mine])
+
+    def _truncate_delta(self, table_name: str, load_id: str) -> None:
+        """Empty a Delta table in one commit, tagged so that a rerun of this load does not empty it again."""
+        from deltalake.transaction import CommitProperties, Transaction
+
+        table = open_delta_table(self.client, table_name)
+        version = txn_version(load_id)
+        if table is None or (table.transaction_version(self.app) or -1) >= version:
+            return
+        try:
+            table.delete(commit_properties=CommitProperties(app_transactions=[Transaction(self.app, version)]))
+        except Exception as exc:
+            error = delta_error(exc, self.client.config, storage_options(self.client.config),
+                                f"truncate Delta table '{table_name}' in")
+        else:
+            return
+        raise error

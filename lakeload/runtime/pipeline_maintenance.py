@@ -1,0 +1,116 @@
+"""The state-keeping side of `Pipeline`: the working folder's lock and state file, restoring from the bucket,
+the checks before a run, and dropping the working folder or its pending packages.
+
+>>> pipeline.sync_destination()  # state and schemas from the bucket when the working folder has none
+>>> pipeline.sync_schema()  # the default schema into the bucket's _dlt_version
+>>> pipeline.drop_pending_packages()
+"""
+
+from __future__ import annotations
+
+import contextlib
+from collections.abc import Iterator
+from typing import Any
+
+from lakeload.destinations.impl.filesystem.factory import filesystem
+from lakeload.destinations.impl.sink.factory import sink
+from lakeload.errors import ConfigurationError
+from lakeload.load.loader import ensure_init, store_schema
+from lakeload.normalize.normalizer import EarlyResults
+from lakeload.runtime.lock import PipelineLock, holds_lock
+from lakeload.runtime.package_destination import check_pending_destinations
+from lakeload.runtime.packages import EXTRACTED, EXTRACTING, NORMALIZED, NORMALIZING
+from lakeload.runtime.pipeline_inspect import PipelineInspect
+from lakeload.runtime.state import new_state, restore_from_bucket
+
+
+class PipelineMaintenance(PipelineInspect):
+    """State plumbing of `Pipeline` (see the module docstring)."""
+
+    _lock: PipelineLock
+    _state_mark: tuple[int, int, int] | None
+    _synced: bool
+    _early: dict[str, EarlyResults]
+
+    def _save_state(self) -> None:
+        self.storage.save_state(self.state)
+        self._state_mark = self.storage.state_mark()
+
+    @contextlib.contextmanager
+    def _holding_lock(self) -> Iterator[None]:
+        """The working folder's lock (see `lakeload.runtime.lock`); state another process saved meanwhile is read."""
+        with self._lock.hold() as first:
+            mark = self.storage.state_mark()
+            if first and mark is not None and mark != self._state_mark:
+                self._state_mark, self.state, self._synced = mark, self.storage.load_state() or {}, True
+                self.state["dataset_name"] = self.dataset_name
+            yield
+
+    def sync_destination(self) -> None:
+        """Restore state and schemas from the bucket when the working folder has none."""
+        if self._synced or isinstance(self.destination, sink):
+            return
+        state, schemas = restore_from_bucket(self._client(), self.pipeline_name)
+        if state is not None:
+            with self._holding_lock():
+                if not self._synced:  # else another process saved the state meanwhile, and it was read
+                    state["_local"] = {}
+                    state["dataset_name"] = self.dataset_name
+                    self.state = state
+                    for schema in schemas:
+                        self.storage.save_schema(schema)
+                    self._save_state()
+        self._synced = True
+
+    def _sync_step(self) -> None:
+        """`run()`'s first step: the destination checked, state restored, pending packages' destination checked."""
+        if isinstance(self.destination, filesystem):
+            self._layout(self._configuration())  # a bad layout or callback fails before any work is done
+            self._client().check_bucket()  # so does a bucket that cannot be used, on every run
+        self.sync_destination()
+        check_pending_destinations(self.storage, self._destination_record(), self.pipeline_name)
+
+    @holds_lock
+    def sync_schema(self, schema_name: str | None = None) -> None:
+        """Store the schema `schema_name` (the default one when None) in the bucket's `_dlt_version` when that
+        version is not stored yet, initializing the dataset first: dlt's `sync_schema()` on a filesystem bucket.
+
+        >>> pipeline.extract(data, table_name="users"); pipeline.normalize()
+        >>> pipeline.sync_schema()
+        """
+        name = schema_name or self.state.get("default_schema_name")
+        if not name:
+            raise ConfigurationError(
+                f"Pipeline {self.pipeline_name} has no schema to sync yet: extract data with extract() or run() first."
+            )
+        if name not in self.schema_names:
+            raise ConfigurationError(
+                f"Pipeline {self.pipeline_name} has no schema '{name}'; its schemas are {self.schema_names}."
+            )
+        client = self._client()
+        ensure_init(client)
+        store_schema(client, self.schema(name))
+
+    @holds_lock
+    def drop(self) -> None:
+        """Delete the working folder (state, schemas) and the pending packages (also under working_url); the bucket is untouched."""
+        self.storage.wipe()
+        self._state_mark = None
+        self.state = new_state(self.pipeline_name, self.dataset_name, "filesystem", None)
+        self._synced = False
+
+    @holds_lock
+    def drop_pending_packages(self) -> None:
+        """Delete every package not loaded yet; incremental sources go back to what the bucket has loaded.
+
+        Files that an incremental files source picked for a dropped package are picked again by the next run.
+        """
+        for stage in (EXTRACTING, EXTRACTED, NORMALIZING, NORMALIZED):
+            for load_id in self.storage.list_packages(stage):
+                self.storage.discard(stage, load_id)
+        self._early.clear()
+        loaded: dict[str, Any] | None = None
+        if isinstance(self.destination, filesystem):
+            loaded, _ = restore_from_bucket(self._client(), self.pipeline_name)
+        self.state["sources"] = (loaded or {}).get("sources", {})
+        self._save_state()

@@ -1,0 +1,65 @@
+"""dlt's pipeline modes: `dev_mode` (a fresh working folder and a dataset of its own per pipeline instance) and
+credentials given to `run()`/`load()` for the destination.
+
+>>> dev_dataset_name("users", "_20261124031512")
+'users_20261124031512'
+"""
+
+from __future__ import annotations
+
+import copy
+import logging
+from typing import Any
+
+import pendulum
+
+from lakeload.destinations.impl.filesystem.factory import filesystem
+from lakeload.errors import ConfigurationError
+from lakeload.runtime.packages import PipelineStorage
+
+logger = logging.getLogger("lakeload.pipeline")
+
+
+def dev_instance_suffix() -> str:
+    """The suffix dev_mode gives dataset names: the local time the pipeline was created, in dlt's format
+    (`_YYYYMMDDhhmmss`, with dlt's 12-hour `hh`)."""
+    return pendulum.now().format("_YYYYMMDDhhmmss")
+
+
+def dev_dataset_name(dataset_name: str, suffix: str) -> str:
+    """`dataset_name` with the dev_mode suffix (no double underscore when the name ends with one).
+
+    >>> dev_dataset_name("data_", "_20261124031512")
+    'data_20261124031512'
+    """
+    return dataset_name + (suffix[1:] if dataset_name.endswith("_") else suffix)
+
+
+def prepare_working_folder(storage: PipelineStorage, pipeline_name: str, dev_mode: bool) -> None:
+    """dev_mode starts from an empty working folder; leaving dev_mode resets the state dev_mode left, as dlt."""
+    if dev_mode:
+        storage.wipe()
+        return
+    state = storage.load_state()
+    if state is not None and state.get("_local", {}).get("_dev_mode"):
+        logger.warning(
+            "Pipeline %s was previously created with dev_mode=True and is now being re-created with dev_mode=False. "
+            "Local pipeline state and schemas are reset; the state is restored from the destination on the next run.",
+            pipeline_name,
+        )
+        storage.wipe()
+
+
+def with_credentials(destination: Any, credentials: Any) -> Any:
+    """A copy of the filesystem `destination` that uses `credentials` (a dict, a connection string or a
+    lakeload credentials object) instead of the configured ones; any other destination is refused."""
+    if credentials is None:
+        return destination
+    if not isinstance(destination, filesystem):
+        raise ConfigurationError(
+            f"credentials= needs a filesystem destination, not {destination!r}: pass destination='filesystem' "
+            "(or lakeload.destinations.filesystem(...)) together with credentials=."
+        )
+    changed = copy.copy(destination)
+    changed.credentials = credentials
+    return changed

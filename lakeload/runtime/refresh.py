@@ -1,0 +1,114 @@
+"""`refresh=` of `run()`/`extract()`/`pipeline()`: which tables a refresh drops or truncates, and its state reset.
+
+The plan is made on the driver before the resources run, on working copies (the stored schema and the
+extract's copy of `state["sources"]`), and travels in the package's manifest: normalize drops the tables from
+the package's schema, and load (`lakeload.load.refresh`) empties the bucket before the new files go in. A
+failed extract therefore changes nothing.
+
+- `drop_sources`: every table of the source (schema) is dropped, its whole source state is reset;
+- `drop_resources`: the tables of the resources being extracted are dropped and their resource state reset;
+- `drop_data`: the tables of the resources being extracted are truncated (schema kept), their resource
+  state (incremental cursors too) reset.
+
+>>> plan = plan_refresh(schema, sources_state, "drop_resources", "my_source", ["users"])
+>>> [t["name"] for t in plan["dropped_tables"]]
+['users__pets', 'users']
+"""
+
+from __future__ import annotations
+
+import copy
+import logging
+from typing import Any, TypedDict
+
+from lakeload.errors import ConfigurationError
+from lakeload.schema.schema import Schema, TTable
+
+logger = logging.getLogger("lakeload.pipeline")
+REFRESH_MODES = ("drop_sources", "drop_resources", "drop_data")
+
+
+class RefreshPlan(TypedDict):
+    """What a refresh does to one package's schema and bucket (stored in the manifest and `package.json`)."""
+
+    refresh: str
+    dropped_tables: list[TTable]  # tables that saw data: their files go (children first)
+    truncated_tables: list[TTable]  # tables that saw data: emptied, kept in the schema
+    schema_drops: list[str]  # every table removed from the schema (also those that never saw data)
+    delta_tables: list[str]  # the dropped or truncated tables that are Delta tables
+
+
+def check_refresh(refresh: str | None) -> str | None:
+    """`refresh` when it is one of dlt's modes (or None); a `ConfigurationError` naming them otherwise.
+
+    >>> check_refresh("drop_data")
+    'drop_data'
+    """
+    if refresh is not None and refresh not in REFRESH_MODES:
+        raise ConfigurationError(
+            f"Unknown refresh mode {refresh!r}: pass refresh='drop_sources', 'drop_resources' or 'drop_data' "
+            "(or None for no refresh)."
+        )
+    return refresh
+
+
+def tables_of_resources(schema: Schema, resource_names: list[str] | None) -> list[TTable]:
+    """The data tables the resources made (all resources when `resource_names` is None), each root table followed
+    by its nested tables.
+
+    >>> [t["name"] for t in tables_of_resources(schema, ["users"])]
+    ['users', 'users__pets']
+    """
+    tables: list[TTable] = []
+    for root in schema.data_tables():
+        resource = root.get("resource")
+        if root.get("parent") or not resource or (resource_names is not None and resource not in resource_names):
+            continue
+        tables.extend(schema.nested_tables_of(root["name"]))
+    return tables
+
+
+def _seen_data(table: TTable) -> bool:
+    return bool(table.get("x-normalizer", {}).get("seen-data"))
+
+
+def _reset_state(sources_state: dict[str, Any], source_name: str, resource_names: list[str] | None) -> None:
+    """dlt's state reset: the named resources' state (all of it and every other source key when None)."""
+    source = sources_state.get(source_name)
+    if not source:
+        return
+    resources = source.get("resources", {})
+    for name in list(resources) if resource_names is None else resource_names:
+        resources.pop(name, None)
+    if resource_names is None:
+        for key in [k for k in source if k != "resources"]:
+            del source[key]
+
+
+def plan_refresh(
+    schema: Schema, sources_state: dict[str, Any], refresh: str, source_name: str, resource_names: list[str]
+) -> RefreshPlan:
+    """The refresh of one extract; `sources_state` (the extract's working copy) is reset in place.
+
+    `resource_names` are the resources being extracted; `drop_sources` drops every resource's tables.
+    """
+    everything = refresh == "drop_sources"
+    tables = tables_of_resources(schema, None if everything else resource_names)
+    _reset_state(sources_state, source_name, None if everything else resource_names)
+    with_data = [copy.deepcopy(t) for t in reversed(tables) if _seen_data(t)]
+    delta = [t["name"] for t in tables if schema.root_table_of(t["name"]).get("table_format") == "delta"]
+    if refresh == "drop_data":
+        return RefreshPlan(refresh=refresh, dropped_tables=[], truncated_tables=with_data, schema_drops=[],
+                           delta_tables=[n for n in delta if any(t["name"] == n for t in with_data)])
+    if not tables:
+        logger.info("refresh=%r drops no tables of schema '%s': none is known yet", refresh, schema.name)
+    return RefreshPlan(refresh=refresh, dropped_tables=with_data, truncated_tables=[],
+                       schema_drops=[t["name"] for t in reversed(tables)],
+                       delta_tables=[n for n in delta if any(t["name"] == n for t in with_data)])
+
+
+def apply_to_schema(schema: Schema, plan: RefreshPlan | None) -> Schema:
+    """`schema` without the tables the plan drops (in place; returned for chaining)."""
+    for name in plan["schema_drops"] if plan else []:
+        schema.tables.pop(name, None)
+    return schema
