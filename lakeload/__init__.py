@@ -43,11 +43,12 @@ __all__ = [
     "pipeline",
     "resource",
     "source",
+    "sources",
     "transformer",
 ]
 
 if TYPE_CHECKING:
-    from lakeload import destinations
+    from lakeload import destinations, sources
     from lakeload.destinations import destination
     from lakeload.errors import LakeloadError, PipelineStepFailed
     from lakeload.extract import current, mark
@@ -60,8 +61,8 @@ if TYPE_CHECKING:
 
 
 def __getattr__(name: str) -> Any:
-    if name == "destinations":
-        return importlib.import_module("lakeload.destinations")
+    if name in ("destinations", "sources"):
+        return importlib.import_module(f"lakeload.{name}")
     if name in ("current", "mark"):
         return importlib.import_module(f"lakeload.extract.{name}")
     module = _EXPORTS.get(name)

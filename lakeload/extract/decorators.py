@@ -17,6 +17,8 @@ from typing import Any
 from lakeload.destinations.impl.filesystem.safe_paths import check_schema_name
 from lakeload.errors import ExtractError
 from lakeload.extract.hints import TableHints, TableNameHint
+from lakeload.extract.incremental import Incremental
+from lakeload.extract.incremental.binding import IncrementalCall, incremental_parameter
 from lakeload.extract.resource import Resource
 from lakeload.extract.source import Source
 
@@ -34,8 +36,12 @@ def resource(
     file_format: str | None = None,
     max_table_nesting: int | None = None,
     selected: bool = True,
+    incremental: Incremental[Any] | dict[str, Any] | None = None,
 ) -> Any:
     """Declare a resource, as a decorator on a generator function or directly on data.
+
+    `incremental=lakeload.sources.incremental(...)` filters what it yields (and, when the function takes an
+    incremental argument, is passed to it), as dlt's; see `lakeload.extract.incremental`.
 
     >>> r = resource([{"id": 1}], name="users")
     >>> @resource(table_name="events", write_disposition="replace")
@@ -56,19 +62,23 @@ def resource(
     def decorate(fn: Callable[..., Any]) -> Callable[..., Resource]:
         resource_name = name or fn.__name__
 
+        takes_incremental = incremental_parameter(fn) is not None
+
         @functools.wraps(fn)
         def make(*args: Any, **kwargs: Any) -> Resource:
-            return Resource(resource_name, lambda: fn(*args, **kwargs), TableHints(**hints), selected)  # type: ignore[arg-type]
+            call = IncrementalCall(fn, args, kwargs) if takes_incremental else lambda: fn(*args, **kwargs)
+            return Resource(resource_name, call, TableHints(**hints), selected, incremental_hint=hint)  # type: ignore[arg-type]
 
         make.__lakeload_resource__ = True  # type: ignore[attr-defined]
         return make
 
+    hint = Incremental.ensure_instance(incremental) if incremental is not None else None
     if data is None:
         return decorate
     if inspect.isfunction(data) and (inspect.isgeneratorfunction(data) or not inspect.signature(data).parameters):
         return decorate(data)
     resource_name = name or getattr(data, "__name__", None) or "content"
-    return Resource(resource_name, data, TableHints(**hints), selected)  # type: ignore[arg-type]
+    return Resource(resource_name, data, TableHints(**hints), selected, incremental_hint=hint)  # type: ignore[arg-type]
 
 
 def transformer(

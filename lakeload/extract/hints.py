@@ -7,7 +7,7 @@
 from __future__ import annotations
 
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any
 
 from lakeload.errors import ExtractError
@@ -30,6 +30,7 @@ class TableHints:
     file_format: str | None = None
     max_table_nesting: int | None = None
     merge_strategy: str | None = None
+    raw_primary_key: str | Sequence[str] | None = field(default=None, repr=False, compare=False)  # as given (hashes differ)
 
     def __post_init__(self) -> None:
         disposition = self.write_disposition
@@ -41,6 +42,8 @@ class TableHints:
                 f"Unknown write_disposition {self.write_disposition!r}; use one of {', '.join(WRITE_DISPOSITIONS)}."
             )
         self.write_disposition = disposition
+        if not _same_key(self.raw_primary_key, self.primary_key):
+            self.raw_primary_key = self.primary_key  # incremental de-duplication hashes "id" and ["id"] differently
         if isinstance(self.primary_key, str):
             self.primary_key = [self.primary_key]
         if isinstance(self.merge_key, str):
@@ -60,3 +63,8 @@ class TableHints:
                 f"'{strategy}' merge strategy is not supported for Delta tables. "
                 f"Available strategies: {list(DELTA_MERGE_STRATEGIES)}."
             )
+
+
+def _same_key(raw: Any, key: Any) -> bool:
+    as_list = [raw] if isinstance(raw, str) else list(raw) if raw is not None else None
+    return as_list == ([key] if isinstance(key, str) else list(key) if key is not None else None)

@@ -16,6 +16,8 @@ from typing import Any
 from lakeload.errors import ExtractError
 from lakeload.extract.context import ExtractContext
 from lakeload.extract.hints import TableHints, TableNameHint
+from lakeload.extract.incremental import Incremental
+from lakeload.extract.incremental.binding import IncrementalCall, bind_resource, filter_items
 from lakeload.extract.pipes import FilterStep, LimitStep, MapStep, Step, YieldMapStep, apply_steps, sync_items
 
 __all__ = ["Resource", "TableHints", "TableNameHint"]
@@ -34,9 +36,16 @@ class Resource:
     selected: bool = True
     takes_context: bool = False
     steps: tuple[Step, ...] = ()  # add_map, add_filter, add_yield_map, add_limit (see `lakeload.extract.pipes`)
+    incremental_hint: Incremental[Any] | None = field(default=None, repr=False)  # `incremental=` of @resource/apply_hints
 
     def apply_hints(self, **hints: Any) -> Resource:
-        """Change table hints in place (`table_name`, `write_disposition`, `primary_key`, `columns`, ...)."""
+        """Change table hints in place (`table_name`, `write_disposition`, `primary_key`, `columns`, ...).
+
+        `incremental=lakeload.sources.incremental(...)` (or a dict of its settings) makes the resource incremental.
+        """
+        if hints.get("incremental") is not None:
+            self.incremental_hint = Incremental.ensure_instance(hints["incremental"])
+        hints.pop("incremental", None)
         merged = {k: v for k, v in vars(self.hints).items()}
         merged.update({k: v for k, v in hints.items() if v is not None})
         self.hints = TableHints(**merged)
@@ -52,6 +61,17 @@ class Resource:
         'people'
         """
         return replace(self, name=name)
+
+    @property
+    def incremental(self) -> Incremental[Any] | None:
+        """The resource's incremental: the `incremental=` hint, else its function argument's (None without one)."""
+        if self.incremental_hint is not None or not isinstance(self.data, IncrementalCall):
+            return self.incremental_hint
+        return self.data.configured(None)
+
+    @incremental.setter
+    def incremental(self, value: Incremental[Any] | None) -> None:
+        self.incremental_hint = None if value is None else Incremental.ensure_instance(value)
 
     @property
     def table_name(self) -> TableNameHint:
@@ -138,15 +158,23 @@ class Resource:
     def iterate(self, context: ExtractContext | None = None) -> Iterator[Any]:
         """The resource's items; a resource that takes a context gets `context` (or an empty one)."""
         data = self.data
+        context = context or ExtractContext(resource_name=self.name)
+        live, data = bind_resource(self.name, data, self.incremental_hint, self.hints.raw_primary_key, context.resource_state)
         if self.takes_context:
-            data = data(context or ExtractContext(resource_name=self.name))
+            data = data(context)
         elif callable(data) and not inspect.isgenerator(data):
             data = data()
         if _is_single_item(data):
             data = iter([data])  # one item (a record, an Arrow table, a DataFrame), not a page
         elif not isinstance(data, Iterable) and not inspect.isasyncgen(data):
             raise ExtractError(f"Resource '{self.name}' produced {type(data).__name__}, which is not iterable.")
-        yield from apply_steps(sync_items(data), self.steps)
+        if live is None:
+            yield from apply_steps(sync_items(data), self.steps)
+            return
+        at = next((i for i, step in enumerate(self.steps) if isinstance(step, LimitStep)), len(self.steps))
+        close = getattr(data, "close", None) if not hasattr(self.data, "__lakeload_feed__") else None  # not a transformer
+        filtered = filter_items(apply_steps(sync_items(data), self.steps[:at]), live, close)
+        yield from apply_steps(filtered, self.steps[at:])  # the incremental runs before add_limit, as in dlt
 
 
 def _is_single_item(data: Any) -> bool:
