@@ -17,9 +17,9 @@ from collections.abc import Callable, Iterator
 from typing import Any
 
 from lakeload.errors import IncrementalError
-from lakeload.extract.incremental.hashing import KeyHint
 from lakeload.extract.incremental.incremental import Incremental
 from lakeload.extract.incremental.items import filter_item
+from lakeload.spark.executor_incremental import KeyHint
 
 _UNSET = object()
 

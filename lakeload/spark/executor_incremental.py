@@ -1,4 +1,5 @@
-"""De-duplication hashes of incremental state (`unique_hashes`), computed exactly as dlt 1.31 computes them.
+"""Executor-safe: de-duplication hashes of incremental state (`unique_hashes`), computed exactly as dlt 1.31
+computes them, and the Arrow batch functions that compute them in Spark tasks (`mapInArrow`).
 
 A hash is the base64 (unpadded) of a 9-byte SHAKE-128 digest of the value's compact JSON with sorted keys,
 where datetimes are whole microseconds since the epoch (naive ones taken as UTC), dates and times their ISO
@@ -6,7 +7,7 @@ text, decimals their text and bytes base64. The value is the primary key's value
 or, without a primary key, the whole row. Hashes dlt wrote before 1.29 (20 characters: 15 bytes over JSON
 with `Z`-suffixed UTC datetimes) are recognized and still matched.
 
-Pure functions without driver imports: Spark executors use them too (`executor_boundary`).
+Imports only the standard library, pyarrow (lazily) and orjson.
 
 >>> digest_dedup_value(5)
 'tIXXf9wiHssy'
@@ -17,7 +18,8 @@ from __future__ import annotations
 import base64
 import datetime as dt
 import hashlib
-from collections.abc import Callable, Iterable, Sequence
+from collections.abc import Callable, Iterable, Iterator, Sequence
+from dataclasses import dataclass
 from decimal import Decimal
 from typing import Any
 
@@ -94,3 +96,41 @@ def key_value(primary_key: KeyHint, row: Any) -> Any:
 def row_hash(row: Any, primary_key: KeyHint, legacy: bool = False) -> str:
     """The hash that identifies `row` at the boundary: of its primary key, or of the whole row without one."""
     return digest_dedup_value(row if primary_key is None else key_value(primary_key, row), legacy)
+
+
+@dataclass(frozen=True)
+class BoundarySpec:
+    """What a Spark task needs to hash rows at the boundary: the key hint (None: whole rows) and known hashes."""
+
+    primary_key: str | tuple[str, ...] | None
+    hashes: frozenset[str] = frozenset()
+    legacy: bool = False
+
+
+HASH_SCHEMA = "hash string"
+
+
+def drop_seen_rows(spec: BoundarySpec) -> Callable[[Iterator[Any]], Iterator[Any]]:
+    """mapInArrow function: the rows whose hash is not in `spec.hashes` (rows at the start value)."""
+
+    def run(batches: Iterator[Any]) -> Iterator[Any]:
+        import pyarrow as pa
+
+        for batch in batches:
+            keep = [row_hash(row, spec.primary_key, spec.legacy) not in spec.hashes for row in batch.to_pylist()]
+            yield batch.filter(pa.array(keep, type=pa.bool_()))
+
+    return run
+
+
+def hash_rows(spec: BoundarySpec) -> Callable[[Iterator[Any]], Iterator[Any]]:
+    """mapInArrow function: one `hash` per row (of its key, or of the whole row), `HASH_SCHEMA`."""
+
+    def run(batches: Iterator[Any]) -> Iterator[Any]:
+        import pyarrow as pa
+
+        for batch in batches:
+            hashes = [row_hash(row, spec.primary_key, spec.legacy) for row in batch.to_pylist()]
+            yield pa.RecordBatch.from_arrays([pa.array(hashes, type=pa.string())], names=["hash"])
+
+    return run
