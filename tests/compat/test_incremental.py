@@ -1,3 +1,4 @@
+# ruff: noqa: B008  (an incremental default argument is the API, as in dlt)
 """Incremental loading (issue 14, group 1) against dlt 1.31: the same scripts, run 2-3 times each, leave the same
 rows in the bucket and the same incremental state (`state["sources"]`, hashes included) after every run."""
 
