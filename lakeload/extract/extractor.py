@@ -21,6 +21,7 @@ from lakeload.errors import ExtractError, LakeloadError
 from lakeload.extract.context import ExtractContext
 from lakeload.extract.current import iterate_in
 from lakeload.extract.external import ExternalFiles, split_entries
+from lakeload.extract.incremental.binding import mark_cursor
 from lakeload.extract.mark import MarkedItem
 from lakeload.extract.resource import Resource, TableHints
 from lakeload.extract.spark_parts import write_frame_parts
@@ -250,7 +251,7 @@ def extract_resources(
             static = res.hints.table_name if not callable(res.hints.table_name) else None
             if static is not None or res.hints.table_name is None:
                 name = table_name(naming, static if static is not None else res.name)
-                tables.setdefault(name, table_schema_from_hints(name, res.name, res.hints, naming))
+                tables.setdefault(name, mark_cursor(table_schema_from_hints(name, res.name, res.hints, naming), res, naming))
             resource_context = context.for_resource(res.name) if context else None
             for item in iterate_in(resource_context, res.iterate(resource_context)):
                 marked = item if isinstance(item, MarkedItem) else None
@@ -261,7 +262,7 @@ def extract_resources(
                     name = table_name(naming, given)
                     if name not in tables or (marked is not None and marked.hints):
                         hints = res.with_hints(**marked.hints).hints if marked is not None else res.hints
-                        tables[name] = table_schema_from_hints(name, res.name, hints, naming)
+                        tables[name] = mark_cursor(table_schema_from_hints(name, res.name, hints, naming), res, naming)
                     count = _write_one(writer, name, one)
                     result.items[name] = result.items.get(name, 0) + count
                     pending += count

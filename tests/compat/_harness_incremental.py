@@ -24,6 +24,7 @@ class Outcome:
     states: list[Any] = field(default_factory=list)
     rows: dict[str, list[str]] = field(default_factory=dict)
     errors: list[str] = field(default_factory=list)
+    cursor_columns: dict[str, list[str]] = field(default_factory=dict)  # columns the schema hints `incremental`
 
 
 def table_rows(bucket: Path, dataset: str = "ds") -> dict[str, list[str]]:
@@ -69,4 +70,9 @@ def run_script(lib: Any, script: Script, runs: int, tmp_path: Path, tag: str, pi
             outcome.errors.append(type(cause).__name__)
         outcome.states.append(comparable_state(pipeline.state.get("sources")))
     outcome.rows = table_rows(tmp_path / tag)
+    schema = pipeline.default_schema.to_dict() if pipeline.default_schema_name else {"tables": {}}
+    outcome.cursor_columns = {
+        name: sorted(c for c, column in table.get("columns", {}).items() if column.get("incremental"))
+        for name, table in schema["tables"].items() if not name.startswith("_dlt")
+    }
     return outcome

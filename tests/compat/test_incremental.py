@@ -219,3 +219,4 @@ def test_incremental_runs_leave_the_rows_and_state_dlt_leaves(name: str, tmp_pat
     for index, (mine, expected) in enumerate(zip(ours.states, theirs.states, strict=True)):
         assert mine == expected, f"state after run {index + 1}"
     assert ours.rows == theirs.rows
+    assert ours.cursor_columns == theirs.cursor_columns

@@ -17,6 +17,7 @@ from collections.abc import Callable, Iterator
 from typing import Any
 
 from lakeload.errors import IncrementalError
+from lakeload.extract.incremental.cursor import parse_cursor_path
 from lakeload.extract.incremental.incremental import Incremental
 from lakeload.extract.incremental.items import filter_item
 from lakeload.spark.executor_incremental import KeyHint
@@ -145,3 +146,14 @@ def filter_items(items: Iterator[Any], live: Incremental[Any], close_source: Cal
             close_source()
         if kept is not None:
             yield kept
+
+
+def mark_cursor(table: dict[str, Any], resource: Any, naming: Any) -> dict[str, Any]:
+    """`table` (a dlt table schema) with its incremental cursor column hinted `incremental: True`, as dlt does
+    when the cursor path is a plain column name."""
+    incremental = resource.incremental
+    column = parse_cursor_path(incremental.cursor_path).column if incremental is not None and incremental.cursor_path else None
+    if column is not None:
+        name = naming.normalize_path(column)
+        table["columns"].setdefault(name, {"name": name})["incremental"] = True
+    return table
