@@ -193,3 +193,14 @@ def test_the_cursor_continues_across_tools(first_name: str, second_name: str, tm
 
     assert comparable_state(pipeline.state["sources"]) == reference.states[-1]
     assert table_rows(tmp_path / "bucket") == reference.rows
+
+
+def test_the_executor_module_imports_only_executor_safe_modules() -> None:
+    import sys
+
+    from executor_safety import imported_names, module_docstring
+
+    module = "lakeload.spark.executor_incremental"
+    assert module_docstring(module).startswith("Executor-safe:")
+    for name in imported_names(module):
+        assert name.split(".")[0] in {*sys.stdlib_module_names, "__future__", "pyarrow", "orjson"}, name
