@@ -9,9 +9,9 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from compat._harness_incremental import Script, run_script
 
 import lakeload
-from tests.compat._harness_incremental import Script, run_script
 
 pytestmark = pytest.mark.usefixtures("spark")
 UTC = dt.timezone.utc

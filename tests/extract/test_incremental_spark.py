@@ -8,9 +8,9 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from compat._harness_incremental import table_rows
 
 import lakeload
-from tests.compat._harness_incremental import table_rows
 
 pytestmark = pytest.mark.usefixtures("spark")
 COLLECTING = ("collect", "toPandas", "toLocalIterator", "toArrow", "take", "head", "first", "tail")

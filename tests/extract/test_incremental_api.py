@@ -11,6 +11,7 @@ from typing import Any, Optional
 
 import pendulum
 import pytest
+from compat._harness_incremental import run_script, table_rows
 
 import lakeload
 from lakeload.errors import IncrementalCursorPathHasValueNone, IncrementalCursorPathMissing, IncrementalError
@@ -18,7 +19,6 @@ from lakeload.extract.incremental import Incremental
 from lakeload.extract.incremental.cursor import parse_cursor_path
 from lakeload.extract.incremental.lag import apply_lag
 from lakeload.spark.executor_incremental import digest_dedup_value
-from tests.compat._harness_incremental import run_script, table_rows
 
 pytestmark = pytest.mark.usefixtures("spark")
 UTC = dt.timezone.utc
@@ -189,7 +189,7 @@ def test_the_cursor_continues_across_tools(first_name: str, second_name: str, tm
         pipeline = lib.pipeline("cross", destination=lib.destinations.filesystem(str(tmp_path / "bucket")),
                                 dataset_name="ds", pipelines_dir=str(tmp_path / f"pipelines_{index}"))
         pipeline.run(_events(lib, index), loader_file_format="parquet")
-    from tests.compat._harness_incremental import comparable_state
+    from compat._harness_incremental import comparable_state
 
     assert comparable_state(pipeline.state["sources"]) == reference.states[-1]
     assert table_rows(tmp_path / "bucket") == reference.rows
