@@ -50,11 +50,12 @@ __all__ = [
     "resource",
     "secrets",
     "source",
+    "sources",
     "transformer",
 ]
 
 if TYPE_CHECKING:
-    from lakeload import config, destinations
+    from lakeload import config, destinations, sources
     from lakeload.config.accessors import secrets
     from lakeload.destinations import destination
     from lakeload.errors import LakeloadError, PipelineStepFailed
@@ -70,7 +71,7 @@ if TYPE_CHECKING:
 
 
 def __getattr__(name: str) -> Any:
-    if name in ("config", "destinations"):
+    if name in ("config", "destinations", "sources"):
         return importlib.import_module(f"lakeload.{name}")
     if name in ("current", "mark"):
         return importlib.import_module(f"lakeload.extract.{name}")

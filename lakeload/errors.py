@@ -156,6 +156,65 @@ class SourceError(ExtractError):
     """A source cannot read its files: the bucket is unreachable, refuses the credentials, or a reader is unknown."""
 
 
+class IncrementalError(ExtractError):
+    """Incremental loading (`lakeload.sources.incremental`) is misconfigured or met data it cannot filter."""
+
+
+class IncrementalCursorPathMissing(IncrementalError):
+    """An item has no value at the incremental's cursor path (dlt's `IncrementalCursorPathMissing`)."""
+
+    def __init__(self, resource_name: str, cursor_path: str, item: object, detail: str = "") -> None:
+        self.resource_name, self.cursor_path, self.item = resource_name, cursor_path, item
+        super().__init__(
+            f"Resource '{resource_name}': the cursor path '{cursor_path}' was not found in the item {_shown(item)}. "
+            f"{detail}Every item must hold the cursor; use the field names of the data as the resource yields it "
+            "(before normalization), or create the incremental with on_cursor_value_missing='include' (keep such "
+            "items) or 'exclude' (drop them)."
+        )
+
+
+class IncrementalCursorPathHasValueNone(IncrementalError):
+    """An item holds None at the incremental's cursor path (dlt's `IncrementalCursorPathHasValueNone`)."""
+
+    def __init__(self, resource_name: str, cursor_path: str, item: object) -> None:
+        self.resource_name, self.cursor_path, self.item = resource_name, cursor_path, item
+        super().__init__(
+            f"Resource '{resource_name}': the cursor path '{cursor_path}' is None in the item {_shown(item)}. Every "
+            "item must hold a cursor value; create the incremental with on_cursor_value_missing='include' (keep such "
+            "items) or 'exclude' (drop them)."
+        )
+
+
+class IncrementalCursorInvalidCoercion(IncrementalError):
+    """A cursor value of the data cannot be compared with the incremental's start or end value."""
+
+    def __init__(self, resource_name: str, cursor_path: str, bound: str, bound_value: object, row_value: object, detail: str) -> None:
+        self.resource_name, self.cursor_path = resource_name, cursor_path
+        super().__init__(
+            f"Resource '{resource_name}': the cursor '{cursor_path}' value {row_value!r} "
+            f"({type(row_value).__name__}) cannot be compared with the {bound} {bound_value!r} "
+            f"({type(bound_value).__name__}): {detail}. Give the incremental a {bound} of the data's type, or cast "
+            "the cursor in the data (e.g. with resource.add_map())."
+        )
+
+
+class IncrementalPrimaryKeyMissing(IncrementalError):
+    """An item lacks a primary key column that incremental de-duplication needs."""
+
+    def __init__(self, resource_name: str, column: str, item: object) -> None:
+        self.resource_name, self.primary_key_column, self.item = resource_name, column, item
+        super().__init__(
+            f"Resource '{resource_name}': the primary key column '{column}' is missing in the item {_shown(item)}. "
+            "Every item must hold the key that de-duplicates rows at the incremental's boundary; fix the data or "
+            "give the incremental another primary_key (primary_key=() turns de-duplication off)."
+        )
+
+
+def _shown(item: object, limit: int = 200) -> str:
+    text = repr(item)
+    return text if len(text) <= limit else text[:limit] + "..."
+
+
 class NormalizeError(LakeloadError):
     """The Spark normalize job failed."""
 

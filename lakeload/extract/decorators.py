@@ -19,6 +19,8 @@ from lakeload.config.inject import configurable_resource, configurable_source
 from lakeload.destinations.impl.filesystem.safe_paths import check_schema_name
 from lakeload.errors import ExtractError
 from lakeload.extract.hints import TableHints, TableNameHint
+from lakeload.extract.incremental import Incremental
+from lakeload.extract.incremental.binding import IncrementalCall, incremental_parameter
 from lakeload.extract.resource import Resource
 from lakeload.extract.source import Source
 from lakeload.schema.contract import check_contract
@@ -44,11 +46,14 @@ def resource(
     additional_table_hints: dict[str, Any] | None = None,
     schema_contract: str | dict[str, str] | None = None,
     section: str | None = None,
+    incremental: Incremental[Any] | dict[str, Any] | None = None,
 ) -> Any:
     """Declare a resource, as a decorator on a generator function or directly on data.
 
     The function's arguments may come from configuration (see `lakeload.config.inject`), under
     `sources.<section>.<name>`; `section` defaults to the function's module name.
+    `incremental=lakeload.sources.incremental(...)` filters what it yields (and, when the function takes an
+    incremental argument, is passed to it), as dlt's; see `lakeload.extract.incremental`.
 
     >>> r = resource([{"id": 1}], name="users")
     >>> @resource(table_name="events", write_disposition="replace")
@@ -72,10 +77,13 @@ def resource(
 
     def decorate(fn: Callable[..., Any]) -> Resource:
         fn = configurable_resource(fn, name or fn.__name__, section)  # its arguments may come from config
+        data = IncrementalCall(fn, (), {}) if incremental_parameter(fn) is not None else fn
         return Resource(
-            name or fn.__name__, fn, TableHints(**hints), selected, parallelized=parallelized, factory=fn,  # type: ignore[arg-type]
+            name or fn.__name__, data, TableHints(**hints), selected, parallelized=parallelized, factory=fn,  # type: ignore[arg-type]
+            incremental_hint=hint,
         )
 
+    hint = Incremental.ensure_instance(incremental) if incremental is not None else None
     if data is None:
         return decorate
     if inspect.isfunction(data) and (
@@ -83,7 +91,7 @@ def resource(
     ):
         return decorate(data)
     resource_name = name or getattr(data, "__name__", None) or "content"
-    return Resource(resource_name, data, TableHints(**hints), selected, parallelized=parallelized)  # type: ignore[arg-type]
+    return Resource(resource_name, data, TableHints(**hints), selected, parallelized=parallelized, incremental_hint=hint)  # type: ignore[arg-type]
 
 
 def transformer(

@@ -23,6 +23,7 @@ from lakeload.extract.contracts import RootContracts
 from lakeload.extract.external import ExternalFiles, split_entries
 from lakeload.extract.graph import evaluate, extracted
 from lakeload.extract.hints import TableHints
+from lakeload.extract.incremental.binding import mark_cursor
 from lakeload.extract.mark import MarkedItem
 from lakeload.extract.resource import Resource
 from lakeload.extract.spark_parts import write_frame_parts
@@ -234,7 +235,7 @@ def extract_resources(
             if static is not None or res.hints.table_name is None:
                 name = table_name(naming, static if static is not None else res.name)
                 if name not in tables:
-                    _declare(tables, table_schemas_from_hints(name, res.name, res.hints, naming), replace=False)
+                    _declare(tables, _table_schemas(name, res, res.hints, naming), replace=False)
                     _admit(contracts, name, tables[name])
 
         for res in extracted(resources):
@@ -253,7 +254,7 @@ def extract_resources(
                 name = table_name(naming, given)
                 if name not in tables or (marked is not None and marked.hints):
                     hints = _marked_hints(res, marked)
-                    _declare(tables, table_schemas_from_hints(name, res.name, hints, naming), replace=True)
+                    _declare(tables, _table_schemas(name, res, hints, naming), replace=True)
                     _admit(contracts, name, tables[name])
                 if contracts is not None and name in contracts.skipped:
                     continue  # a `discard_row` contract on new tables: the items are dropped
@@ -293,6 +294,13 @@ def extract_resources(
     result.source_options = writer.source_options
     result.elapsed = time.perf_counter() - started
     return result
+
+
+def _table_schemas(name: str, res: Resource, hints: TableHints, naming: NamingConvention) -> list[dict[str, Any]]:
+    """The tables a resource's hints declare; the cursor column of its incremental gets dlt's `incremental` hint."""
+    declared = table_schemas_from_hints(name, res.name, hints, naming)
+    declared[0] = mark_cursor(declared[0], res, naming)
+    return declared
 
 
 def _declare(tables: dict[str, dict[str, Any]], declared: list[dict[str, Any]], replace: bool) -> None:

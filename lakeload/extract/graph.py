@@ -27,6 +27,8 @@ from typing import Any
 
 from lakeload.extract.context import ExtractContext
 from lakeload.extract.current import call_in, iterate_in
+from lakeload.extract.incremental import Incremental
+from lakeload.extract.incremental.binding import bind_resource, filter_items
 from lakeload.extract.pipes import LimitStep, apply_steps
 from lakeload.extract.resource import Resource, outputs
 
@@ -124,6 +126,7 @@ class _Run:
         self.context_for = context_for
         self.pool = pool
         self.pending: deque[_Pending] = deque()
+        self.lives: dict[int, Incremental[Any] | None] = {}  # each transformer's live incremental, bound once
 
     def emit(self, node: _Node, item: Any) -> Iterator[tuple[Resource, Any]]:
         """`item` of `node` to its table and to each of its transformers."""
@@ -148,9 +151,21 @@ class _Run:
         yield from self._stepped(child, iterate_in(context, outputs(returned)))
 
     def _stepped(self, node: _Node, items: Iterator[Any]) -> Iterator[tuple[Resource, Any]]:
+        """A transformer's items through its steps and its `incremental=` hint (it takes no `add_limit`)."""
         steps = tuple(s for s in node.resource.steps if not isinstance(s, LimitStep))
-        for out in apply_steps(items, steps):
+        stepped = apply_steps(items, steps)
+        live = self._live(node.resource)
+        for out in filter_items(stepped, live, None) if live is not None else stepped:
             yield from self.emit(node, out)
+
+    def _live(self, res: Resource) -> Incremental[Any] | None:
+        if id(res) not in self.lives:
+            live = None
+            if res.incremental_hint is not None:
+                context = self.context_for(res) or ExtractContext(resource_name=res.name)
+                live, _ = bind_resource(res.name, None, res.incremental_hint, res.hints.raw_primary_key, context.resource_state)
+            self.lives[id(res)] = live
+        return self.lives[id(res)]
 
     def _submit(self, node: _Node, deferred: Deferred, stepped: bool) -> None:
         context = self.context_for(node.resource)

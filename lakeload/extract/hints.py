@@ -7,7 +7,7 @@
 from __future__ import annotations
 
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any
 
 from lakeload.errors import ExtractError
@@ -37,6 +37,7 @@ class TableHints:
     additional_table_hints: dict[str, Any] | None = None  # extra keys of the table schema (e.g. `x-` keys)
     schema_contract: ContractSetting = None  # as given (see `lakeload.schema.contract`)
     model: Any = None  # the pydantic model given as `columns` (its validator runs at extract)
+    raw_primary_key: str | Sequence[str] | None = field(default=None, repr=False, compare=False)  # as given (hashes differ)
 
     def __post_init__(self) -> None:
         if validation.is_model(self.columns):
@@ -51,6 +52,8 @@ class TableHints:
                 f"Unknown write_disposition {self.write_disposition!r}; use one of {', '.join(WRITE_DISPOSITIONS)}."
             )
         self.write_disposition = disposition
+        if not _same_key(self.raw_primary_key, self.primary_key):
+            self.raw_primary_key = self.primary_key  # incremental de-duplication hashes "id" and ["id"] differently
         if isinstance(self.primary_key, str):
             self.primary_key = [self.primary_key]
         if isinstance(self.merge_key, str):
@@ -119,3 +122,8 @@ def merged_hints(current: TableHints, given: dict[str, Any]) -> TableHints:
         else:
             merged[key] = value
     return TableHints(**merged)
+
+
+def _same_key(raw: Any, key: Any) -> bool:
+    as_list = [raw] if isinstance(raw, str) else list(raw) if raw is not None else None
+    return as_list == ([key] if isinstance(key, str) else list(key) if key is not None else None)

@@ -17,6 +17,8 @@ from typing import Any
 from lakeload.errors import ExtractError
 from lakeload.extract.context import ExtractContext
 from lakeload.extract.hints import TableHints, TableNameHint, merged_hints
+from lakeload.extract.incremental import Incremental
+from lakeload.extract.incremental.binding import IncrementalCall, bind_resource, filter_items
 from lakeload.extract.pipes import FilterStep, LimitStep, MapStep, Step, YieldMapStep, apply_steps, sync_items
 from lakeload.extract.validation import ModelValidator, model_contract
 
@@ -42,6 +44,7 @@ class Resource:
     transform: Callable[[Any], Any] | None = None  # a transformer's function of one parent item
     parallelized: bool = False  # iterated in its own thread (a transformer: each call in the extract's pool)
     factory: Callable[..., Any] | None = field(default=None, repr=False, compare=False)  # a decorated function
+    incremental_hint: Incremental[Any] | None = field(default=None, repr=False)  # `incremental=` of @resource/apply_hints
 
     def __call__(self, *args: Any, **kwargs: Any) -> Resource:
         """A copy bound to these arguments of the decorated function (dlt's call of a parametrized resource).
@@ -56,6 +59,8 @@ class Resource:
             )
         if self.is_transformer:
             return replace(self, transform=lambda item: fn(item, *args, **kwargs), factory=None)
+        if isinstance(self.data, IncrementalCall):  # the incremental argument is bound at extract
+            return replace(self, data=IncrementalCall(fn, args, kwargs), factory=None)
         return replace(self, data=lambda: fn(*args, **kwargs), factory=None)
 
     @property
@@ -63,7 +68,13 @@ class Resource:
         return self.transform is not None
 
     def apply_hints(self, **hints: Any) -> Resource:
-        """Change table hints in place (`table_name`, `write_disposition`, `primary_key`, `columns`, ...)."""
+        """Change table hints in place (`table_name`, `write_disposition`, `primary_key`, `columns`, ...).
+
+        `incremental=lakeload.sources.incremental(...)` (or a dict of its settings) makes the resource incremental.
+        """
+        if hints.get("incremental") is not None:
+            self.incremental_hint = Incremental.ensure_instance(hints["incremental"])
+        hints.pop("incremental", None)
         self.hints = merged_hints(self.hints, hints)
         return self
 
@@ -77,6 +88,17 @@ class Resource:
         'people'
         """
         return replace(self, name=name)
+
+    @property
+    def incremental(self) -> Incremental[Any] | None:
+        """The resource's incremental: the `incremental=` hint, else its function argument's (None without one)."""
+        if self.incremental_hint is not None or not isinstance(self.data, IncrementalCall):
+            return self.incremental_hint
+        return self.data.configured(None)
+
+    @incremental.setter
+    def incremental(self, value: Incremental[Any] | None) -> None:
+        self.incremental_hint = None if value is None else Incremental.ensure_instance(value)
 
     @property
     def table_name(self) -> TableNameHint:
@@ -218,8 +240,10 @@ class Resource:
             yield from apply_steps(self._transformed(context), self.steps)
             return
         data = self.data
+        context = context or ExtractContext(resource_name=self.name)
+        live, data = bind_resource(self.name, data, self.incremental_hint, self.hints.raw_primary_key, context.resource_state)
         if self.takes_context:
-            data = data(context or ExtractContext(resource_name=self.name))
+            data = data(context)
         elif callable(data) and not inspect.isgenerator(data):
             data = data()
         if _is_single_item(data):
@@ -231,7 +255,12 @@ class Resource:
             contract = model_contract(self.hints.model, self.hints.schema_contract)
             table = self.hints.table_name if isinstance(self.hints.table_name, str) else self.name
             items = ModelValidator(self.hints.model, contract, table).validate(items)
-        yield from apply_steps(items, self.steps)
+        if live is None:
+            yield from apply_steps(items, self.steps)
+            return
+        at = next((i for i, step in enumerate(self.steps) if isinstance(step, LimitStep)), len(self.steps))
+        filtered = filter_items(apply_steps(items, self.steps[:at]), live, getattr(data, "close", None))
+        yield from apply_steps(filtered, self.steps[at:])  # the incremental runs before add_limit, as in dlt
 
     def _transformed(self, context: ExtractContext | None) -> Iterator[Any]:
         for item in self.feeding_parent().iterate():

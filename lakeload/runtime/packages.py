@@ -32,6 +32,7 @@ from typing import Any
 
 import orjson
 
+from lakeload.destinations.impl.filesystem import state_files
 from lakeload.destinations.impl.filesystem.safe_paths import check_schema_name
 from lakeload.schema.schema import Schema
 from lakeload.spark.executor_working import WorkingStore, remove_tree
@@ -89,10 +90,12 @@ class PipelineStorage:
         return os.path.join(self.root, "state.json")
 
     def load_state(self) -> dict[str, Any] | None:
-        return read_json(self.state_path) if os.path.exists(self.state_path) else None
+        """The saved state; datetimes, dates and decimals come back typed (dlt's typed JSON, see `save_state`)."""
+        return state_files.untyped_values(read_json(self.state_path)) if os.path.exists(self.state_path) else None
 
     def save_state(self, state: dict[str, Any]) -> None:
-        write_json_atomic(self.state_path, state)
+        """Save `state` as dlt saves its `state.json`: typed JSON, so an incremental's datetime stays a datetime."""
+        write_json_atomic(self.state_path, state_files.typed_values(state))
 
     def state_mark(self) -> tuple[int, int, int] | None:
         """Changes whenever state.json is saved again (inode, mtime, size); None when there is none."""

@@ -61,7 +61,8 @@ def staged_state(state: dict[str, Any], sources_state: dict[str, Any]) -> dict[s
 
 
 def stored_state(state: dict[str, Any]) -> dict[str, Any]:
-    return copy.deepcopy({k: v for k, v in state.items() if k != "_local"})
+    """The state a package carries to the bucket: without `_local`, datetimes and decimals as dlt's typed text."""
+    return state_files.typed_values({k: v for k, v in state.items() if k != "_local"})
 
 
 def restore_from_bucket(client: FilesystemClient, pipeline_name: str) -> tuple[dict[str, Any] | None, list[Schema]]:

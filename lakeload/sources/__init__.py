@@ -1,8 +1,11 @@
-"""Sources that Spark reads itself: files in local folders and buckets (`lakeload.sources.filesystem`).
+"""Sources that Spark reads itself: files in local folders and buckets (`lakeload.sources.filesystem`), and
+incremental loading of any resource (`lakeload.sources.incremental`, dlt's `dlt.sources.incremental`).
 
 >>> from lakeload.sources import filesystem, read_jsonl
 >>> pipeline.run(filesystem("data/", "**/*.jsonl") | read_jsonl(), table_name="events")
 """
+
+from typing import TYPE_CHECKING, Any
 
 from lakeload.sources.filesystem import (
     FileReader,
@@ -13,4 +16,15 @@ from lakeload.sources.filesystem import (
     read_parquet,
 )
 
-__all__ = ["FileReader", "FilesystemResource", "filesystem", "read_csv", "read_jsonl", "read_parquet"]
+if TYPE_CHECKING:
+    from lakeload.extract.incremental import Incremental as incremental  # noqa: N813
+
+__all__ = ["FileReader", "FilesystemResource", "filesystem", "incremental", "read_csv", "read_jsonl", "read_parquet"]
+
+
+def __getattr__(name: str) -> Any:
+    if name == "incremental":  # the class itself, as dlt's: `incremental[int]("id")` and `incremental("id")` both work
+        from lakeload.extract.incremental import Incremental
+
+        return Incremental
+    raise AttributeError(f"module 'lakeload.sources' has no attribute {name!r}")

@@ -189,6 +189,23 @@ def encode_state(state: dict[str, Any]) -> str:
     return base64.b64encode(zlib.compress(raw, level=9)).decode("ascii")
 
 
+def typed_values(state: dict[str, Any]) -> dict[str, Any]:
+    """A JSON-ready copy of `state` whose datetimes, dates, times, decimals and bytes are dlt's typed text
+    (a private-use character and the ISO text), as dlt keeps them in its local `state.json`.
+
+    Example:
+        >>> typed_values({"at": _dt.date(2024, 1, 2)}) == {"at": _DATE + "2024-01-02"}
+        True
+    """
+    raw = orjson.dumps(state, default=_typed_default, option=orjson.OPT_NON_STR_KEYS | orjson.OPT_PASSTHROUGH_DATETIME)
+    return orjson.loads(raw)  # type: ignore[no-any-return]
+
+
+def untyped_values(value: Any) -> Any:
+    """`value` (decoded JSON) with dlt's typed text turned back into datetimes, dates, decimals, ... (see `decode_state`)."""
+    return _untype(value)
+
+
 def _from_hex(text: str) -> bytes:
     return bytes.fromhex(text[2:] if text.startswith("0x") else text)
 
