@@ -30,7 +30,13 @@ def scanned_files() -> list[Path]:
         path = ROOT / name
         candidates = [path] if path.is_file() else [p for p in path.rglob("*") if p.is_file()]
         files += [p for p in candidates if p.suffix in SUFFIXES and "__pycache__" not in p.parts]
-    return sorted(files)
+    return sorted(p for p in files if not _ignored(p))
+
+
+def _ignored(path: Path) -> bool:
+    """Local outputs git ignores (bench results, build folders) are not part of the repository."""
+    rel = path.relative_to(ROOT).parts
+    return rel[:2] == ("bench", "results") or rel[0] in (".venv", ".tools", "build", "dist")
 
 
 def reaches_outside(path: Path, line: str) -> bool:

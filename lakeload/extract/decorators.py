@@ -102,6 +102,7 @@ def transformer(
     selected: bool = True,
     parallelized: bool = False,
     section: str | None = None,
+    incremental: Incremental[Any] | dict[str, Any] | None = None,
     **hints: Any,
 ) -> Any:
     """Declare a transformer: a function of each item another resource yields (dlt's `@transformer`).
@@ -122,6 +123,7 @@ def transformer(
         return Resource(
             name or fn.__name__, None, TableHints(**hints), selected, parent=parent, transform=fn,
             parallelized=parallelized, factory=fn,
+            incremental_hint=Incremental.ensure_instance(incremental) if incremental is not None else None,
         )
 
     return decorate(f) if f is not None else decorate

@@ -152,6 +152,15 @@ def s_transformer_step_before_its_function(ctx: Ctx) -> Any:
     return run(ctx, pages(ctx)() | t)
 
 
+def s_transformer_incremental_hint(ctx: Ctx) -> Any:
+    p = ctx.pipeline()
+    for n in (3, 6):
+        t = details(ctx)()
+        t.apply_hints(incremental=ctx.lib.sources.incremental("id"))
+        p.run(pages(ctx, n=n)() | t)
+    return p
+
+
 def s_list_into_transformer(ctx: Ctx) -> Any:
     @ctx.lib.transformer(name="squares")
     def squares(n: int) -> Any:
