@@ -201,9 +201,14 @@ def evaluate(
                 if node.resource.parallelized:
                     continue
                 context = context_for(node.resource)
+                plain = node.selected and not node.children  # the common case, without per-item generators
                 for item in iterate_in(context, node.resource.iterate(context)):
-                    yield from run.emit(node, item)
-                    yield from run.ready(block=False)
+                    if plain and not isinstance(item, Deferred):
+                        yield node.resource, item
+                    else:
+                        yield from run.emit(node, item)
+                    if run.pending:
+                        yield from run.ready(block=False)
             ended = 0
             while ended < len(threads):
                 node, item = feed.get()
