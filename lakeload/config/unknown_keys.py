@@ -20,15 +20,13 @@ from __future__ import annotations
 import difflib
 import hashlib
 import logging
-import os
-import sys
-import warnings
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 from typing import Any
 
 from lakeload.config.known_keys import DLT_SECTIONS, Section, root
 from lakeload.errors import UnknownConfigKeyWarning
+from lakeload.user_warnings import warn_user
 
 logger = logging.getLogger("lakeload.config")
 NEAR_MISS = 0.75  # difflib ratio from which a name is taken for a misspelling of a known one
@@ -218,16 +216,7 @@ def warn(unknown: list[UnknownKey]) -> None:
         _reported.add((item.source, item.path))
         message = item.message()
         logger.warning(message)
-        warnings.warn(message, UnknownConfigKeyWarning, stacklevel=_caller_level())
-
-
-def _caller_level() -> int:
-    """The `stacklevel` of the first frame outside lakeload, so that a warning points at the user's call."""
-    package = os.path.dirname(os.path.dirname(os.path.abspath(__file__))) + os.sep
-    frame, level = sys._getframe(1), 1
-    while frame.f_back is not None and frame.f_code.co_filename.startswith(package):
-        frame, level = frame.f_back, level + 1
-    return level
+        warn_user(message, UnknownConfigKeyWarning)
 
 
 def check_file(path: str, data: bytes, tree: Mapping[str, Any]) -> None:

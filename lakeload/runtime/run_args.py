@@ -7,11 +7,11 @@
 from __future__ import annotations
 
 import logging
-import warnings
 from collections.abc import Sequence
 from typing import Any
 
 from lakeload.schema.schema import Schema
+from lakeload.user_warnings import warn_user
 
 logger = logging.getLogger("lakeload.pipeline")
 
@@ -38,4 +38,4 @@ def warn_merge_fallback(schema: Schema, manifest: dict[str, Any]) -> None:
         if table.get("write_disposition") == "merge" and table.get("table_format") != "delta":
             msg = f"Falling back to 'append' on '{name}': merge needs table_format='delta' on a filesystem destination."
             logger.warning(msg)
-            warnings.warn(msg, stacklevel=4)
+            warn_user(msg)
