@@ -1,6 +1,8 @@
-"""`lakeload pipeline <name> ...`: work on a pipeline's working folder from the command line.
+"""`lakeload pipeline <name> ...`: inspect and repair a pipeline's working folder from the command line.
 
-    lakeload pipeline quick_start drop-pending-packages
+    lakeload pipeline --list
+    lakeload pipeline quick_start info | trace | failed-jobs | load-package [LOAD_ID] | schema [--format json]
+    lakeload pipeline quick_start sync
     lakeload pipeline quick_start drop-pending-packages --pipelines-dir /data/pipelines --destination prod_lake
 
 Exit codes: 0 done, 1 a lakeload error (printed on stderr, secrets masked), 2 wrong arguments.
@@ -14,36 +16,107 @@ import sys
 from typing import Any
 
 from lakeload.errors import LakeloadError
-
-PIPELINE_ACTIONS = ("drop-pending-packages",)
+from lakeload.runtime.log_secrets import mask_secrets
+from lakeload.runtime.packages import EXTRACTED, NORMALIZED
 
 
 def register(commands: Any) -> None:
-    """Add the `pipeline` command to the top-level subparsers."""
+    """Add the `pipeline` command and its actions to the top-level subparsers."""
     command = commands.add_parser(
         "pipeline",
-        help="work on a pipeline's working folder: lakeload pipeline <name> drop-pending-packages",
-        description="Work on the working folder (state, schemas, load packages) of the pipeline <name>.",
+        help="inspect and repair a pipeline's working folder: lakeload pipeline <name> info | trace | ...",
+        description="Inspect and repair the working folder (state, schemas, load packages, last trace) of a pipeline.",
     )
-    command.add_argument("pipeline_name", metavar="NAME", help="the pipeline's name")
-    command.add_argument("action", choices=PIPELINE_ACTIONS, metavar="ACTION",
-                         help="drop-pending-packages: delete every package not loaded yet; incremental sources go back "
-                         "to what the bucket has loaded")
+    command.add_argument("pipeline_name", metavar="NAME", nargs="?", help="the pipeline's name")
+    command.add_argument("--list", action="store_true", help="list the pipelines in the pipelines folder")
     command.add_argument("--pipelines-dir", default=None, metavar="PATH",
                          help="folder holding the pipelines' working folders (default: ~/.lakeload/pipelines)")
-    command.add_argument("--destination", default=None, metavar="NAME",
-                         help="the destination (a configured name, or 'filesystem') to read the loaded state from "
-                         "(default: the one the pending packages were made for)")
+    after = argparse.ArgumentParser(add_help=False)  # --pipelines-dir after the action too
+    after.add_argument("--pipelines-dir", default=argparse.SUPPRESS, metavar="PATH", help=argparse.SUPPRESS)
+    actions = command.add_subparsers(dest="action", metavar="ACTION", parser_class=_parser_with(after))
+    actions.add_parser("info", help="state, schemas and load packages")
+    actions.add_parser("trace", help="the last run's steps, times, rows per table and errors")
+    package = actions.add_parser("load-package", help="one load package (the newest by default)")
+    package.add_argument("load_id", nargs="?", default=None, metavar="LOAD_ID")
+    actions.add_parser("failed-jobs", help="what the last run failed at, and the packages it left pending")
+    schema = actions.add_parser("schema", help="a stored schema (the default one) as YAML or JSON")
+    schema.add_argument("--format", choices=("yaml", "json"), default="yaml", dest="schema_format")
+    schema.add_argument("--schema", default=None, dest="schema_name", metavar="NAME", help="another schema of the pipeline")
+    sync = actions.add_parser("sync", help="restore state and schemas from the bucket (the working folder is replaced)")
+    sync.add_argument("--destination", default=None, metavar="NAME", help="the destination to restore from")
+    sync.add_argument("--dataset", default=None, metavar="NAME", help="the dataset to restore from")
+    drop = actions.add_parser("drop-pending-packages",
+                              help="delete every package not loaded yet; incremental sources go back to what the bucket has loaded")
+    drop.add_argument("--destination", default=None, metavar="NAME",
+                      help="the destination (a configured name, or 'filesystem') to read the loaded state from "
+                      "(default: the one the pending packages were made for)")
     command.set_defaults(handler=run_pipeline_command)
 
 
+def _parser_with(parent: argparse.ArgumentParser) -> type[argparse.ArgumentParser]:
+    class ActionParser(argparse.ArgumentParser):
+        def __init__(self, **kwargs: Any) -> None:
+            super().__init__(parents=[parent], **kwargs)
+
+    return ActionParser
+
+
 def run_pipeline_command(args: argparse.Namespace) -> int:
-    """Run one pipeline action; returns the exit code."""
+    """Run one pipeline action; returns the exit code (0 done, 1 a lakeload error, 2 wrong arguments)."""
+    from lakeload.cli import pipeline_views as views
+
+    if args.list:
+        print(views.show_list(args.pipelines_dir))
+        return 0
+    if args.pipeline_name is None or args.action is None:
+        print("lakeload pipeline: error: give a pipeline NAME and an ACTION, or --list (see --help)", file=sys.stderr)
+        return 2
     try:
-        return drop_pending_packages(args.pipeline_name, args.pipelines_dir, args.destination)
+        if args.action == "drop-pending-packages":
+            return drop_pending_packages(args.pipeline_name, args.pipelines_dir, args.destination)
+        if args.action == "sync":
+            return sync(args.pipeline_name, args.pipelines_dir, args.destination, args.dataset)
+        folder = views.open_folder(args.pipeline_name, args.pipelines_dir)
+        shown = {
+            "info": lambda: views.show_info(folder),
+            "trace": lambda: views.show_trace(folder),
+            "load-package": lambda: views.show_load_package(folder, args.load_id),
+            "failed-jobs": lambda: views.show_failed_jobs(folder),
+            "schema": lambda: views.show_schema(folder, args.schema_name, args.schema_format),
+        }[args.action]()
+        print(shown)
+        return 0
     except LakeloadError as exc:
-        print(f"lakeload: error: {exc}", file=sys.stderr)
+        print(f"lakeload: error: {mask_secrets(str(exc))}", file=sys.stderr)
         return 1
+
+
+def sync(pipeline_name: str, pipelines_dir: str | None, destination: str | None, dataset: str | None) -> int:
+    """dlt's `pipeline sync`: replace the working folder's state and schemas by the newest ones in the bucket."""
+    from lakeload.cli.pipeline_views import open_folder
+    from lakeload.runtime.pipeline import Pipeline
+
+    folder = open_folder(pipeline_name, pipelines_dir)
+    state = folder.state
+    pending = [i for stage in (EXTRACTED, NORMALIZED) for i in folder.storage.list_packages(stage)]
+    if pending:
+        raise LakeloadError(
+            f"Pipeline '{pipeline_name}' has pending load packages ({', '.join(pending)}); sync would lose them. Fix: "
+            f"load them (pipeline.load() or the next run), or drop them with `lakeload pipeline {pipeline_name} "
+            "drop-pending-packages`, then sync."
+        )
+    destination = destination or state.get("destination_name") or "filesystem"
+    pipeline = Pipeline(pipeline_name, destination, dataset or state.get("dataset_name"), folder.pipelines_dir, attached=True)
+    pipeline.drop()
+    pipeline.sync_destination()
+    restored = pipeline.state
+    if not restored.get("schema_names"):
+        print(f"The bucket has no state of pipeline '{pipeline_name}' in dataset '{pipeline.dataset_name}': "
+              "the working folder is now empty.")
+        return 0
+    print(f"Restored pipeline '{pipeline_name}' from the bucket: state version {restored.get('_state_version')}, "
+          f"schemas {', '.join(restored['schema_names'])}.")
+    return 0
 
 
 def drop_pending_packages(pipeline_name: str, pipelines_dir: str | None, destination: str | None) -> int:

@@ -334,19 +334,27 @@ class Pipeline(PipelineMaintenance):
             self.destination.name if self.destination else None,
             self.destination.destination_type if self.destination else None,
         )
+        with trace.saved_to(self.storage.root):  # `lakeload pipeline <name> trace` reads it, failed or not
+            self._run_steps(trace, data, hint_overrides(table_name, write_disposition, columns, primary_key,
+                                                        table_format, schema_contract), schema, loader_file_format, refresh)
+        assert trace.load_info is not None
+        return trace.load_info
+
+    def _run_steps(
+        self, trace: RunTrace, data: Any, overrides: dict[str, Any], schema: str | Schema | None,
+        loader_file_format: str | None, refresh: str | None,
+    ) -> None:
         with trace.step("sync"):
             self._sync_step()
         with trace.step("normalize"):
             self.normalize()
         if data is not None:
             with trace.step("extract"):
-                overrides = hint_overrides(table_name, write_disposition, columns, primary_key, table_format, schema_contract)
                 self._extract(data, overrides, schema, loader_file_format, overlap=True, refresh=refresh)
             with trace.step("normalize"):
                 self._normalize_extracted()
         with trace.step("load"):
             trace.load_info = self.load()
-        return trace.load_info
 
 
 def pipeline(

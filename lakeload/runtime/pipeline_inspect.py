@@ -66,20 +66,25 @@ class PipelineInspect(DatasetAccess):
         >>> info.state, info.row_counts
         ('loaded', {'users': 2})
         """
-        for stage in (LOADED, NORMALIZED):
-            path = os.path.join(self.storage.package_dir(stage, load_id), "package.json")
-            if os.path.exists(path):
-                package = read_json(path)
-                return PackageInfo(load_id, package["schema_name"], dict(package.get("row_counts", {})),
-                                   list(package.get("files", [])), state=stage, created_at=package.get("created_at"))
-        path = os.path.join(self.storage.package_dir(EXTRACTED, load_id), "manifest.json")
+        return package_info(self.storage, load_id)
+
+
+def package_info(storage: PipelineStorage, load_id: str) -> PackageInfo:
+    """The package `load_id` of the working folder `storage` (see `PipelineInspect.get_load_package_info`)."""
+    for stage in (LOADED, NORMALIZED):
+        path = os.path.join(storage.package_dir(stage, load_id), "package.json")
         if os.path.exists(path):
-            return _extracted_info(load_id, read_json(path))
-        raise LoadPackageNotFoundError(
-            f"No load package {load_id!r} is extracted, normalized or loaded in {self.storage.packages_root}. "
-            "List the ids there with list_extracted_load_packages(), list_normalized_load_packages() or "
-            "list_completed_load_packages()."
-        )
+            package = read_json(path)
+            return PackageInfo(load_id, package["schema_name"], dict(package.get("row_counts", {})),
+                               list(package.get("files", [])), state=stage, created_at=package.get("created_at"))
+    path = os.path.join(storage.package_dir(EXTRACTED, load_id), "manifest.json")
+    if os.path.exists(path):
+        return _extracted_info(load_id, read_json(path))
+    raise LoadPackageNotFoundError(
+        f"No load package {load_id!r} is extracted, normalized or loaded in {storage.packages_root}. "
+        "List the ids there with list_extracted_load_packages(), list_normalized_load_packages() or "
+        "list_completed_load_packages()."
+    )
 
 
 def _extracted_info(load_id: str, manifest: dict[str, Any]) -> PackageInfo:

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import contextlib
+import os
 from collections.abc import Iterator
 from dataclasses import dataclass, field
 from typing import Any
@@ -11,6 +12,15 @@ import pendulum
 
 from lakeload.runtime.info import LoadInfo
 from lakeload.runtime.log_secrets import mask_secrets
+from lakeload.runtime.packages import read_json, write_json_atomic
+
+TRACE_FILE = "trace.json"
+
+
+def load_trace(folder: str) -> dict[str, Any] | None:
+    """The trace of the last `run()` saved in the working folder `folder` (None before the first run)."""
+    path = os.path.join(folder, TRACE_FILE)
+    return read_json(path) if os.path.exists(path) else None
 
 
 @dataclass
@@ -60,14 +70,34 @@ class RunTrace:
             record.finished_at = pendulum.now("UTC")
 
     def asdict(self) -> dict[str, Any]:
+        """The trace as JSON-ready values (what `trace.json` in the working folder holds)."""
+        info = self.load_info
         return {
             "pipeline_name": self.pipeline_name,
             "destination_name": self.destination_name,
             "destination_type": self.destination_type,
             "started_at": self.started_at.isoformat(),
-            "steps": [{"step": s.step, "elapsed": s.elapsed, "error": s.error} for s in self.steps],
-            "load_ids": self.load_info.load_ids if self.load_info else [],
+            "finished_at": self.steps[-1].finished_at.isoformat() if self.steps and self.steps[-1].finished_at else None,
+            "steps": [
+                {"step": s.step, "started_at": s.started_at.isoformat(), "elapsed": s.elapsed, "error": s.error}
+                for s in self.steps
+            ],
+            "load_ids": info.load_ids if info else [],
+            "row_counts": info.row_counts if info else {},
+            "packages": [
+                {"load_id": p.load_id, "schema_name": p.schema_name, "row_counts": p.row_counts,
+                 "normalize_seconds": p.normalize_seconds, "load_seconds": p.load_seconds, "files": len(p.files)}
+                for p in (info.load_packages if info else [])
+            ],
         }
+
+    @contextlib.contextmanager
+    def saved_to(self, folder: str) -> Iterator[RunTrace]:
+        """Run the `with` block, then save the trace as `<folder>/trace.json`, whether the block failed or not."""
+        try:
+            yield self
+        finally:
+            write_json_atomic(os.path.join(folder, TRACE_FILE), self.asdict())
 
     def __str__(self) -> str:
         steps = ", ".join(f"{s.step} {s.elapsed:.2f} s" + (" FAILED" if s.error else "") for s in self.steps)

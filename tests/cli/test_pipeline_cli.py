@@ -1,0 +1,118 @@
+"""`lakeload pipeline ...` run as a real command in a subprocess: exit codes, output, files, secrets masked.
+
+The pipelines are loaded in this test process (one Spark session); the commands only read working folders
+(and, for `sync`, the bucket), so their subprocesses start no Spark.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+from pathlib import Path
+from typing import Any
+
+import pytest
+from servers.fixtures import S3Server, fresh_prefix
+
+import lakeload
+
+pytestmark = pytest.mark.usefixtures("spark")
+
+ROWS = [{"id": 1, "name": "a", "pets": [{"kind": "cat"}, {"kind": "dog"}]}, {"id": 2, "name": "b", "pets": []}]
+
+
+def cli(*args: str, env: dict[str, str] | None = None) -> subprocess.CompletedProcess[str]:
+    return subprocess.run([sys.executable, "-m", "lakeload.cli", *args], capture_output=True, text=True, timeout=120,
+                          env={**os.environ, **(env or {})})
+
+
+def loaded(tmp_path: Path, name: str = "cli_p", destination: Any = None) -> lakeload.Pipeline:
+    p = lakeload.pipeline(name, destination=destination or lakeload.destinations.filesystem(str(tmp_path / "bucket")),
+                          dataset_name="ds", pipelines_dir=str(tmp_path / "pipelines"))
+    p.run(ROWS, table_name="users")
+    return p
+
+
+def test_info_trace_load_package_schema_and_list(tmp_path: Path) -> None:
+    p = loaded(tmp_path)
+    dirs = ("--pipelines-dir", str(tmp_path / "pipelines"))
+
+    listed = cli("pipeline", "--list", *dirs)
+    assert listed.returncode == 0 and "cli_p" in listed.stdout
+
+    info = cli("pipeline", "cli_p", "info", *dirs)
+    assert info.returncode == 0, info.stderr
+    assert "dataset: ds" in info.stdout and "schemas: cli_p" in info.stdout
+    assert "packages loaded: 1" in info.stdout and "last run" in info.stdout and "completed" in info.stdout
+
+    trace = cli("pipeline", "cli_p", "trace", *dirs)
+    assert trace.returncode == 0 and "load" in trace.stdout and "users: 2" in trace.stdout
+    assert "users__pets: 2" in trace.stdout and "rows/s" in trace.stdout
+
+    load_id = p.list_completed_load_packages()[-1]
+    package = cli("pipeline", "cli_p", "load-package", load_id, *dirs)
+    assert package.returncode == 0 and f"Load package {load_id}" in package.stdout and "loaded" in package.stdout
+    assert cli("pipeline", "cli_p", "load-package", *dirs).stdout == package.stdout  # the newest by default
+    missing = cli("pipeline", "cli_p", "load-package", "123.456", *dirs)
+    assert missing.returncode == 1 and "No load package" in missing.stderr
+
+    as_json = cli("pipeline", "cli_p", "schema", "--format", "json", *dirs)
+    schema = json.loads(as_json.stdout)
+    assert schema["name"] == "cli_p" and set(schema["tables"]) >= {"users", "users__pets"}
+    as_yaml = cli("pipeline", "cli_p", "schema", *dirs)
+    assert as_yaml.returncode == 0 and "users__pets:" in as_yaml.stdout
+
+    assert cli("pipeline", "cli_p", "failed-jobs", *dirs).stdout.strip() == "Pipeline cli_p: no failed jobs."
+
+
+def test_exit_codes_for_unknown_pipelines_and_missing_arguments(tmp_path: Path) -> None:
+    dirs = ("--pipelines-dir", str(tmp_path / "nowhere"))
+    unknown = cli("pipeline", "nope", "info", *dirs)
+    assert unknown.returncode == 1 and "No pipeline 'nope'" in unknown.stderr and "--pipelines-dir" in unknown.stderr
+    assert cli("pipeline", "nope", *dirs).returncode == 2
+    assert cli("pipeline", "nope", "explode", *dirs).returncode == 2
+
+
+def test_failed_jobs_names_the_failed_step_and_the_pending_package(tmp_path: Path) -> None:
+    p = loaded(tmp_path, "cli_fail")
+
+    def bad_layout(schema_name: str, table_name: str, load_id: str, file_id: str, ext: str) -> str:
+        raise ValueError("layout exploded")
+
+    p.destination = lakeload.destinations.filesystem(str(tmp_path / "bucket"), layout="{table_name}/{boom}/{load_id}.{file_id}.{ext}",
+                                                     extra_placeholders={"boom": bad_layout})
+    p.extract([{"id": 3}], table_name="users")
+    p.normalize()
+    with pytest.raises(lakeload.PipelineStepFailed):
+        p.run()
+    out = cli("pipeline", "cli_fail", "failed-jobs", "--pipelines-dir", str(tmp_path / "pipelines"))
+    assert out.returncode == 0
+    assert "pending packages" in out.stdout and "drop-pending-packages" in out.stdout
+
+
+def test_sync_restores_the_working_folder_from_s3_and_masks_secrets(tmp_path: Path, s3_server: S3Server) -> None:
+    credentials = {"aws_access_key_id": s3_server.access_key, "aws_secret_access_key": s3_server.secret_key,
+                   "endpoint_url": s3_server.endpoint_url, "region_name": s3_server.region}
+    url = s3_server.url(fresh_prefix("cli_sync"))
+    loaded(tmp_path, "cli_s3", lakeload.destinations.filesystem(url, credentials=credentials))
+    env = {
+        "DESTINATION__FILESYSTEM__BUCKET_URL": url,
+        "DESTINATION__FILESYSTEM__CREDENTIALS__AWS_ACCESS_KEY_ID": s3_server.access_key,
+        "DESTINATION__FILESYSTEM__CREDENTIALS__AWS_SECRET_ACCESS_KEY": s3_server.secret_key,
+        "DESTINATION__FILESYSTEM__CREDENTIALS__ENDPOINT_URL": s3_server.endpoint_url,
+        "DESTINATION__FILESYSTEM__CREDENTIALS__REGION_NAME": s3_server.region,
+    }
+    dirs = ("--pipelines-dir", str(tmp_path / "pipelines"))
+    (tmp_path / "pipelines" / "cli_s3" / "state.json").unlink()  # a damaged working folder
+    synced = cli("pipeline", "cli_s3", "sync", "--dataset", "ds", *dirs, env=env)
+    assert synced.returncode == 0, synced.stderr
+    assert "Restored pipeline 'cli_s3'" in synced.stdout and "schemas cli_s3" in synced.stdout
+    info = cli("pipeline", "cli_s3", "info", *dirs, env=env)
+    assert "schemas: cli_s3" in info.stdout
+    for result in (synced, info, cli("pipeline", "cli_s3", "trace", *dirs, env=env)):
+        assert s3_server.secret_key not in result.stdout + result.stderr
+    restored = lakeload.pipeline("cli_s3", destination=lakeload.destinations.filesystem(url, credentials=credentials),
+                                 dataset_name="ds", pipelines_dir=str(tmp_path / "pipelines"))
+    assert restored.run([{"id": 3, "name": "c"}], table_name="users").row_counts == {"users": 1}
