@@ -3,6 +3,7 @@
     lakeload pipeline --list
     lakeload pipeline quick_start info | trace | failed-jobs | load-package [LOAD_ID] | schema [--format json]
     lakeload pipeline quick_start sync
+    lakeload pipeline quick_start drop users --yes
     lakeload pipeline quick_start drop-pending-packages --pipelines-dir /data/pipelines --destination prod_lake
 
 Exit codes: 0 done, 1 a lakeload error (printed on stderr, secrets masked), 2 wrong arguments.
@@ -45,6 +46,11 @@ def register(commands: Any) -> None:
     sync = actions.add_parser("sync", help="restore state and schemas from the bucket (the working folder is replaced)")
     sync.add_argument("--destination", default=None, metavar="NAME", help="the destination to restore from")
     sync.add_argument("--dataset", default=None, metavar="NAME", help="the dataset to restore from")
+    dropper = actions.add_parser("drop", help="drop resources' tables (data and schema) and state, as dlt's drop")
+    dropper.add_argument("resources", nargs="*", metavar="RESOURCE", help="resources whose tables and state go")
+    dropper.add_argument("--drop-all", action="store_true", help="every table of the default schema, and all source state")
+    dropper.add_argument("--yes", "-y", action="store_true", help="do not ask for confirmation")
+    dropper.add_argument("--destination", default=None, metavar="NAME", help="the destination to drop from")
     drop = actions.add_parser("drop-pending-packages",
                               help="delete every package not loaded yet; incremental sources go back to what the bucket has loaded")
     drop.add_argument("--destination", default=None, metavar="NAME",
@@ -74,6 +80,11 @@ def run_pipeline_command(args: argparse.Namespace) -> int:
     try:
         if args.action == "drop-pending-packages":
             return drop_pending_packages(args.pipeline_name, args.pipelines_dir, args.destination)
+        if args.action == "drop":
+            from lakeload.cli.pipeline_drop import drop as drop_resources
+
+            return drop_resources(args.pipeline_name, args.pipelines_dir, args.resources, args.drop_all, args.yes,
+                                  args.destination)
         if args.action == "sync":
             return sync(args.pipeline_name, args.pipelines_dir, args.destination, args.dataset)
         folder = views.open_folder(args.pipeline_name, args.pipelines_dir)

@@ -201,7 +201,7 @@ class Pipeline(PipelineMaintenance):
                     file_max_bytes=self._file_max_bytes(),
                     context=context,
                     listener=listener,
-                    known_tables=frozenset(self.schema(schema_name).tables),
+                    known_tables=frozenset(self.schema(schema_name).tables) - set(plan["schema_drops"] if plan else ()),
                     contracts=contracts,
                 )
         except BaseException:

@@ -116,3 +116,36 @@ def test_sync_restores_the_working_folder_from_s3_and_masks_secrets(tmp_path: Pa
     restored = lakeload.pipeline("cli_s3", destination=lakeload.destinations.filesystem(url, credentials=credentials),
                                  dataset_name="ds", pipelines_dir=str(tmp_path / "pipelines"))
     assert restored.run([{"id": 3, "name": "c"}], table_name="users").row_counts == {"users": 1}
+
+
+def test_drop_removes_the_resources_tables_and_state(tmp_path: Path) -> None:
+    @lakeload.resource(name="users")
+    def users(cursor: Any = lakeload.sources.incremental("id")) -> Any:
+        yield ROWS
+
+    @lakeload.source
+    def crm() -> Any:
+        return users, lakeload.resource([{"deal": 1}], name="deals")
+
+    p = lakeload.pipeline("cli_drop_res", destination=lakeload.destinations.filesystem(str(tmp_path / "bucket")),
+                          dataset_name="ds", pipelines_dir=str(tmp_path / "pipelines"))
+    p.run(crm())
+    dirs = ("--pipelines-dir", str(tmp_path / "pipelines"))
+    env = {"DESTINATION__FILESYSTEM__BUCKET_URL": str(tmp_path / "bucket")}
+    refused = cli("pipeline", "cli_drop_res", "drop", "users", *dirs, env=env)  # no terminal, no --yes
+    assert refused.returncode == 1 and "--yes" in refused.stderr
+    assert cli("pipeline", "cli_drop_res", "drop", "nope", "--yes", *dirs, env=env).returncode == 1
+    dropped = cli("pipeline", "cli_drop_res", "drop", "users", "--yes", *dirs, env=env)
+    assert dropped.returncode == 0, dropped.stderr
+    assert "tables users, users__pets" in dropped.stdout
+    again = lakeload.pipeline("cli_drop_res", destination=lakeload.destinations.filesystem(str(tmp_path / "bucket")),
+                              dataset_name="ds", pipelines_dir=str(tmp_path / "pipelines"))
+    assert set(again.default_schema.data_table_names()) == {"deals"}
+    assert "users" not in again.state["sources"]["crm"].get("resources", {})
+    assert not list((tmp_path / "bucket" / "ds" / "users").glob("*.*"))
+    assert again.run(crm()).row_counts["users"] == 2  # the cursor is gone: loaded afresh
+    everything = cli("pipeline", "cli_drop_res", "drop", "--drop-all", "--yes", *dirs, env=env)
+    assert everything.returncode == 0, everything.stderr
+    last = lakeload.pipeline("cli_drop_res", destination=lakeload.destinations.filesystem(str(tmp_path / "bucket")),
+                             dataset_name="ds", pipelines_dir=str(tmp_path / "pipelines"))
+    assert last.default_schema.data_table_names() == [] and not last.state["sources"].get("crm", {}).get("resources")
