@@ -4,6 +4,7 @@
     lakeload demo --events 5000 --format jsonl --bucket /tmp/bucket
     lakeload config show --pipeline github_demo  # every setting, its source, secrets masked
     lakeload pipeline github_demo drop-pending-packages  # give up packages that cannot be loaded
+    lakeload init generator filesystem --bucket s3         # a runnable pipeline script and its configuration
 
 Also runnable as `python -m lakeload.cli.main ...` or `python -m lakeload.cli ...`.
 """
@@ -16,6 +17,7 @@ from collections.abc import Sequence
 
 from lakeload import __version__
 from lakeload.cli.config_show import register as register_config
+from lakeload.cli.init_cmd import register as register_init
 from lakeload.cli.pipeline_cmd import register as register_pipeline
 
 FORMATS = ("jsonl", "parquet", "csv")
@@ -84,6 +86,7 @@ def build_parser() -> argparse.ArgumentParser:
         "(default: rich when stderr is a terminal, log otherwise)",
     )
     register_config(commands)
+    register_init(commands)
     register_pipeline(commands)
     return parser
 
@@ -102,7 +105,7 @@ def main(argv: Sequence[str] | None = None) -> int:
             pipelines_dir=args.pipelines_dir,
             progress=args.progress or default_progress(),
         )
-    if args.command in ("config", "pipeline"):
+    if args.command in ("config", "pipeline", "init"):
         return int(args.handler(args))
     raise AssertionError(f"unhandled command {args.command!r}")  # pragma: no cover - argparse rejects others
 

@@ -1,0 +1,81 @@
+"""`lakeload init`: the real command in a subprocess writes a project whose script runs as written; the rows
+are then read back from the bucket with DuckDB."""
+
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import duckdb
+import pytest
+
+from lakeload.destinations.impl.filesystem.credentials import credentials_class_for
+
+try:
+    import tomllib
+except ImportError:  # Python 3.10
+    import tomli as tomllib  # type: ignore[no-redef]
+
+REPO = Path(__file__).resolve().parents[2]
+
+
+def run(args: list[str], cwd: Path, timeout: int = 300) -> subprocess.CompletedProcess[str]:
+    env = {**os.environ, "PYTHONPATH": str(REPO), "HOME": str(cwd / "home")}
+    return subprocess.run(args, cwd=cwd, capture_output=True, text=True, timeout=timeout, env=env)
+
+
+def init(cwd: Path, *args: str) -> subprocess.CompletedProcess[str]:
+    return run([sys.executable, "-m", "lakeload.cli", "init", *args], cwd)
+
+
+def rows(path: Path, delta: bool = False) -> int:
+    if delta:
+        from deltalake import DeltaTable
+
+        return int(DeltaTable(str(path)).to_pyarrow_table().num_rows)
+    files = [str(p) for p in path.glob("*.parquet")] + [str(p) for p in path.glob("*.jsonl*")]
+    reader = "read_parquet" if files[0].endswith(".parquet") else "read_json_auto"
+    return int(duckdb.sql(f"SELECT count(*) FROM {reader}({files!r})").fetchall()[0][0])
+
+
+@pytest.mark.parametrize(("source", "extra", "table", "expected", "delta"), [
+    ("generator", [], "shop_data/orders", 30, False),
+    ("filesystem", ["--table-format", "delta"], "files_data/events", 100, True),
+    pytest.param("spark", [], "spark_data/numbers", 1000, False, marks=pytest.mark.slow),
+    pytest.param("demo", [], "github_events/events", 5000, False, marks=pytest.mark.slow),
+])
+def test_init_writes_a_project_whose_script_runs(
+    tmp_path: Path, source: str, extra: list[str], table: str, expected: int, delta: bool
+) -> None:
+    made = init(tmp_path, source, "filesystem", *extra)
+    assert made.returncode == 0, made.stderr
+    assert f"{source}_pipeline.py" in made.stdout
+    config = tomllib.loads((tmp_path / ".lakeload" / "config.toml").read_text())
+    assert config["destination"]["filesystem"]["bucket_url"] == "_storage"
+    assert (tmp_path / "requirements.txt").read_text().strip() == ("lakeload[deltalake]" if delta else "lakeload")
+    ran = run([sys.executable, f"{source}_pipeline.py"], tmp_path)
+    assert ran.returncode == 0, ran.stderr[-2000:]
+    assert rows(tmp_path / "_storage" / table, delta) == expected
+
+
+@pytest.mark.parametrize("bucket", ["s3", "gs", "az", "sftp"])
+def test_secrets_template_lists_every_credential_field_of_the_bucket_kind(tmp_path: Path, bucket: str) -> None:
+    assert init(tmp_path, "generator", "filesystem", "--bucket", bucket).returncode == 0
+    secrets = (tmp_path / ".lakeload" / "secrets.toml").read_text()
+    fields = credentials_class_for(bucket).field_names()  # type: ignore[union-attr]
+    assert fields and all(f'# {name} = "<{name}>"' in secrets for name in fields)
+    assert tomllib.loads(secrets) == {"destination": {"filesystem": {"credentials": {}}}}  # placeholders commented
+    assert (tmp_path / "requirements.txt").read_text().strip() == f"lakeload[{bucket}]"
+    assert f'bucket_url = "{bucket}://' in (tmp_path / ".lakeload" / "config.toml").read_text()
+
+
+def test_init_never_overwrites_without_force(tmp_path: Path) -> None:
+    (tmp_path / "requirements.txt").write_text("mine\n")
+    refused = init(tmp_path, "generator", "filesystem")
+    assert refused.returncode == 1 and "--force" in refused.stderr
+    assert (tmp_path / "requirements.txt").read_text() == "mine\n" and not (tmp_path / "generator_pipeline.py").exists()
+    assert init(tmp_path, "generator", "filesystem", "--force").returncode == 0
+    assert (tmp_path / "requirements.txt").read_text() == "lakeload\n"
+    assert init(tmp_path, "nosuch", "filesystem").returncode == 2
