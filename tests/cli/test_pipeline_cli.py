@@ -120,7 +120,7 @@ def test_sync_restores_the_working_folder_from_s3_and_masks_secrets(tmp_path: Pa
 
 def test_drop_removes_the_resources_tables_and_state(tmp_path: Path) -> None:
     @lakeload.resource(name="users")
-    def users(cursor: Any = lakeload.sources.incremental("id")) -> Any:
+    def users(cursor: Any = lakeload.sources.incremental("id")) -> Any:  # noqa: B008 (the API, as in dlt)
         yield ROWS
 
     @lakeload.source
