@@ -8,6 +8,8 @@
 #   3. Azurite (the Azure Blob Storage emulator the tests start, see tests/servers/) from the npm
 #      registry into .tools/node_modules; skipped while .tools/node_modules/.bin/azurite-blob exists.
 #      Needs Node.js and npm.
+#   4. Chromium and ChromeDriver (Debian's chromium, chromium-driver) for the dashboard test, with apt-get
+#      when running as root; skipped while both are on PATH.
 #
 # Environment: PYTHON (default python3) is the interpreter the venv is created from.
 set -euo pipefail
@@ -155,7 +157,22 @@ ensure_azurite() {
     [ -x "$TOOLS/node_modules/.bin/azurite-blob" ] || die "npm installed $AZURITE_SPEC, but $TOOLS/node_modules/.bin/azurite-blob is missing"
 }
 
+# Chromium and its driver for the dashboard test (tests/dashboard drives a real headless Chromium).
+ensure_chromium() {
+    if command -v chromium >/dev/null 2>&1 && command -v chromedriver >/dev/null 2>&1; then
+        return 0
+    fi
+    if [ "$(id -u)" -ne 0 ] || ! command -v apt-get >/dev/null 2>&1; then
+        die "the dashboard test needs Chromium and ChromeDriver; on Debian/Ubuntu: sudo apt-get install -y chromium chromium-driver, then run this script again"
+    fi
+    note "installing chromium and chromium-driver with apt-get (for tests/dashboard)"
+    export DEBIAN_FRONTEND=noninteractive
+    quiet apt-get update -qq
+    quiet apt-get install -y -qq chromium chromium-driver
+}
+
 ensure_java
 ensure_venv
 ensure_installed
 ensure_azurite
+ensure_chromium

@@ -4,6 +4,7 @@
     lakeload pipeline quick_start info | trace | failed-jobs | load-package [LOAD_ID] | schema [--format json]
     lakeload pipeline quick_start sync
     lakeload pipeline quick_start drop users --yes
+    lakeload pipeline quick_start show --port 8501
     lakeload pipeline quick_start drop-pending-packages --pipelines-dir /data/pipelines --destination prod_lake
 
 Exit codes: 0 done, 1 a lakeload error (printed on stderr, secrets masked), 2 wrong arguments.
@@ -46,6 +47,9 @@ def register(commands: Any) -> None:
     sync = actions.add_parser("sync", help="restore state and schemas from the bucket (the working folder is replaced)")
     sync.add_argument("--destination", default=None, metavar="NAME", help="the destination to restore from")
     sync.add_argument("--dataset", default=None, metavar="NAME", help="the dataset to restore from")
+    show = actions.add_parser("show", help="a local web dashboard: loads, rows per table, schema, last run, SQL")
+    show.add_argument("--port", type=int, default=8501, help="port to serve on (default: %(default)s)")
+    show.add_argument("--host", default="127.0.0.1", help="address to bind (default: loopback only)")
     dropper = actions.add_parser("drop", help="drop resources' tables (data and schema) and state, as dlt's drop")
     dropper.add_argument("resources", nargs="*", metavar="RESOURCE", help="resources whose tables and state go")
     dropper.add_argument("--drop-all", action="store_true", help="every table of the default schema, and all source state")
@@ -85,6 +89,12 @@ def run_pipeline_command(args: argparse.Namespace) -> int:
 
             return drop_resources(args.pipeline_name, args.pipelines_dir, args.resources, args.drop_all, args.yes,
                                   args.destination)
+        if args.action == "show":
+            from lakeload.dashboard.launch import serve
+
+            views.open_folder(args.pipeline_name, args.pipelines_dir)  # a clear error before the server starts
+            serve(args.pipeline_name, args.pipelines_dir, args.port, args.host)
+            return 0
         if args.action == "sync":
             return sync(args.pipeline_name, args.pipelines_dir, args.destination, args.dataset)
         folder = views.open_folder(args.pipeline_name, args.pipelines_dir)

@@ -112,7 +112,8 @@ def show_trace(wf: WorkingFolder) -> str:
         seconds = package["normalize_seconds"] + package["load_seconds"]
         rate = f", {rows / seconds:,.0f} rows/s" if seconds > 0 else ""
         lines.append(f"  package {package['load_id']} ({package['schema_name']}): {rows} rows in {package['files']} "
-                     f"files, normalize {package['normalize_seconds']:.2f} s, load {package['load_seconds']:.2f} s{rate}")
+                     f"files, {package.get('spark_tasks', 0)} Spark tasks, normalize {package['normalize_seconds']:.2f} s, "
+                     f"load {package['load_seconds']:.2f} s{rate}")
         lines += [f"    {table}: {count}" for table, count in sorted(package["row_counts"].items())]
     return mask_secrets("\n".join(lines))
 

@@ -36,6 +36,7 @@ class PackageInfo:
     load_seconds: float = 0.0
     state: str = "loaded"
     created_at: str | None = None
+    spark_tasks: int = 0  # normalize's Spark tasks (one per extracted split)
 
     @property
     def jobs(self) -> dict[str, list[dict[str, Any]]]:

@@ -252,7 +252,8 @@ class Pipeline(PipelineMaintenance):
             warn_merge_fallback(schema, manifest)
             self.progress.end("normalize", f"{sum(result.row_counts.values())} rows in {result.files} files")
             self._stage_seconds["normalize"] = self._stage_seconds.get("normalize", 0.0) + time.perf_counter() - started
-            infos.append(PackageInfo(load_id, schema.name, result.row_counts, normalize_seconds=result.elapsed))
+            infos.append(PackageInfo(load_id, schema.name, result.row_counts, normalize_seconds=result.elapsed,
+                                     spark_tasks=len(manifest["splits"])))
         return infos
 
     @holds_lock
@@ -347,12 +348,12 @@ class Pipeline(PipelineMaintenance):
         with trace.step("sync"):
             self._sync_step()
         with trace.step("normalize"):
-            self.normalize()
+            trace.normalized += self.normalize()
         if data is not None:
             with trace.step("extract"):
                 self._extract(data, overrides, schema, loader_file_format, overlap=True, refresh=refresh)
             with trace.step("normalize"):
-                self._normalize_extracted()
+                trace.normalized += self._normalize_extracted()
         with trace.step("load"):
             trace.load_info = self.load()
 

@@ -10,7 +10,7 @@ from typing import Any
 
 import pendulum
 
-from lakeload.runtime.info import LoadInfo
+from lakeload.runtime.info import LoadInfo, PackageInfo
 from lakeload.runtime.log_secrets import mask_secrets
 from lakeload.runtime.packages import read_json, write_json_atomic
 
@@ -47,6 +47,7 @@ class RunTrace:
     started_at: pendulum.DateTime = field(default_factory=lambda: pendulum.now("UTC"))
     steps: list[StepTrace] = field(default_factory=list)
     load_info: LoadInfo | None = None
+    normalized: list[PackageInfo] = field(default_factory=list)  # what normalize did (its Spark tasks)
 
     def start(self, step: str) -> StepTrace:
         trace = StepTrace(step, pendulum.now("UTC"))
@@ -72,6 +73,7 @@ class RunTrace:
     def asdict(self) -> dict[str, Any]:
         """The trace as JSON-ready values (what `trace.json` in the working folder holds)."""
         info = self.load_info
+        tasks = {p.load_id: p.spark_tasks for p in self.normalized}
         return {
             "pipeline_name": self.pipeline_name,
             "destination_name": self.destination_name,
@@ -86,7 +88,8 @@ class RunTrace:
             "row_counts": info.row_counts if info else {},
             "packages": [
                 {"load_id": p.load_id, "schema_name": p.schema_name, "row_counts": p.row_counts,
-                 "normalize_seconds": p.normalize_seconds, "load_seconds": p.load_seconds, "files": len(p.files)}
+                 "normalize_seconds": p.normalize_seconds, "load_seconds": p.load_seconds, "files": len(p.files),
+                 "spark_tasks": tasks.get(p.load_id, 0)}
                 for p in (info.load_packages if info else [])
             ],
         }

@@ -1,0 +1,1 @@
+"""`lakeload pipeline <name> show`: a local web dashboard of a pipeline (Streamlit), read with DuckDB."""

@@ -1,0 +1,85 @@
+"""What the dashboard shows, as plain tables: read from the bucket with DuckDB (`pipeline.sql_client()`) and from
+the working folder; never from Spark.
+
+>>> view = PipelineView.open("github_demo", None)
+>>> view.load_history()[:1]
+[{'load_id': '1795...', 'status': 0, 'inserted_at': ..., 'schema_name': 'github_demo'}]
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any
+
+from lakeload.cli.pipeline_views import WorkingFolder, open_folder
+from lakeload.runtime.packages import EXTRACTED, NORMALIZED
+from lakeload.runtime.trace import load_trace
+
+
+@dataclass
+class PipelineView:
+    """A pipeline as the dashboard reads it: its working folder, and its dataset through DuckDB."""
+
+    folder: WorkingFolder
+    pipeline: Any  # lakeload.Pipeline, attached to the folder (no Spark is started)
+
+    @classmethod
+    def open(cls, name: str, pipelines_dir: str | None) -> PipelineView:
+        from lakeload.runtime.pipeline import Pipeline
+
+        folder = open_folder(name, pipelines_dir)
+        state = folder.state
+        pipeline = Pipeline(name, state.get("destination_name") or "filesystem", state.get("dataset_name"),
+                            folder.pipelines_dir, attached=True)
+        return cls(folder, pipeline)
+
+    def query(self, sql: str) -> tuple[list[str], list[tuple[Any, ...]]]:
+        """Column names and rows of `sql` over the dataset (its tables are DuckDB views)."""
+        with self.pipeline.sql_client() as client, client.execute_query(sql) as cursor:
+            columns = [d[0] for d in cursor.description or ()]
+            return columns, [tuple(r) for r in cursor.fetchall()]
+
+    def load_history(self) -> list[dict[str, Any]]:
+        """`_dlt_loads`, newest first: load id, schema, status (0 = complete) and when."""
+        columns, rows = self.query(
+            "SELECT load_id, schema_name, status, inserted_at FROM _dlt_loads ORDER BY load_id DESC"
+        )
+        return [dict(zip(columns, row, strict=True)) for row in rows]
+
+    def rows_per_load(self) -> list[dict[str, Any]]:
+        """Rows each load put into each root table (`_dlt_load_id` counts), oldest load first."""
+        found: list[dict[str, Any]] = []
+        for table in self.data_tables(roots_only=True):
+            _, rows = self.query(f'SELECT _dlt_load_id, count(*) FROM "{table}" GROUP BY 1')
+            found += [{"load_id": load_id, "table": table, "rows": count} for load_id, count in rows]
+        return sorted(found, key=lambda r: (r["load_id"], r["table"]))
+
+    def data_tables(self, roots_only: bool = False) -> list[str]:
+        tables = self.pipeline.default_schema.data_tables()
+        return [t["name"] for t in tables if not (roots_only and t.get("parent"))]
+
+    def schema_columns(self) -> list[dict[str, Any]]:
+        """Every column of every data table: type, nullability, hints, and whether it is a variant column."""
+        found = []
+        for table in self.pipeline.default_schema.data_tables():
+            for name, column in table.get("columns", {}).items():
+                hints = [h for h in ("primary_key", "merge_key", "unique", "row_key", "parent_key", "root_key",
+                                     "partition", "incremental", "hard_delete", "dedup_sort") if column.get(h)]
+                found.append({
+                    "table": table["name"], "parent": table.get("parent") or "", "column": name,
+                    "data_type": column.get("data_type", ""), "nullable": column.get("nullable", True),
+                    "hints": ", ".join(hints), "variant": bool(column.get("variant")),
+                })
+        return found
+
+    def trace(self) -> dict[str, Any] | None:
+        return load_trace(self.folder.storage.root)
+
+    def pending_packages(self) -> list[dict[str, Any]]:
+        """Packages not loaded yet (extracted or normalized), with the error of the last run when it failed."""
+        trace = self.trace() or {}
+        error = next((s["error"] for s in trace.get("steps", []) if s.get("error")), "")
+        return [
+            {"load_id": load_id, "stage": stage, "last_error": error}
+            for stage in (EXTRACTED, NORMALIZED) for load_id in self.folder.storage.list_packages(stage)
+        ]
