@@ -188,7 +188,7 @@ class Pipeline(PipelineMaintenance):
 
         overlap &= contracts is None or not contracts.manifest()  # early normalize knows the stored schema's contract only
         listener = self._early_normalize(schema_name, loader_file_format, plan) if overlap else None
-        self.progress.start("extract")
+        self.progress.start("extract", unit="rows")
         try:
             with failing_step("extract", self.pipeline_name, pending=False):
                 result = extract_resources(

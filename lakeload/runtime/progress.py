@@ -59,10 +59,11 @@ class LogProgress(Progress):
 
 
 class BarProgress(Progress):
-    """A tqdm or rich bar per stage."""
+    """A tqdm or rich bar per stage; rich bars show the count, the rate (rows/s, Spark tasks/s) and the ETA."""
 
-    def __init__(self, kind: str) -> None:
+    def __init__(self, kind: str, console: Any = None) -> None:
         self.kind = kind
+        self.console = console  # a rich Console (default: stderr)
         self._bars: dict[str, Any] = {}
         self._rich: Any = None
 
@@ -75,9 +76,9 @@ class BarProgress(Progress):
             from rich.progress import Progress as RichProgress
 
             if self._rich is None:
-                self._rich = RichProgress(transient=False)
+                self._rich = RichProgress(*rich_columns(), transient=False, console=self.console)
                 self._rich.start()
-            self._bars[stage] = self._rich.add_task(stage, total=total)
+            self._bars[stage] = self._rich.add_task(stage, total=total, unit=unit)
 
     def update(self, stage: str, n: int = 1) -> None:
         bar = self._bars.get(stage)
@@ -101,6 +102,26 @@ class BarProgress(Progress):
             if not self._bars:
                 self._rich.stop()
                 self._rich = None
+
+
+def rich_columns() -> list[Any]:
+    """Stage, bar, done/total, rate in the stage's unit, elapsed time and ETA (when the total is known)."""
+    from rich.progress import BarColumn, ProgressColumn, TextColumn, TimeElapsedColumn, TimeRemainingColumn
+    from rich.text import Text
+
+    class RateColumn(ProgressColumn):
+        def render(self, task: Any) -> Text:
+            speed = task.finished_speed or task.speed
+            unit = task.fields.get("unit", "items")
+            return Text(f"{speed:,.0f} {unit}/s" if speed else f"- {unit}/s")
+
+    class CountColumn(ProgressColumn):
+        def render(self, task: Any) -> Text:
+            total = f"/{task.total:,.0f}" if task.total is not None else ""
+            return Text(f"{task.completed:,.0f}{total} {task.fields.get('unit', 'items')}")
+
+    return [TextColumn("{task.description}"), BarColumn(), CountColumn(), RateColumn(), TimeElapsedColumn(),
+            TextColumn("ETA"), TimeRemainingColumn()]
 
 
 def make_progress(progress: str | Progress | None) -> Progress:
