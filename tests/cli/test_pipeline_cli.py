@@ -10,6 +10,7 @@ import json
 import os
 import subprocess
 import sys
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
@@ -28,6 +29,32 @@ def cli(*args: str, env: dict[str, str] | None = None) -> subprocess.CompletedPr
                           env={**os.environ, **(env or {})})
 
 
+@dataclass
+class Bucket:
+    """Where a test's pipeline loads, and the environment a CLI subprocess needs to reach it."""
+
+    url: str
+    credentials: dict[str, str] | None
+    env: dict[str, str]
+
+    def destination(self) -> Any:
+        return lakeload.destinations.filesystem(self.url, credentials=self.credentials)
+
+
+@pytest.fixture(params=["local", "s3"])
+def bucket_kind(request: pytest.FixtureRequest, tmp_path: Path) -> Bucket:
+    if request.param == "local":
+        url = str(tmp_path / "bucket")
+        return Bucket(url, None, {"DESTINATION__FILESYSTEM__BUCKET_URL": url})
+    s3: S3Server = request.getfixturevalue("s3_server")
+    url = s3.url(fresh_prefix("cli"))
+    credentials = {"aws_access_key_id": s3.access_key, "aws_secret_access_key": s3.secret_key,
+                   "endpoint_url": s3.endpoint_url, "region_name": s3.region}
+    env = {"DESTINATION__FILESYSTEM__BUCKET_URL": url,
+           **{f"DESTINATION__FILESYSTEM__CREDENTIALS__{k.upper()}": v for k, v in credentials.items()}}
+    return Bucket(url, credentials, env)
+
+
 def loaded(tmp_path: Path, name: str = "cli_p", destination: Any = None) -> lakeload.Pipeline:
     p = lakeload.pipeline(name, destination=destination or lakeload.destinations.filesystem(str(tmp_path / "bucket")),
                           dataset_name="ds", pipelines_dir=str(tmp_path / "pipelines"))
@@ -35,8 +62,8 @@ def loaded(tmp_path: Path, name: str = "cli_p", destination: Any = None) -> lake
     return p
 
 
-def test_info_trace_load_package_schema_and_list(tmp_path: Path) -> None:
-    p = loaded(tmp_path)
+def test_info_trace_load_package_schema_and_list(tmp_path: Path, bucket_kind: Bucket) -> None:
+    p = loaded(tmp_path, destination=bucket_kind.destination())
     dirs = ("--pipelines-dir", str(tmp_path / "pipelines"))
 
     listed = cli("pipeline", "--list", *dirs)
@@ -118,7 +145,8 @@ def test_sync_restores_the_working_folder_from_s3_and_masks_secrets(tmp_path: Pa
     assert restored.run([{"id": 3, "name": "c"}], table_name="users").row_counts == {"users": 1}
 
 
-def test_drop_removes_the_resources_tables_and_state(tmp_path: Path) -> None:
+@pytest.mark.parametrize("bucket_kind", ["local", pytest.param("s3", marks=pytest.mark.slow)], indirect=True)
+def test_drop_removes_the_resources_tables_and_state(tmp_path: Path, bucket_kind: Bucket) -> None:
     @lakeload.resource(name="users")
     def users(cursor: Any = lakeload.sources.incremental("id")) -> Any:  # noqa: B008 (the API, as in dlt)
         yield ROWS
@@ -127,25 +155,27 @@ def test_drop_removes_the_resources_tables_and_state(tmp_path: Path) -> None:
     def crm() -> Any:
         return users, lakeload.resource([{"deal": 1}], name="deals")
 
-    p = lakeload.pipeline("cli_drop_res", destination=lakeload.destinations.filesystem(str(tmp_path / "bucket")),
-                          dataset_name="ds", pipelines_dir=str(tmp_path / "pipelines"))
+    p = lakeload.pipeline("cli_drop_res", destination=bucket_kind.destination(), dataset_name="ds",
+                          pipelines_dir=str(tmp_path / "pipelines"))
     p.run(crm())
     dirs = ("--pipelines-dir", str(tmp_path / "pipelines"))
-    env = {"DESTINATION__FILESYSTEM__BUCKET_URL": str(tmp_path / "bucket")}
+    env = bucket_kind.env
     refused = cli("pipeline", "cli_drop_res", "drop", "users", *dirs, env=env)  # no terminal, no --yes
     assert refused.returncode == 1 and "--yes" in refused.stderr
     assert cli("pipeline", "cli_drop_res", "drop", "nope", "--yes", *dirs, env=env).returncode == 1
     dropped = cli("pipeline", "cli_drop_res", "drop", "users", "--yes", *dirs, env=env)
     assert dropped.returncode == 0, dropped.stderr
     assert "tables users, users__pets" in dropped.stdout
-    again = lakeload.pipeline("cli_drop_res", destination=lakeload.destinations.filesystem(str(tmp_path / "bucket")),
-                              dataset_name="ds", pipelines_dir=str(tmp_path / "pipelines"))
+    again = lakeload.pipeline("cli_drop_res", destination=bucket_kind.destination(), dataset_name="ds",
+                              pipelines_dir=str(tmp_path / "pipelines"))
     assert set(again.default_schema.data_table_names()) == {"deals"}
     assert "users" not in again.state["sources"]["crm"].get("resources", {})
-    assert not list((tmp_path / "bucket" / "ds" / "users").glob("*.*"))
+    with again.sql_client() as client:
+        assert client.execute_sql("SELECT count(*) FROM deals") == [(1,)]
+        assert "users" not in client.table_names
     assert again.run(crm()).row_counts["users"] == 2  # the cursor is gone: loaded afresh
     everything = cli("pipeline", "cli_drop_res", "drop", "--drop-all", "--yes", *dirs, env=env)
     assert everything.returncode == 0, everything.stderr
-    last = lakeload.pipeline("cli_drop_res", destination=lakeload.destinations.filesystem(str(tmp_path / "bucket")),
-                             dataset_name="ds", pipelines_dir=str(tmp_path / "pipelines"))
+    last = lakeload.pipeline("cli_drop_res", destination=bucket_kind.destination(), dataset_name="ds",
+                             pipelines_dir=str(tmp_path / "pipelines"))
     assert last.default_schema.data_table_names() == [] and not last.state["sources"].get("crm", {}).get("resources")
