@@ -143,29 +143,11 @@ class DeltaConnection:
             )
         return rows == 0
 
-    def metadata(self, written_rows: int | None) -> dict[str, Any]:
-        """Table metadata of the snapshot after a write: row counts, schema, Delta version, URI."""
-        from dagster import MetadataValue, TableColumn, TableSchema
+    def metadata(self, written: pa.Schema, written_rows: int) -> dict[str, Any]:
+        """The materialization metadata after a write (`lakeload.dagster.metadata`)."""
+        from lakeload.dagster.metadata import materialization_metadata
 
-        table = self.open()
-        if table is None:
-            return {"dagster/uri": MetadataValue.path(self.uri), "written_rows": 0}
-        schema = self.table_schema()
-        assert schema is not None
-        actions = pa.table(table.get_add_actions(flatten=True))  # type: ignore[arg-type]
-        rows = sum(v or 0 for v in actions.column("num_records").to_pylist()) if actions.num_rows else 0
-        metadata: dict[str, Any] = {
-            "dagster/row_count": rows,
-            "dagster/column_schema": TableSchema(columns=[TableColumn(f.name, str(f.type)) for f in schema]),
-            "dagster/uri": MetadataValue.path(self.uri),
-            "dagster/table_name": self.slice.name,
-            "delta_version": table.version(),
-            "written_rows": written_rows or 0,
-        }
-        if self.slice.partitions:
-            metadata["dagster/partition_row_count"] = written_rows or 0
-            metadata["partition_predicate"] = self.predicate(schema) or ""
-        return metadata
+        return materialization_metadata(self, written, written_rows)
 
     # the two data planes, imported on use so that Arrow-only users never import Spark
     def write_arrow(self, data: pa.Table) -> dict[str, Any]:

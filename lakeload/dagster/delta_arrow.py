@@ -57,10 +57,11 @@ def write_arrow(connection: DeltaConnection, data: pa.Table) -> dict[str, Any]:
     """Write `data` into the slice under the I/O manager's mode; returns the materialization metadata."""
     from deltalake import write_deltalake
 
+    written = data.schema  # what the asset returned, before the cast to Delta's types
     schema = delta_schema(data.schema)
     data = data.cast(schema) if data.schema != schema else data
     if not connection.proceed():
-        return connection.metadata(0)
+        return connection.metadata(written, 0)
     check_rows_in_slice(connection, data, connection.table_schema() or data.schema)
     options = _write_options(connection, data.schema)
     try:
@@ -68,7 +69,7 @@ def write_arrow(connection: DeltaConnection, data: pa.Table) -> dict[str, Any]:
     except Exception as exc:
         error = connection.error(exc, "write Delta table")
     else:
-        return connection.metadata(data.num_rows)
+        return connection.metadata(written, data.num_rows)
     raise error
 
 

@@ -104,7 +104,7 @@ def _check_files(connection: DeltaConnection, spec: DeltaFileSpec, adds: list[di
 def write_spark(connection: DeltaConnection, frame: DataFrame) -> dict[str, Any]:
     """Write `frame` into the slice under the I/O manager's mode; returns the materialization metadata."""
     if not connection.proceed():
-        return connection.metadata(0)
+        return connection.metadata(arrow_schema(frame), 0)
     partition_by = _partition_by(connection)
     location = connection.location
     target = DeltaTarget(connection.slice.name, connection.uri, dict(location.storage_options),
@@ -129,7 +129,7 @@ def write_spark(connection: DeltaConnection, frame: DataFrame) -> dict[str, Any]
             f"Another writer committed to Delta table {connection.slice.name} at the same time; nothing of this "
             "materialization was committed. Materialize the asset again."
         ) from None
-    return connection.metadata(sum(_rows(a) for a in adds))
+    return connection.metadata(target.schema, sum(_rows(a) for a in adds))
 
 
 def _rows(add: dict[str, Any]) -> int:

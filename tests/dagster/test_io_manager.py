@@ -64,7 +64,9 @@ def test_pyarrow_roundtrip_records_table_metadata(tmp_path: Path) -> None:
     assert meta["dagster/row_count"] == 3 and meta["written_rows"] == 3
     assert meta["delta_version"] == 0
     assert meta["dagster/uri"] == str(tmp_path / "iris" / "iris_dataset")
-    assert meta["dagster/table_name"] == "iris.iris_dataset"
+    assert meta["dagster/table_name"] == "deltalake.iris.iris_dataset"  # dagster-deltalake's keys beside lakeload's
+    assert meta["table_uri"] == str(tmp_path / "iris" / "iris_dataset") and meta["Query"] == "SELECT * FROM iris.iris_dataset"
+    assert meta["num_rows"] == 3 and [c.name for c in meta["table_columns"].columns] == list(ROWS)
     assert [c.name for c in meta["dagster/column_schema"].columns] == list(ROWS)
 
 
