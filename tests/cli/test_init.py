@@ -7,6 +7,7 @@ import os
 import subprocess
 import sys
 from pathlib import Path
+from typing import Any
 
 import duckdb
 import pytest
@@ -79,3 +80,29 @@ def test_init_never_overwrites_without_force(tmp_path: Path) -> None:
     assert init(tmp_path, "generator", "filesystem", "--force").returncode == 0
     assert (tmp_path / "requirements.txt").read_text() == "lakeload\n"
     assert init(tmp_path, "nosuch", "filesystem").returncode == 2
+
+
+@pytest.mark.slow
+def test_init_for_s3_runs_against_the_s3_server(tmp_path: Path, s3_server: Any) -> None:
+    from servers.fixtures import fresh_prefix
+
+    import lakeload
+
+    assert init(tmp_path, "generator", "filesystem", "--bucket", "s3").returncode == 0
+    url = s3_server.url(fresh_prefix("init"))
+    config = tmp_path / ".lakeload" / "config.toml"
+    config.write_text(config.read_text().replace("s3://<bucket-name>/<path>", url))
+    secrets = tmp_path / ".lakeload" / "secrets.toml"
+    filled = {"aws_access_key_id": s3_server.access_key, "aws_secret_access_key": s3_server.secret_key,
+              "endpoint_url": s3_server.endpoint_url, "region_name": s3_server.region}
+    text = secrets.read_text()
+    for name, value in filled.items():
+        text = text.replace(f'# {name} = "<{name}>"', f'{name} = "{value}"')
+    secrets.write_text(text)
+    ran = run([sys.executable, "generator_pipeline.py"], tmp_path)
+    assert ran.returncode == 0, ran.stderr[-2000:]
+    assert s3_server.secret_key not in ran.stdout + ran.stderr
+    p = lakeload.pipeline("generator_pipeline", destination=lakeload.destinations.filesystem(url, credentials=filled),
+                          dataset_name="shop_data", pipelines_dir=str(tmp_path / "check"))
+    with p.sql_client() as client:
+        assert client.execute_sql("SELECT count(*) FROM orders") == [(30,)]

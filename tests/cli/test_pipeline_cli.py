@@ -119,29 +119,20 @@ def test_failed_jobs_names_the_failed_step_and_the_pending_package(tmp_path: Pat
     assert "pending packages" in out.stdout and "drop-pending-packages" in out.stdout
 
 
-def test_sync_restores_the_working_folder_from_s3_and_masks_secrets(tmp_path: Path, s3_server: S3Server) -> None:
-    credentials = {"aws_access_key_id": s3_server.access_key, "aws_secret_access_key": s3_server.secret_key,
-                   "endpoint_url": s3_server.endpoint_url, "region_name": s3_server.region}
-    url = s3_server.url(fresh_prefix("cli_sync"))
-    loaded(tmp_path, "cli_s3", lakeload.destinations.filesystem(url, credentials=credentials))
-    env = {
-        "DESTINATION__FILESYSTEM__BUCKET_URL": url,
-        "DESTINATION__FILESYSTEM__CREDENTIALS__AWS_ACCESS_KEY_ID": s3_server.access_key,
-        "DESTINATION__FILESYSTEM__CREDENTIALS__AWS_SECRET_ACCESS_KEY": s3_server.secret_key,
-        "DESTINATION__FILESYSTEM__CREDENTIALS__ENDPOINT_URL": s3_server.endpoint_url,
-        "DESTINATION__FILESYSTEM__CREDENTIALS__REGION_NAME": s3_server.region,
-    }
+def test_sync_restores_the_working_folder_and_masks_secrets(tmp_path: Path, bucket_kind: Bucket) -> None:
+    loaded(tmp_path, "cli_sync", bucket_kind.destination())
     dirs = ("--pipelines-dir", str(tmp_path / "pipelines"))
-    (tmp_path / "pipelines" / "cli_s3" / "state.json").unlink()  # a damaged working folder
-    synced = cli("pipeline", "cli_s3", "sync", "--dataset", "ds", *dirs, env=env)
+    (tmp_path / "pipelines" / "cli_sync" / "state.json").unlink()  # a damaged working folder
+    synced = cli("pipeline", "cli_sync", "sync", "--dataset", "ds", *dirs, env=bucket_kind.env)
     assert synced.returncode == 0, synced.stderr
-    assert "Restored pipeline 'cli_s3'" in synced.stdout and "schemas cli_s3" in synced.stdout
-    info = cli("pipeline", "cli_s3", "info", *dirs, env=env)
-    assert "schemas: cli_s3" in info.stdout
-    for result in (synced, info, cli("pipeline", "cli_s3", "trace", *dirs, env=env)):
-        assert s3_server.secret_key not in result.stdout + result.stderr
-    restored = lakeload.pipeline("cli_s3", destination=lakeload.destinations.filesystem(url, credentials=credentials),
-                                 dataset_name="ds", pipelines_dir=str(tmp_path / "pipelines"))
+    assert "Restored pipeline 'cli_sync'" in synced.stdout and "schemas cli_sync" in synced.stdout
+    info = cli("pipeline", "cli_sync", "info", *dirs, env=bucket_kind.env)
+    assert "schemas: cli_sync" in info.stdout
+    secret = (bucket_kind.credentials or {}).get("aws_secret_access_key", "\0")
+    for result in (synced, info, cli("pipeline", "cli_sync", "trace", *dirs, env=bucket_kind.env)):
+        assert secret not in result.stdout + result.stderr
+    restored = lakeload.pipeline("cli_sync", destination=bucket_kind.destination(), dataset_name="ds",
+                                 pipelines_dir=str(tmp_path / "pipelines"))
     assert restored.run([{"id": 3, "name": "c"}], table_name="users").row_counts == {"users": 1}
 
 
