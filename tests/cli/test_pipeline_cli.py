@@ -102,21 +102,28 @@ def test_exit_codes_for_unknown_pipelines_and_missing_arguments(tmp_path: Path) 
     assert cli("pipeline", "nope", "explode", *dirs).returncode == 2
 
 
-def test_failed_jobs_names_the_failed_step_and_the_pending_package(tmp_path: Path) -> None:
-    p = loaded(tmp_path, "cli_fail")
+def test_failed_jobs_then_drop_pending_packages(tmp_path: Path, bucket_kind: Bucket) -> None:
+    p = loaded(tmp_path, "cli_fail", bucket_kind.destination())
 
     def bad_layout(schema_name: str, table_name: str, load_id: str, file_id: str, ext: str) -> str:
         raise ValueError("layout exploded")
 
-    p.destination = lakeload.destinations.filesystem(str(tmp_path / "bucket"), layout="{table_name}/{boom}/{load_id}.{file_id}.{ext}",
+    p.destination = lakeload.destinations.filesystem(bucket_kind.url, credentials=bucket_kind.credentials,
+                                                     layout="{table_name}/{boom}/{load_id}.{file_id}.{ext}",
                                                      extra_placeholders={"boom": bad_layout})
-    p.extract([{"id": 3}], table_name="users")
-    p.normalize()
     with pytest.raises(lakeload.PipelineStepFailed):
-        p.run()
-    out = cli("pipeline", "cli_fail", "failed-jobs", "--pipelines-dir", str(tmp_path / "pipelines"))
+        p.run([{"id": 3}], table_name="users")
+    pending = p.list_normalized_load_packages()
+    dirs = ("--pipelines-dir", str(tmp_path / "pipelines"))
+    out = cli("pipeline", "cli_fail", "failed-jobs", *dirs, env=bucket_kind.env)
     assert out.returncode == 0
-    assert "pending packages" in out.stdout and "drop-pending-packages" in out.stdout
+    assert "failed at load" in out.stdout and "layout exploded" in out.stdout
+    assert f"pending packages: {pending[0]}" in out.stdout and "drop-pending-packages" in out.stdout
+    dropped = cli("pipeline", "cli_fail", "drop-pending-packages", *dirs, env=bucket_kind.env)
+    assert dropped.returncode == 0 and pending[0] in dropped.stdout
+    assert "pending packages:" not in cli("pipeline", "cli_fail", "failed-jobs", *dirs, env=bucket_kind.env).stdout
+    secret = (bucket_kind.credentials or {}).get("aws_secret_access_key", "\0")
+    assert secret not in out.stdout + out.stderr + dropped.stdout + dropped.stderr
 
 
 def test_sync_restores_the_working_folder_and_masks_secrets(tmp_path: Path, bucket_kind: Bucket) -> None:
