@@ -5,6 +5,7 @@ from __future__ import annotations
 import os
 from collections.abc import Iterator
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -62,3 +63,22 @@ def bucket(tmp_path: Path) -> Path:
 @pytest.fixture
 def pipelines_dir(tmp_path: Path) -> Path:
     return tmp_path / "pipelines"
+
+
+@pytest.fixture(params=["local", "s3"])
+def bucket_kind(request: pytest.FixtureRequest, tmp_path: Path) -> Any:
+    """A local folder or a fresh prefix on the S3 test server (see `servers.buckets.Bucket`)."""
+    from servers.buckets import Bucket
+
+    if request.param == "local":
+        url = str(tmp_path / "bucket")
+        return Bucket(url, None, {"DESTINATION__FILESYSTEM__BUCKET_URL": url})
+    from servers.fixtures import fresh_prefix
+
+    s3 = request.getfixturevalue("s3_server")
+    url = s3.url(fresh_prefix("cli"))
+    credentials = {"aws_access_key_id": s3.access_key, "aws_secret_access_key": s3.secret_key,
+                   "endpoint_url": s3.endpoint_url, "region_name": s3.region}
+    env = {"DESTINATION__FILESYSTEM__BUCKET_URL": url,
+           **{f"DESTINATION__FILESYSTEM__CREDENTIALS__{k.upper()}": v for k, v in credentials.items()}}
+    return Bucket(url, credentials, env)

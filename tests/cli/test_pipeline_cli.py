@@ -10,12 +10,11 @@ import json
 import os
 import subprocess
 import sys
-from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
 import pytest
-from servers.fixtures import S3Server, fresh_prefix
+from servers.buckets import Bucket
 
 import lakeload
 
@@ -27,32 +26,6 @@ ROWS = [{"id": 1, "name": "a", "pets": [{"kind": "cat"}, {"kind": "dog"}]}, {"id
 def cli(*args: str, env: dict[str, str] | None = None) -> subprocess.CompletedProcess[str]:
     return subprocess.run([sys.executable, "-m", "lakeload.cli", *args], capture_output=True, text=True, timeout=120,
                           env={**os.environ, **(env or {})})
-
-
-@dataclass
-class Bucket:
-    """Where a test's pipeline loads, and the environment a CLI subprocess needs to reach it."""
-
-    url: str
-    credentials: dict[str, str] | None
-    env: dict[str, str]
-
-    def destination(self) -> Any:
-        return lakeload.destinations.filesystem(self.url, credentials=self.credentials)
-
-
-@pytest.fixture(params=["local", "s3"])
-def bucket_kind(request: pytest.FixtureRequest, tmp_path: Path) -> Bucket:
-    if request.param == "local":
-        url = str(tmp_path / "bucket")
-        return Bucket(url, None, {"DESTINATION__FILESYSTEM__BUCKET_URL": url})
-    s3: S3Server = request.getfixturevalue("s3_server")
-    url = s3.url(fresh_prefix("cli"))
-    credentials = {"aws_access_key_id": s3.access_key, "aws_secret_access_key": s3.secret_key,
-                   "endpoint_url": s3.endpoint_url, "region_name": s3.region}
-    env = {"DESTINATION__FILESYSTEM__BUCKET_URL": url,
-           **{f"DESTINATION__FILESYSTEM__CREDENTIALS__{k.upper()}": v for k, v in credentials.items()}}
-    return Bucket(url, credentials, env)
 
 
 def loaded(tmp_path: Path, name: str = "cli_p", destination: Any = None) -> lakeload.Pipeline:

@@ -15,6 +15,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from servers.buckets import Bucket
 
 import lakeload
 
@@ -28,9 +29,8 @@ def free_port() -> int:
         return int(s.getsockname()[1])
 
 
-def loaded_with_a_failed_package(tmp_path: Path) -> tuple[lakeload.Pipeline, str]:
-    bucket = str(tmp_path / "bucket")
-    p = lakeload.pipeline("dash", destination=lakeload.destinations.filesystem(bucket), dataset_name="ds",
+def loaded_with_a_failed_package(tmp_path: Path, bucket: Bucket) -> tuple[lakeload.Pipeline, str]:
+    p = lakeload.pipeline("dash", destination=bucket.destination(), dataset_name="ds",
                           pipelines_dir=str(tmp_path / "pipelines"))
     p.run([{"id": 1, "name": "a", "pets": [{"kind": "cat"}, {"kind": "dog"}]}, {"id": 2, "name": "b", "pets": []}],
           table_name="users")
@@ -40,7 +40,8 @@ def loaded_with_a_failed_package(tmp_path: Path) -> tuple[lakeload.Pipeline, str
     def boom(schema_name: str, table_name: str, load_id: str, file_id: str, ext: str) -> str:
         raise ValueError("layout exploded")
 
-    p.destination = lakeload.destinations.filesystem(bucket, layout="{table_name}/{boom}/{load_id}.{file_id}.{ext}",
+    p.destination = lakeload.destinations.filesystem(bucket.url, credentials=bucket.credentials,
+                                                     layout="{table_name}/{boom}/{load_id}.{file_id}.{ext}",
                                                      extra_placeholders={"boom": boom})
     with pytest.raises(lakeload.PipelineStepFailed):
         p.run([{"id": 4, "name": "d"}], table_name="users")
@@ -48,10 +49,10 @@ def loaded_with_a_failed_package(tmp_path: Path) -> tuple[lakeload.Pipeline, str
 
 
 @pytest.fixture
-def server(tmp_path: Path) -> Iterator[tuple[str, lakeload.Pipeline, str]]:
-    p, failed = loaded_with_a_failed_package(tmp_path)
+def server(tmp_path: Path, bucket_kind: Bucket) -> Iterator[tuple[str, lakeload.Pipeline, str]]:
+    p, failed = loaded_with_a_failed_package(tmp_path, bucket_kind)
     port = free_port()
-    env = {**os.environ, "DESTINATION__FILESYSTEM__BUCKET_URL": str(tmp_path / "bucket")}
+    env = {**os.environ, **bucket_kind.env}
     process = subprocess.Popen(
         [sys.executable, "-m", "lakeload.cli", "pipeline", "dash", "show", "--port", str(port),
          "--pipelines-dir", str(tmp_path / "pipelines")],
@@ -88,6 +89,7 @@ def browser() -> Any:
     return webdriver.Chrome(service=Service(CHROMEDRIVER), options=options)
 
 
+@pytest.mark.parametrize("bucket_kind", ["local", pytest.param("s3", marks=pytest.mark.slow)], indirect=True)
 def test_dashboard_shows_loads_rows_schema_trace_pending_and_sql(
     server: tuple[str, lakeload.Pipeline, str], tmp_path: Path
 ) -> None:
