@@ -4,8 +4,10 @@
   10 random bytes, base64 without padding (14 characters);
 - a key id (root rows of Delta `merge` tables, which dlt upserts): the SHAKE-128 digest, 10 bytes long,
   of the compact JSON of the row's primary key values `{"<column>": value, ...}` (normalized column
-  names, keys sorted, values as they were extracted: orjson's own rendering, decimals as text, bytes as
-  base64), base64 without padding;
+  names, keys sorted), base64 without padding. dlt hashes the values as its extracted JSON lines hold
+  them: datetimes, dates, times, decimals and bytes are text behind a private-use tag character (dlt's
+  typed JSON: U+F027 and ISO text for a datetime, U+F026 and `str()` for a Decimal, ...), so they are
+  rendered that way here, whatever the input (records, Arrow tables, DataFrames);
 - a nested id: the same digest of the text `<parent _dlt_id>_<nested table name>_<list index>`.
 
 So the same record gets the same ids from dlt and from lakeload, and the two tools can upsert one Delta table
@@ -22,6 +24,7 @@ Imports only the standard library, orjson and pyarrow.
 from __future__ import annotations
 
 import base64
+import datetime as dt
 import hashlib
 import os
 from decimal import Decimal
@@ -31,7 +34,9 @@ import orjson
 import pyarrow as pa
 
 ID_LENGTH_BYTES = 10
-_KEY_JSON_OPTIONS = orjson.OPT_SORT_KEYS | orjson.OPT_NON_STR_KEYS
+_KEY_JSON_OPTIONS = orjson.OPT_SORT_KEYS | orjson.OPT_NON_STR_KEYS | orjson.OPT_PASSTHROUGH_DATETIME
+# the tag characters of dlt's typed JSON (private-use code points from U+F026), which its key hashes include
+_TAG_DECIMAL, _TAG_DATETIME, _TAG_DATE, _TAG_BYTES, _TAG_TIME = "\uf026", "\uf027", "\uf028", "\uf02b", "\uf02d"
 
 
 def random_row_id() -> str:
@@ -62,12 +67,18 @@ def nested_row_id(parent_row_id: str, table: str, list_idx: int) -> str:
 
 
 def _encode(value: Any) -> Any:
-    """Values orjson does not render itself, as dlt renders them in row hashes."""
+    """Typed values as dlt's extracted JSON lines hold them (tagged text), so its key hashes include the tag."""
+    if isinstance(value, dt.datetime):
+        return _TAG_DATETIME + value.isoformat()
+    if isinstance(value, dt.date):
+        return _TAG_DATE + value.isoformat()
+    if isinstance(value, dt.time):
+        return _TAG_TIME + value.isoformat()
     if isinstance(value, Decimal):
-        return str(value)
+        return _TAG_DECIMAL + str(value)
     if isinstance(value, (bytes, bytearray, memoryview)):
-        return base64.b64encode(bytes(value)).decode("ascii")
-    # dlt fails on other types; they cannot come out of an extracted file (typed JSON or Parquet) but timedelta
+        return _TAG_BYTES + base64.b64encode(bytes(value)).decode("ascii")
+    # dlt's extract fails on other types; of what an extracted file holds, only a duration (Parquet) gets here
     return str(value)
 
 

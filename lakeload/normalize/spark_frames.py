@@ -71,7 +71,8 @@ def dlt_key_id(keys: Column) -> Column:
     (an Arrow UDF running `executor_row_ids.key_ids_array`: Spark has no SHAKE-128)."""
     from pyspark.sql.functions import arrow_udf
 
-    return arrow_udf(key_ids_array, "string")(keys)
+    # the function's type hints make it a scalar Arrow UDF; pyspark's stubs only know the `functionType=` form
+    return arrow_udf(key_ids_array, "string")(keys)  # type: ignore[call-overload,no-any-return]
 
 
 def dlt_nested_id(parent_id: Column, table: str, position: Column) -> Column:
@@ -79,7 +80,8 @@ def dlt_nested_id(parent_id: Column, table: str, position: Column) -> Column:
     from pyspark.sql import functions as F
     from pyspark.sql.functions import arrow_udf
 
-    return arrow_udf(nested_ids_array, "string")(parent_id, F.lit(table), position.cast("long"))
+    ids = arrow_udf(nested_ids_array, "string")  # type: ignore[call-overload]
+    return ids(parent_id, F.lit(table), position.cast("long"))  # type: ignore[no-any-return]
 
 
 def _field(parent: Column, name: str) -> Column:

@@ -9,7 +9,9 @@ from typing import Any
 
 import pyarrow as pa
 import pytest
-from dlt.common.normalizers.json.helpers import get_nested_row_hash, get_row_hash
+from dlt.common.json import json as dlt_json
+from dlt.common.normalizers.json.helpers import get_nested_row_hash
+from dlt.common.normalizers.json.helpers import get_row_hash as dlt_row_hash
 from dlt.common.normalizers.utils import generate_dlt_id
 from hypothesis import given, settings
 from hypothesis import strategies as st
@@ -21,6 +23,13 @@ from lakeload.normalize.executor_row_ids import (
     nested_row_id,
     random_row_id,
 )
+from lakeload.schema import typed_json
+
+
+def get_row_hash(row: dict[str, Any], subset: list[str]) -> str:
+    """dlt's key hash of `row` as dlt's normalize sees it: read back from the extracted (typed) JSON line."""
+    return dlt_row_hash(dlt_json.loadb(dlt_json.typed_dumpb(row)), subset=subset)
+
 
 KEY_VALUES: list[Any] = [
     0, 1, -1, 2**63 - 1, -(2**63), 1.5, -0.0, 1e300, 3.0, True, False, None,
@@ -28,7 +37,8 @@ KEY_VALUES: list[Any] = [
     "\U0010fffd", Decimal("1.10"), Decimal("-3E+5"), dt.datetime(2026, 1, 2, 3, 4, 5),
     dt.datetime(2026, 1, 2, 3, 4, 5, 123456, tzinfo=dt.timezone.utc),
     dt.datetime(2026, 1, 2, 3, 4, 5, tzinfo=dt.timezone(dt.timedelta(hours=-5))), dt.date(2026, 2, 28),
-    dt.time(12, 30, 1), uuid.UUID("12345678-1234-5678-1234-567812345678"), b"\x00\xffbytes",
+    dt.time(12, 30, 1), dt.time(1, 2, 3, 4, tzinfo=dt.timezone.utc), uuid.UUID("12345678-1234-5678-1234-567812345678"),
+    b"\x00\xffbytes",
 ]
 
 
@@ -36,6 +46,8 @@ KEY_VALUES: list[Any] = [
 def test_single_column_key_ids_equal_dlts(value: Any) -> None:
     row = {"id": value, "other": "not in the key", "_dlt_load_id": "1.2"}
     assert key_row_id(row, ("id",)) == get_row_hash(row, subset=["id"])
+    # what lakeload's Python path hashes: the row read back from its own extracted (typed) JSON line
+    assert key_row_id(typed_json.loads(typed_json.dumps(row)), ("id",)) == get_row_hash(row, subset=["id"])
 
 
 def test_compound_key_ids_equal_dlts_in_any_key_order() -> None:
@@ -102,7 +114,8 @@ def dlt_ids(records: list[dict[str, Any]], primary_key: list[str]) -> list[tuple
         normalizer.extend_table("events")  # the root key propagation dlt sets up for merge tables
         normalizer._reset()
         assert normalizer._get_root_row_id_type("events") == "key_hash"
-        rows = [(table, row) for rec in records for (table, _, _), row in normalizer.normalize_data_item(rec, "1.2", "events")]
+        lines = [dlt_json.loadb(dlt_json.typed_dumpb(rec)) for rec in records]  # as dlt's normalize reads them
+        rows = [(table, row) for rec in lines for (table, _, _), row in normalizer.normalize_data_item(rec, "1.2", "events")]
     return [(table, {k: row[k] for k in ID_KEYS if k in row}) for table, row in rows]
 
 
@@ -111,13 +124,21 @@ def lakeload_ids(tables: dict[str, list[dict[str, Any]]]) -> list[tuple[str, dic
 
 
 def test_python_normalizer_ids_equal_dlts() -> None:
-    from lakeload.normalize.executor_relational import NormalizerSettings, RelationalNormalizer, RootTableSettings
+    from lakeload.normalize.executor_relational import (
+        NormalizerSettings,
+        RelationalNormalizer,
+        RootTableSettings,
+    )
     from lakeload.schema.naming import SnakeCaseNaming
 
-    roots = {"events": RootTableSettings(row_id="key_hash", primary_key=("id", "name"), propagate_root_key=True)}
-    normalizer = RelationalNormalizer(NormalizerSettings(load_id="1.2", naming=SnakeCaseNaming(), roots=roots))
-    ours = [(t, {k: r[k] for k in ID_KEYS if k in r}) for rec in RECORDS for t, _, r in normalizer.normalize(rec, "events")]
-    assert ours == dlt_ids(RECORDS, ["id", "name"])
+    records = [{**r, "seen": dt.datetime(2026, 1, 1, r["id"], tzinfo=dt.timezone.utc), "day": dt.date(2026, 1, 1 + r["id"]),
+                "price": Decimal(r["id"]) / 4} for r in RECORDS]
+    for key in (("id", "name"), ("seen",), ("price", "day", "id")):
+        roots = {"events": RootTableSettings(row_id="key_hash", primary_key=key, propagate_root_key=True)}
+        normalizer = RelationalNormalizer(NormalizerSettings(load_id="1.2", naming=SnakeCaseNaming(), roots=roots))
+        lines = [typed_json.loads(typed_json.dumps(rec)) for rec in records]  # as lakeload's normalize reads them
+        ours = [(t, {k: r[k] for k in ID_KEYS if k in r}) for rec in lines for t, _, r in normalizer.normalize(rec, "events")]
+        assert ours == dlt_ids(records, list(key)), key
 
 
 def test_arrow_fast_path_ids_equal_dlts(monkeypatch: pytest.MonkeyPatch, tmp_path: Any) -> None:
