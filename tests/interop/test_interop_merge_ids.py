@@ -10,6 +10,8 @@ from __future__ import annotations
 
 import datetime as dt
 import decimal
+import gzip
+import json
 from pathlib import Path
 from typing import Any
 
@@ -61,6 +63,11 @@ def _tables(bucket: Path) -> dict[str, list[dict[str, Any]]]:
         rows = pa.table(DeltaTable(str(path)).to_pyarrow_table()).to_pylist()
         out[path.name] = sorted(({k: v for k, v in r.items() if k != "_dlt_load_id"} for r in rows), key=repr)
     return out
+
+
+def _jsonl_rows(bucket: Path, table: str) -> list[dict[str, Any]]:
+    return [json.loads(line) for f in sorted((bucket / DATASET / table).glob("*.jsonl*"))
+            for line in gzip.decompress(f.read_bytes()).splitlines() if line.strip()]
 
 
 def _ids(rows: list[dict[str, Any]]) -> list[dict[str, Any]]:
@@ -137,3 +144,32 @@ def test_alternating_dlt_and_lakeload_upserts_leave_the_latest_versions(spark: A
     assert len(mixed["users__tags__notes"]) == sum(len(t["notes"]) for r in latest.values() for t in r["tags"])
     assert sorted(r["value"] for r in mixed["users__scores"]) == sorted(s for r in latest.values() for s in r["scores"])
     _check_tree(mixed, "users")
+
+
+def test_other_tables_get_random_ids_and_a_root_key_only_where_dlt_gives_one(tmp_path: Path) -> None:
+    """`append`, `replace` and a `merge` outside Delta (loaded as an append): random ids, as dlt's; only dlt's
+    Delta merge tables (and `root_key=True` sources) get `_dlt_root_id`."""
+    import dlt
+
+    import lakeload
+
+    records = _records(range(3))
+
+    def load_twice(lib: Any) -> dict[str, Any]:
+        bucket = tmp_path / lib.__name__ / "bucket"
+        p = _pipeline(lib, tmp_path / lib.__name__, bucket, "random_ids")
+        resources = [lib.resource(records, name=f"r_{d}", write_disposition=d, primary_key="id") for d in ("append", "replace", "merge")]
+        p.run(resources)
+        first = {r["_dlt_id"] for r in _jsonl_rows(bucket, "r_append")}
+        p.run(resources)
+        second = {r["_dlt_id"] for r in _jsonl_rows(bucket, "r_append")} - first
+        nested = ("r_append__tags", "r_replace__tags", "r_merge__tags")
+        return {
+            "fresh_ids": len(second) == len(first) == len(records),  # the same records got new (random) ids
+            "rows": {t: len(_jsonl_rows(bucket, t)) for t in ("r_append", "r_replace", "r_merge", *nested)},
+            "root_key": {t: "_dlt_root_id" in p.default_schema.tables[t]["columns"] for t in nested},
+        }
+
+    theirs, ours = load_twice(dlt), load_twice(lakeload)
+    assert ours == theirs
+    assert ours["fresh_ids"] and not any(ours["root_key"].values())
