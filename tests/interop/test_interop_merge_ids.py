@@ -23,7 +23,8 @@ pytest.importorskip("deltalake")
 
 DATASET = "shop"
 ID_COLUMNS = ("_dlt_id", "_dlt_parent_id", "_dlt_root_id", "_dlt_list_idx")
-FRAME_DDL = "id bigint, name string, tags array<struct<t:string, notes:array<string>>>, scores array<bigint>"
+FRAME_DDL = ("id bigint, name string, tags array<struct<t:string, notes:array<string>>>, scores array<bigint>, "
+             "seen timestamp, price decimal(10,2)")
 
 
 def _records(ids: range, version: int = 0) -> list[dict[str, Any]]:
@@ -86,14 +87,14 @@ def test_merge_ids_equal_dlts_for_records_arrow_items_and_frames(spark: Any, tmp
         _merge(dlt, records, "plain", "id"),
         _merge(dlt, typed, "typed", ["id", "seen"]),
         _merge(dlt, flat, "flat", ["name", "id"]),  # dlt gives Arrow items no `_dlt_id`: the same rows as records
-        _merge(dlt, records, "framed", ["id", "name"]),
+        _merge(dlt, typed, "framed", ["id", "seen", "price"]),
     ])
     ours = _pipeline(lakeload, tmp_path, tmp_path / "lakeload", "ids")
     ours.run([
         _merge(lakeload, records, "plain", "id"),  # plain JSON: the Arrow fast path
         _merge(lakeload, typed, "typed", ["id", "seen"]),  # typed values: the Python path
         _merge(lakeload, pa.Table.from_pylist(flat), "flat", ["name", "id"]),
-        _merge(lakeload, spark.createDataFrame(records, FRAME_DDL), "framed", ["id", "name"]),
+        _merge(lakeload, spark.createDataFrame(typed, FRAME_DDL), "framed", ["id", "seen", "price"]),
     ])
     theirs, mine = _tables(tmp_path / "dlt"), _tables(tmp_path / "lakeload")
     expected = {"plain", "plain__tags", "plain__tags__notes", "plain__scores", "typed", "typed__tags",
@@ -146,6 +147,7 @@ def test_alternating_dlt_and_lakeload_upserts_leave_the_latest_versions(spark: A
     _check_tree(mixed, "users")
 
 
+@pytest.mark.slow
 def test_other_tables_get_random_ids_and_a_root_key_only_where_dlt_gives_one(tmp_path: Path) -> None:
     """`append`, `replace` and a `merge` outside Delta (loaded as an append): random ids, as dlt's; only dlt's
     Delta merge tables (and `root_key=True` sources) get `_dlt_root_id`."""
