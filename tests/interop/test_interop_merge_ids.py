@@ -75,7 +75,6 @@ def _ids(rows: list[dict[str, Any]]) -> list[dict[str, Any]]:
     return sorted(({k: r[k] for k in ID_COLUMNS if k in r} for r in rows), key=repr)
 
 
-@pytest.mark.slow
 def test_merge_ids_equal_dlts_for_records_arrow_items_and_frames(spark: Any, tmp_path: Path) -> None:
     import dlt
 
@@ -147,7 +146,7 @@ def test_alternating_dlt_and_lakeload_upserts_leave_the_latest_versions(spark: A
     _check_tree(mixed, "users")
 
 
-@pytest.mark.slow
+@pytest.mark.filterwarnings("ignore:Falling back to 'append'")
 def test_other_tables_get_random_ids_and_a_root_key_only_where_dlt_gives_one(tmp_path: Path) -> None:
     """`append`, `replace` and a `merge` outside Delta (loaded as an append): random ids, as dlt's; only dlt's
     Delta merge tables (and `root_key=True` sources) get `_dlt_root_id`."""
