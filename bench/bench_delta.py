@@ -14,10 +14,15 @@ N (append) or 1.5 N (upsert) rows; nested tables of an exact upsert hold only th
 rows, so dlt's counts (which keep stale nested rows, a limitation it documents) are reported beside
 lakeload's.
 
+``--input frame`` gives lakeload each batch as a Spark DataFrame (the events written as JSON lines in the run's
+folder and read by ``spark.read.json`` before the clock starts; dlt, which takes no DataFrames, gets records), to
+time the DataFrame normalize path, whose upsert ids run as Arrow UDFs on the executors.
+
 Examples::
 
     python bench/bench_delta.py --events 100000
     python bench/bench_delta.py --events 100000,1000000 --tools dlt,lakeload --scenarios append,upsert
+    python bench/bench_delta.py --events 100000 --tools lakeload --scenarios upsert --input frame
 """
 
 from __future__ import annotations
@@ -75,6 +80,18 @@ def _lakeload_stages(pipeline: Any, events: Any, hints: dict[str, Any]) -> dict[
     return {"extract": t1 - t0, "normalize": t2 - t1, "load": t3 - t2}
 
 
+def _as_frame(spark: Any, events: Any, path: Path) -> Any:
+    """The events as a cached Spark DataFrame (structs and arrays, as `spark.read.json` infers them)."""
+    import orjson
+
+    with path.open("wb") as f:
+        for event in events:
+            f.write(orjson.dumps(event, default=str) + b"\n")
+    frame = spark.read.json(str(path)).cache()
+    frame.count()
+    return frame
+
+
 def child(spec: dict[str, Any]) -> dict[str, Any]:
     n, tool, scenario = spec["events"], spec["tool"], spec["scenario"]
     bucket, pipes = Path(spec["bucket"]), Path(spec["pipelines_dir"])
@@ -102,13 +119,15 @@ def child(spec: dict[str, Any]) -> dict[str, Any]:
         import lakeload
         from lakeload.spark.session import get_spark
 
-        get_spark()
+        spark = get_spark()
+        if spec.get("input") == "frame":
+            batches = [_as_frame(spark, batch, bucket.parent / f"batch{i}.jsonl") for i, batch in enumerate(batches)]
         pipeline = lakeload.pipeline("bench_delta_ll", destination=lakeload.destinations.filesystem(str(bucket)),
                                      dataset_name=base.DATASET, pipelines_dir=str(pipes), progress="log")
         runs = [_lakeload_stages(pipeline, batch, hints) for batch in batches]
         version = "lakeload"
     return {
-        "tool": tool, "version": version, "scenario": scenario, "events": n, "runs": runs,
+        "tool": tool, "version": version, "scenario": scenario, "events": n, "runs": runs, "input": spec.get("input", "records"),
         "total_s": time.perf_counter() - started, "counts": _counts(bucket),
         "driver_peak_rss_mb": base.self_peak_rss_mb(),
     }
@@ -160,6 +179,7 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--scenarios", default="append,upsert")
     parser.add_argument("--dlt-workers", type=int, default=2)
     parser.add_argument("--seed", type=int, default=0)
+    parser.add_argument("--input", choices=("records", "frame"), default="records", help="lakeload's input (dlt: records)")
     parser.add_argument("--workdir", default=str(base.DEFAULT_WORKDIR / "delta"))
     parser.add_argument("--json")
     parser.add_argument("--child")
@@ -172,7 +192,8 @@ def main(argv: list[str] | None = None) -> int:
     for n in (int(x) for x in args.events.split(",")):
         for scenario in args.scenarios.split(","):
             for tool in args.tools.split(","):
-                spec = {"tool": tool, "scenario": scenario, "events": n, "seed": args.seed, "workers": args.dlt_workers}
+                spec = {"tool": tool, "scenario": scenario, "events": n, "seed": args.seed, "workers": args.dlt_workers,
+                        "input": args.input}
                 result = run_child(spec, workdir)
                 results.append(result)
                 print(json.dumps({k: v for k, v in result.items() if k not in ("error",)})[:400], flush=True)

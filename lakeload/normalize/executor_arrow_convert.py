@@ -25,7 +25,7 @@ import pyarrow.compute as pc
 from lakeload.errors import SchemaError
 from lakeload.normalize.executor_arrow_flatten import Part, Unsupported
 from lakeload.normalize.executor_coerce import RowCoercer, SchemaFrozenError
-from lakeload.normalize.executor_relational import ID_LENGTH_BYTES, key_row_id, nested_row_id
+from lakeload.normalize.executor_row_ids import ID_LENGTH_BYTES, key_row_id, nested_row_id
 from lakeload.normalize.executor_writers import arrow_schema, complete_columns
 from lakeload.schema.naming import NamingConvention
 

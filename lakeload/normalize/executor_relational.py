@@ -1,15 +1,15 @@
 """Executor-safe: turns nested records into relational rows, the way dlt's relational normalizer does.
 
 Runs inside Spark executor Python workers. Imports only the standard library and executor-safe
-lakeload modules (`lakeload.schema.naming`).
+lakeload modules (`lakeload.schema.naming`, `executor_row_ids`).
 
 Rules reproduced (dlt 1.31):
 - nested dicts are flattened into `parent__child` columns; the flattening walks a stack, so the plain
   fields of a dict come first and nested dicts follow, the last nested dict first;
 - lists become child tables `<parent>__<field>`; lists of scalars get a `value` column and lists of
   lists a `<field>__list` table; every child row has `_dlt_parent_id`, `_dlt_list_idx` and `_dlt_id`;
-- root rows get `_dlt_load_id` and a random `_dlt_id` (or a hash of the primary key for upsert tables);
-- child `_dlt_id`s hash (parent id, table, list index), so re-normalizing gives the same ids;
+- root rows get `_dlt_load_id` and a random `_dlt_id` (or dlt's hash of the primary key for upsert tables);
+- child `_dlt_id`s are dlt's hash of (parent id, table, list index) (`executor_row_ids`);
 - `_dlt_root_id` is propagated to every child row when the root table asks for a root key;
 - a dict or list in a column typed `json`, or deeper than the nesting limit, stays a JSON value;
 - two keys of one record that normalize to the same column (`"a b"` and `"a_b"`): the later value is
@@ -18,15 +18,11 @@ Rules reproduced (dlt 1.31):
 
 from __future__ import annotations
 
-import base64
-import hashlib
-import os
 from collections.abc import Iterator
 from dataclasses import dataclass, field
 from typing import Any
 
-import orjson
-
+from lakeload.normalize.executor_row_ids import key_row_id, nested_row_id, random_row_id
 from lakeload.schema.naming import NamingConvention
 
 EMPTY_KEY = "_empty"
@@ -41,7 +37,6 @@ C_DLT_ROOT_ID = "_dlt_root_id"
 C_OCCURRENCE = "_lakeload_seq"
 C_VALUE = "value"
 OCCURRENCE_SHIFT = 40
-ID_LENGTH_BYTES = 10
 
 # (table name, parent table name, row) in the order dlt emits them: a row, then its child rows depth first
 NormalizedRow = tuple[str, "str | None", dict[str, Any]]
@@ -66,29 +61,6 @@ class NormalizerSettings:
     naming: NamingConvention
     roots: dict[str, RootTableSettings] = field(default_factory=dict)
     json_columns: dict[str, frozenset[str]] = field(default_factory=dict)
-
-
-def random_row_id() -> str:
-    """A random `_dlt_id`: 10 random bytes, base64 without padding (14 characters)."""
-    return base64.b64encode(os.urandom(ID_LENGTH_BYTES)).decode("ascii").rstrip("=")
-
-
-def digest_id(value: bytes) -> str:
-    """A deterministic `_dlt_id` from bytes: the first 10 bytes of sha-256, base64 without padding.
-
-    Spark computes the same ids natively (`sha2`, `unhex`, `base64`) for DataFrame inputs.
-    """
-    return base64.b64encode(hashlib.sha256(value).digest()[:ID_LENGTH_BYTES]).decode("ascii").rstrip("=")
-
-
-def nested_row_id(parent_row_id: str, table: str, list_idx: int) -> str:
-    """`_dlt_id` of a child row: stable for the same parent, table and position."""
-    return digest_id(f"{parent_row_id}_{table}_{list_idx}".encode())
-
-
-def key_row_id(row: dict[str, Any], primary_key: tuple[str, ...]) -> str:
-    """`_dlt_id` of a root row keyed by its primary key (upsert tables)."""
-    return digest_id(orjson.dumps({k: row[k] for k in primary_key}, option=orjson.OPT_SORT_KEYS, default=str))
 
 
 class RelationalNormalizer:

@@ -98,10 +98,16 @@ def _root_settings(schema: Schema, tables: dict[str, dict[str, Any]], max_nestin
             record_root_key(schema, name)
         roots[name] = RootTableSettings(
             row_id="key_hash" if upsert else "random", primary_key=pk, max_nesting=nesting,
-            propagate_root_key=is_merge or root_key_propagation(schema),
+            propagate_root_key=delta_merge or root_key_propagation(schema) or _has_root_key(schema, name),
             occurrence=delta_merge,
         )
     return roots
+
+
+def _has_root_key(schema: Schema, root_name: str) -> bool:
+    """A nested table already has a root key column: dlt keeps filling it (a `merge` outside Delta does not start it)."""
+    nested = (t for t in schema.nested_tables_of(root_name) if t.get("parent"))
+    return any(column.get("root_key") for table in nested for column in table["columns"].values())
 
 
 def _without_occurrence(tables: dict[str, dict[str, Any]]) -> dict[str, dict[str, Any]]:

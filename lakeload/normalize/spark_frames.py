@@ -6,9 +6,12 @@ relational normalizer walks a record (`executor_relational`): struct fields flat
 become child tables `<table>__<field>` (arrays of scalars get a `value` column, arrays of arrays a
 `<field>__list` table), with the same `_dlt_*` columns as JSON input:
 
-- root `_dlt_id`: a hash of the load id, the split and the row's place in the extracted Parquet
-  files (stable when the package is normalized again), or of the primary key for upsert tables;
-- child `_dlt_id`: the same hash of (parent id, table, list index) as the Python path;
+- root `_dlt_id`: for tables dlt upserts (Delta `merge` with a primary key), dlt's digest of the primary
+  key, as the Python path computes it (`executor_row_ids`, run as an Arrow UDF on the executors); else a
+  Spark-native hash of the load id, the split and the row's place in the extracted Parquet files (dlt's
+  ids are random there; these are stable when the package is normalized again);
+- child `_dlt_id`: of (parent id, table, list index), dlt's digest under upserted roots (Arrow UDF), the
+  Spark-native hash of the same text under the others;
 - `_dlt_root_id` and the package-only `_lakeload_seq` when the root table asks for them.
 
 Columns keep their Spark types (`int` is `bigint` with precision 32, `decimal(p,s)` keeps p and s,
@@ -37,11 +40,11 @@ from lakeload.normalize.executor_relational import (
     C_OCCURRENCE,
     C_VALUE,
     EMPTY_KEY,
-    ID_LENGTH_BYTES,
     OCCURRENCE_SHIFT,
     NormalizerSettings,
     RootTableSettings,
 )
+from lakeload.normalize.executor_row_ids import ID_LENGTH_BYTES, key_ids_array, nested_ids_array
 from lakeload.normalize.spark_types import WIDENING, leaf_column, widen
 from lakeload.schema.contract import is_new_table
 
@@ -56,11 +59,29 @@ _WORKING_COLUMNS = frozenset((ROW_ID, PARENT, POS, ELEM, C_DLT_ROOT_ID, C_OCCURR
 
 
 def digest(value: Column) -> Column:
-    """Spark's version of `executor_relational.digest_id`: sha-256, first 10 bytes, base64 unpadded."""
+    """A Spark-native row id of a text (sha-256, first 10 bytes, base64 unpadded): for tables dlt gives random ids."""
     from pyspark.sql import functions as F
 
     raw = F.substring(F.unhex(F.sha2(value, 256)), 1, ID_LENGTH_BYTES)
     return F.regexp_replace(F.base64(raw), "=", "")
+
+
+def dlt_key_id(keys: Column) -> Column:
+    """dlt's `_dlt_id` of an upserted root row from a struct of its primary key columns, computed on executors
+    (an Arrow UDF running `executor_row_ids.key_ids_array`: Spark has no SHAKE-128)."""
+    from pyspark.sql.functions import arrow_udf
+
+    # the function's type hints make it a scalar Arrow UDF; pyspark's stubs only know the `functionType=` form
+    return arrow_udf(key_ids_array, "string")(keys)  # type: ignore[call-overload,no-any-return]
+
+
+def dlt_nested_id(parent_id: Column, table: str, position: Column) -> Column:
+    """dlt's `_dlt_id` of a nested row (`executor_row_ids.nested_ids_array` as an Arrow UDF on executors)."""
+    from pyspark.sql import functions as F
+    from pyspark.sql.functions import arrow_udf
+
+    ids = arrow_udf(nested_ids_array, "string")  # type: ignore[call-overload]
+    return ids(parent_id, F.lit(table), position.cast("long"))  # type: ignore[no-any-return]
 
 
 def _field(parent: Column, name: str) -> Column:
@@ -129,6 +150,7 @@ class FramePlanner:
         self.out: list[FrameTable] = []
         self._was_new = False  # the table being planned had no typed column before this split (dlt's new table)
         self._drop_when: list[Column] = []  # rows with a value in a `discard_row` column are dropped
+        self._dlt_ids = False  # the tree's ids are dlt's digests (tables dlt upserts), not Spark-native hashes
 
     # -- schema walk -------------------------------------------------------------------------------
     def _flatten(self, table: str, entries: Entries, level: int) -> tuple[dict[str, _Leaf], list[_List]]:
@@ -268,7 +290,8 @@ class FramePlanner:
                     f"Primary key columns {missing} are not columns of the DataFrame for table '{table_name}'. "
                     "Fix: name existing columns in `primary_key`, or add them to the DataFrame."
                 )
-            row_id = digest(F.to_json(F.struct(*[leaves[k].expr.alias(k) for k in sorted(root.primary_key)])))
+            self._dlt_ids = True
+            row_id = dlt_key_id(F.struct(*[leaves[k].expr.alias(k) for k in root.primary_key]))
         else:
             place = F.concat_ws("/", F.lit(load_id), F.lit(str(self.split_index)), F.col(FILE), F.col(ROW).cast("string"))
             row_id = digest(place)
@@ -311,8 +334,11 @@ class FramePlanner:
             level -= 1
         else:
             leaves = {C_VALUE: _Leaf(C_VALUE, elem, element)}
-        place = F.concat_ws("_", F.col(PARENT), F.lit(child), F.col(POS).cast("string"))
-        exploded = exploded.withColumn(ROW_ID, self._row_id(leaves, digest(place)))
+        if self._dlt_ids:
+            generated = dlt_nested_id(F.col(PARENT), child, F.col(POS))
+        else:
+            generated = digest(F.concat_ws("_", F.col(PARENT), F.lit(child), F.col(POS).cast("string")))
+        exploded = exploded.withColumn(ROW_ID, self._row_id(leaves, generated))
         selected = self._leaf_columns(child, leaves)
         exploded = self._keep(exploded)
         for c in carried:

@@ -239,7 +239,8 @@ def test_fast_path_modules_are_executor_safe() -> None:
     modules = ["lakeload.normalize.executor_arrow", "lakeload.normalize.executor_arrow_read",
                "lakeload.normalize.executor_arrow_flatten", "lakeload.normalize.executor_arrow_replay",
                "lakeload.normalize.executor_arrow_convert", "lakeload.normalize.executor_arrow_jsonl"]
-    allowed = {*modules, "lakeload.normalize.executor_relational", "lakeload.normalize.executor_coerce",
+    allowed = {*modules, "lakeload.normalize.executor_relational", "lakeload.normalize.executor_row_ids",
+               "lakeload.normalize.executor_coerce",
                "lakeload.normalize.executor_writers", "lakeload.normalize.executor_tasks",  # (type hints only)
                "lakeload.schema.naming", "lakeload.schema.datatypes", "lakeload.errors", "lakeload.spark.executor_working",
                "lakeload.destinations.impl.filesystem.safe_paths"}

@@ -1,0 +1,116 @@
+"""Executor-safe: `_dlt_id`s computed exactly as dlt 1.31's relational normalizer computes them.
+
+- a random id (root rows of `append`/`replace` tables, and of `merge` tables dlt does not upsert):
+  10 random bytes, base64 without padding (14 characters);
+- a key id (root rows of Delta `merge` tables, which dlt upserts): the SHAKE-128 digest, 10 bytes long,
+  of the compact JSON of the row's primary key values `{"<column>": value, ...}` (normalized column
+  names, keys sorted), base64 without padding. dlt hashes the values as its extracted JSON lines hold
+  them: datetimes, dates, times, decimals and bytes are text behind a private-use tag character (dlt's
+  typed JSON: U+F027 and ISO text for a datetime, U+F026 and `str()` for a Decimal, ...), so they are
+  rendered that way here, whatever the input (records, Arrow tables, DataFrames);
+- a nested id: the same digest of the text `<parent _dlt_id>_<nested table name>_<list index>`.
+
+So the same record gets the same ids from dlt and from lakeload, and the two tools can upsert one Delta table
+in turn. The Arrow batch functions (`key_ids_array`, `nested_ids_array`) are what Spark runs as Arrow UDFs
+for DataFrame inputs: Spark has no SHAKE-128, and no row leaves the executors.
+Imports only the standard library, orjson and pyarrow.
+
+>>> key_row_id({"id": 1, "name": "a"}, ("id",))
+'z5jIxXIbUnmbKw'
+>>> nested_row_id("z5jIxXIbUnmbKw", "users__tags", 0)
+'6SutpEAVZzL3Mg'
+"""
+
+from __future__ import annotations
+
+import base64
+import datetime as dt
+import hashlib
+import os
+from decimal import Decimal
+from typing import Any
+
+import orjson
+import pyarrow as pa
+
+ID_LENGTH_BYTES = 10
+_KEY_JSON_OPTIONS = orjson.OPT_SORT_KEYS | orjson.OPT_NON_STR_KEYS | orjson.OPT_PASSTHROUGH_DATETIME
+# the tag characters of dlt's typed JSON (private-use code points from U+F026), which its key hashes include
+_TAG_DECIMAL, _TAG_DATETIME, _TAG_DATE, _TAG_BYTES, _TAG_TIME = "\uf026", "\uf027", "\uf028", "\uf02b", "\uf02d"
+
+
+def random_row_id() -> str:
+    """A random `_dlt_id`: 10 random bytes, base64 without padding (14 characters).
+
+    >>> len(random_row_id())
+    14
+    """
+    return base64.b64encode(os.urandom(ID_LENGTH_BYTES)).decode("ascii").rstrip("=")
+
+
+def digest_id(value: bytes) -> str:
+    """A deterministic `_dlt_id` of `value`: SHAKE-128 digest of 10 bytes, base64 without padding.
+
+    >>> digest_id(b'{"id":1}')
+    'z5jIxXIbUnmbKw'
+    """
+    return base64.b64encode(hashlib.shake_128(value).digest(ID_LENGTH_BYTES)).decode("ascii").rstrip("=")
+
+
+def nested_row_id(parent_row_id: str, table: str, list_idx: int) -> str:
+    """`_dlt_id` of a nested row: stable for the same parent id, nested table name and list position.
+
+    >>> nested_row_id("z5jIxXIbUnmbKw", "users__tags", 0)
+    '6SutpEAVZzL3Mg'
+    """
+    return digest_id(f"{parent_row_id}_{table}_{list_idx}".encode())
+
+
+def _encode(value: Any) -> Any:
+    """Typed values as dlt's extracted JSON lines hold them (tagged text), so its key hashes include the tag."""
+    if isinstance(value, dt.datetime):
+        return _TAG_DATETIME + value.isoformat()
+    if isinstance(value, dt.date):
+        return _TAG_DATE + value.isoformat()
+    if isinstance(value, dt.time):
+        return _TAG_TIME + value.isoformat()
+    if isinstance(value, Decimal):
+        return _TAG_DECIMAL + str(value)
+    if isinstance(value, (bytes, bytearray, memoryview)):
+        return _TAG_BYTES + base64.b64encode(bytes(value)).decode("ascii")
+    # dlt's extract fails on other types; of what an extracted file holds, only a duration (Parquet) gets here
+    return str(value)
+
+
+def key_row_id(row: dict[str, Any], primary_key: tuple[str, ...] | list[str]) -> str:
+    """`_dlt_id` of a root row of an upserted table, from its primary key columns (normalized names).
+
+    >>> key_row_id({"b": "x", "a": 1, "c": 2.5}, ("b", "a"))
+    'khlsLbyhkJKGeQ'
+    """
+    return digest_id(orjson.dumps({k: row[k] for k in primary_key}, default=_encode, option=_KEY_JSON_OPTIONS))
+
+
+def key_ids_array(keys: pa.Array) -> pa.Array:
+    """`key_row_id` of every row of a struct array whose fields are the primary key columns (Arrow UDF).
+
+    >>> import pyarrow as pa
+    >>> key_ids_array(pa.array([{"id": 1}])).to_pylist()
+    ['z5jIxXIbUnmbKw']
+    """
+    names = tuple(f.name for f in keys.type)
+    return pa.array([key_row_id(row, names) for row in keys.to_pylist()], pa.string())
+
+
+def nested_ids_array(parent_ids: pa.Array, table: pa.Array, list_idx: pa.Array) -> pa.Array:
+    """`nested_row_id` of every row from its parent ids, table names and list positions (Arrow UDF).
+
+    >>> import pyarrow as pa
+    >>> nested_ids_array(pa.array(["z5jIxXIbUnmbKw"]), pa.array(["users__tags"]), pa.array([0])).to_pylist()
+    ['6SutpEAVZzL3Mg']
+    """
+    ids = [
+        nested_row_id(parent, name, idx)
+        for parent, name, idx in zip(parent_ids.to_pylist(), table.to_pylist(), list_idx.to_pylist(), strict=True)
+    ]
+    return pa.array(ids, pa.string())
