@@ -9,7 +9,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from compat_harness import Ctx, assert_same
+from compat_harness import Ctx, assert_same, error_class, step_failure
 
 pytestmark = pytest.mark.usefixtures("spark")
 
@@ -148,6 +148,7 @@ def s_transformer_returns_none(ctx: Ctx) -> Any:
 
 
 def s_transformer_step_before_its_function(ctx: Ctx) -> Any:
+    # both tools fail in extract: the inserted step gets the page list and slices it, which neither allows
     t = details(ctx)().add_map(lambda page: page[:2], insert_at=0)
     return run(ctx, pages(ctx)() | t)
 
@@ -268,9 +269,20 @@ SCRIPTS: dict[str, Callable[[Ctx], Any]] = {
 }
 
 
+# Scripts that fail in both tools. lakeload's errors are its own `LakeloadError` classes (dlt's
+# `InvalidStepFunctionArguments` is `ExtractStepFailed` from an `ExtractError` there, a deliberate difference: one
+# error hierarchy naming problem and fix), so the failure is compared by step and by the original Python error.
+FAILING: dict[str, tuple[str, ...]] = {
+    "transformer_step_before_its_function": ("TypeError", "unhashable type: 'slice'"),
+}
+
+
 @pytest.mark.parametrize("name", list(SCRIPTS))
 def test_pipes_as_dlt(name: str, tmp_path: Path) -> None:
-    assert_same(SCRIPTS[name], tmp_path)
+    phrases = FAILING.get(name)
+    ours = assert_same(SCRIPTS[name], tmp_path, signature=step_failure(*phrases) if phrases else error_class)
+    if phrases:
+        assert ours.error is not None and ours.error["says"] == list(phrases), ours.error
 
 
 def test_deferred_calls_overlap(tmp_path: Path) -> None:
