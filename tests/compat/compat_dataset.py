@@ -37,6 +37,9 @@ from harness import (  # noqa: E402
 )
 
 DELTA_LOG = "_delta_log"
+# lakeload's own record of each load's Delta table versions (README, "Delta tables"): a folder of lakeload's next to
+# the data, which dlt ignores; a deliberate addition, so not read as a data table
+LAKELOAD_ONLY = frozenset({"_lakeload_delta_versions"})
 
 
 def _delta_rows(folder: Path, table: TableData, problems: list[str]) -> list[dict[str, Any]]:
@@ -71,17 +74,18 @@ def read_delta_aware(bucket: Path, dataset: str = DATASET) -> CanonicalDataset:
     """``read_bucket``, with Delta table folders read through delta-rs.
 
     The plain reader sees a shadow dataset folder that links every entry but the Delta tables (it would read
-    their removed files and report ``_delta_log`` as an unexpected folder); the Delta tables' rows are added here.
+    their removed files and report ``_delta_log`` as an unexpected folder) and `LAKELOAD_ONLY` folders; the Delta
+    tables' rows are added here.
     """
     dataset_dir = bucket / dataset
     delta = {p.name: p for p in dataset_dir.iterdir() if (p / DELTA_LOG).is_dir()}
-    if not delta:
+    if not delta and not any((dataset_dir / name).exists() for name in LAKELOAD_ONLY):
         return read_bucket(bucket, dataset)
     with tempfile.TemporaryDirectory() as shadow:
         view = Path(shadow) / dataset
         view.mkdir()
         for entry in dataset_dir.iterdir():
-            if entry.name not in delta:
+            if entry.name not in delta and entry.name not in LAKELOAD_ONLY:
                 (view / entry.name).symlink_to(entry)
         found = read_bucket(Path(shadow), dataset)
     for name, folder in sorted(delta.items()):

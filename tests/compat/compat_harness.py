@@ -252,6 +252,17 @@ def _without_arrow_id_hints(ours: dict[str, Any], theirs: dict[str, Any]) -> dic
     return out
 
 
+def _same_problems_dropped(expected: dict[str, Any], actual: dict[str, Any]) -> tuple[dict[str, Any], dict[str, Any]]:
+    """The conformance reader's complaints that both buckets share are dlt's own behaviour, so not differences
+    (e.g. `refresh="drop_sources"` leaves the files of a table it drops from the schema: "bucket entry 'products'
+    is not a data table of the schema"). Complaints of one side only stay, and fail the diff."""
+    shared = set(expected["problems"]) & set(actual["problems"])
+    if not shared:
+        return expected, actual
+    return ({**expected, "problems": [p for p in expected["problems"] if p not in shared]},
+            {**actual, "problems": [p for p in actual["problems"] if p not in shared]})
+
+
 def assert_same_snapshots(theirs: list[Snapshot], ours: list[Snapshot], *, state: bool = True,
                           arrow_ids: bool = False) -> None:
     """Each checkpoint: the same label, failure, dataset (conformance diff) and (with `state`) source state. With
@@ -265,7 +276,7 @@ def assert_same_snapshots(theirs: list[Snapshot], ours: list[Snapshot], *, state
         if expected.dataset is not None:
             left, right = drop_arrow_ids(expected.dataset, actual.dataset) if arrow_ids \
                 else (expected.dataset, actual.dataset)
-            assert diff(left, right) == [], where
+            assert diff(*_same_problems_dropped(left, right)) == [], where
         if state:
             assert actual.state == expected.state, f"{where}: source state"
 
