@@ -1,8 +1,9 @@
-"""Runs one contract script with dlt and with lakeload: several runs on one pipeline, then what to compare.
+"""Contract-specific helpers: what a contract violation names, and a plain rows-per-table view.
 
-A script is `script(lib) -> list of (data, run kwargs)`; each run either loads or fails. What is compared:
-the bucket's rows per table (without the random `_dlt_id`, `_dlt_parent_id`, `_dlt_load_id`), the failures
-(step kind aside: table, column, contract entity and mode), and the stored schema's contracts.
+The compat contract scripts (test_compat_contracts.py) compare through ``compat_harness`` (the conformance
+harness's datasets after every run, the stored schema contracts); `contract_violation` is their failure
+signature. `bucket_rows` is kept for tests/normalize/test_contracts.py (rows of one tool's bucket, not a
+dlt comparison).
 """
 
 from __future__ import annotations
@@ -10,13 +11,11 @@ from __future__ import annotations
 import glob
 import json
 import re
-from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
 import duckdb
 
-Script = Callable[[Any], list[tuple[Any, dict[str, Any]]]]
 RANDOM = ("_dlt_id", "_dlt_load_id", "_dlt_parent_id", "_dlt_root_id")
 
 
@@ -60,25 +59,8 @@ def violation_of(exc: BaseException) -> dict[str, Any]:
     }
 
 
-def contracts_of(schema: dict[str, Any]) -> dict[str, Any]:
-    return {
-        "settings": schema["settings"].get("schema_contract"),
-        "tables": {n: t.get("schema_contract") for n, t in schema["tables"].items() if not n.startswith("_dlt")},
-    }
-
-
-def run_script(lib: Any, script: Script, tmp_path: Path, tag: str) -> dict[str, Any]:
-    """Every run of `script` on one pipeline; returns rows, failures and stored contracts."""
-    p = lib.pipeline(f"contracts_{tag}", destination=lib.destinations.filesystem(str(tmp_path / tag)),
-                     dataset_name="ds", pipelines_dir=str(tmp_path / f"{tag}_pipelines"))
-    failures = []
-    for data, kwargs in script(lib):
-        try:
-            p.run(data, loader_file_format="parquet", **kwargs)
-            failures.append(None)
-        except Exception as exc:  # noqa: BLE001 - both libraries' failures are compared
-            assert any(c.__name__ == "PipelineStepFailed" for c in type(exc).__mro__), repr(exc)
-            failures.append(violation_of(exc))
-            p.drop_pending_packages()
-    return {"rows": bucket_rows(tmp_path / tag / "ds"), "failures": failures,
-            "contracts": contracts_of(p.default_schema.to_dict())}
+def contract_violation(exc: BaseException) -> dict[str, Any]:
+    """The failure signature of a contract run: a pipeline step failed (dlt's or lakeload's `PipelineStepFailed`),
+    naming this contract (see `violation_of`)."""
+    assert any(c.__name__ == "PipelineStepFailed" for c in type(exc).__mro__), repr(exc)
+    return violation_of(exc)

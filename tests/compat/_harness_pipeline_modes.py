@@ -1,4 +1,8 @@
-"""What a test compares of a dlt-layout bucket: rows per table, files per table, stored schemas, state."""
+"""The layout of a dlt-layout bucket beyond its data: files per table, Delta log lengths, stored schema files.
+
+test_compat_pipeline_modes.py compares `bucket_layout` as a note (its data through ``compat_harness``);
+`bucket_view` adds plain JSON rows per table for tests/runtime (test_refresh.py, test_sync_schema.py).
+"""
 
 from __future__ import annotations
 
@@ -37,13 +41,20 @@ def data_files(folder: Path) -> int:
     return len([p for p in folder.rglob("*") if p.is_file() and "_delta_log" not in p.parts])
 
 
+def _table_folders(dataset: Path) -> list[Path]:
+    return [folder for folder in sorted(p for p in dataset.iterdir() if p.is_dir() and not p.name.startswith("_"))
+            if any(p.is_file() for p in folder.rglob("*"))]
+
+
 def bucket_view(dataset: Path) -> dict[str, Any]:
-    """Tables with rows and data-file counts, Delta log lengths, schema files and newest stored schema tables."""
-    view: dict[str, Any] = {"rows": {}, "files": {}, "delta_log": {}}
-    for folder in sorted(p for p in dataset.iterdir() if p.is_dir() and not p.name.startswith("_")):
-        if not any(p.is_file() for p in folder.rglob("*")):
-            continue
-        view["rows"][folder.name] = table_rows(folder)
+    """`bucket_layout` and each table's rows (sorted JSON, without dlt's random ids)."""
+    return {"rows": {folder.name: table_rows(folder) for folder in _table_folders(dataset)}} | bucket_layout(dataset)
+
+
+def bucket_layout(dataset: Path) -> dict[str, Any]:
+    """Data-file counts per table, Delta log lengths, schema files and the newest stored schema's tables."""
+    view: dict[str, Any] = {"files": {}, "delta_log": {}}
+    for folder in _table_folders(dataset):
         view["files"][folder.name] = data_files(folder)
         if (folder / "_delta_log").is_dir():
             view["delta_log"][folder.name] = len(glob.glob(str(folder / "_delta_log" / "*.json")))

@@ -9,4 +9,4 @@ for _dir in (Path(__file__).resolve().parent, Path(__file__).resolve().parent.pa
 
 import pytest  # noqa: E402
 
-pytest.register_assert_rewrite("compat_harness", "harness")
+pytest.register_assert_rewrite("compat_harness", "compat_dataset", "harness")

@@ -1,5 +1,6 @@
 """Config injection (issue 14, group 8; `section=` of group 5) against dlt 1.31: the same script, the same
-environment variables and TOML content, the same rows.
+environment variables and TOML content (dlt reads it from its isolated project's `.dlt/`, lakeload from
+`./.lakeload/`), the same dataset (conformance harness), state and stored hints.
 
 The functions are defined in this module, so their default config section is its name (as dlt: the module's
 last name part). (Named test_config_injection.py: tests/dagster/test_config.py takes the plain basename.)
@@ -8,17 +9,38 @@ last name part). (Named test_config_injection.py: tests/dagster/test_config.py t
 from __future__ import annotations
 
 import json
+from collections.abc import Callable
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Optional
 
 import pytest
-from _harness_config import PIPELINE, Case, reload_dlt_configuration, run_case, write_files
-
-import lakeload
+from compat_harness import Ctx, Script, assert_same, step_failure
 
 pytestmark = pytest.mark.usefixtures("spark")
 SECTION = __name__.rsplit(".", 1)[-1]
+PIPELINE = "cfg"
 S = SECTION.upper()
+
+
+@dataclass(frozen=True)
+class Case:
+    """A script (`lib -> data for run()`), the environment variables and TOML files (name -> text) it reads."""
+
+    script: Callable[[Any], Any]
+    env: dict[str, str] = field(default_factory=dict)
+    files: dict[str, str] = field(default_factory=dict)
+
+
+def configured(build: Callable[[Any], Any]) -> Script:
+    """The pipeline is made first (its name scopes config lookups, as in dlt), then the source is built and run."""
+
+    def script(ctx: Ctx) -> Any:
+        p = ctx.pipeline(PIPELINE)
+        p.run(build(ctx.lib), loader_file_format="parquet")
+        return p
+
+    return script
 
 
 def shop_source(lib: Any, **decorator: Any) -> Any:
@@ -151,36 +173,37 @@ CASES: dict[str, Case] = {
 
 
 @pytest.mark.parametrize("name", list(CASES))
-def test_injected_arguments_build_the_same_tables_as_dlt(name: str, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
-    import dlt
-
+def test_injected_arguments_build_the_same_tables_as_dlt(name: str, tmp_path: Path) -> None:
     case = CASES[name]
-    for var, value in case.env.items():
-        monkeypatch.setenv(var, value)
-    write_files(case.files)
-    theirs = run_case(dlt, case, tmp_path, "dlt")
-    ours = run_case(lakeload, case, tmp_path, "lakeload")
-    assert theirs, "the script loaded nothing"
-    assert ours == theirs
+    # Known gap (reported), not a decision: dlt stores `run(loader_file_format=)` as the tables' `file_format` hint.
+    assert_same(configured(case.script), tmp_path, env=case.env, files=case.files, hints=True,
+                hints_ignored=("file_format",))
+
+
+def missing(key: str) -> Callable[[BaseException], Any]:
+    """A failure signature: step (if any), whether the error names `key`, and whether it is a KeyError."""
+    step = step_failure(key)
+    return lambda exc: {**step(exc), "key_error": isinstance(exc, KeyError)}
+
+
+SOURCE_KEY, RESOURCE_KEY = f"SOURCES__{S}__SHOP__API_KEY", f"SOURCES__{S}__NUMBERS__LIMIT"
+
+
+def s_missing_values(ctx: Ctx) -> Any:
+    p = ctx.pipeline(PIPELINE)
+    ctx.attempt("source call", lambda: shop_source(ctx.lib)(), missing(SOURCE_KEY))
+
+    @ctx.lib.resource
+    def numbers(limit: int = ctx.lib.config.value) -> Any:
+        yield from range(limit)
+
+    bound = numbers()  # not resolved yet
+    return ctx.run(p, bound, label="run", signature=missing(RESOURCE_KEY))
 
 
 def test_a_missing_value_fails_where_dlt_fails(tmp_path: Path) -> None:
-    """A source fails when called, a resource when extracted; both errors are KeyErrors naming the env var."""
-    import dlt
-    from dlt.pipeline.exceptions import PipelineStepFailed as DltStepFailed
-
-    reload_dlt_configuration()
-    for lib in (dlt, lakeload):
-        pipe = lib.pipeline(PIPELINE, destination=lib.destinations.filesystem(str(tmp_path / lib.__name__)),
-                            pipelines_dir=str(tmp_path / f"{lib.__name__}_pipelines"))
-        with pytest.raises(KeyError, match=f"SOURCES__{S}__SHOP__API_KEY"):
-            shop_source(lib)()
-
-        @lib.resource
-        def numbers(limit: int = lib.config.value) -> Any:
-            yield from range(limit)
-
-        bound = numbers()  # not resolved yet
-        failure = DltStepFailed if lib is dlt else lakeload.PipelineStepFailed
-        with pytest.raises(failure, match=f"SOURCES__{S}__NUMBERS__LIMIT"):
-            pipe.run(bound)
+    """A source fails when called, a resource when extracted; both errors name the env var, as dlt's."""
+    ours = assert_same(s_missing_values, tmp_path, loads_rows=False)
+    assert ours.notes["source call"] == {"step": None, "step_failed": False, "says": [SOURCE_KEY], "key_error": True}
+    failure = ours.snapshots[0].failure
+    assert failure["step"] == "extract" and failure["step_failed"] and failure["says"] == [RESOURCE_KEY]

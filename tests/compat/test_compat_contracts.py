@@ -1,21 +1,22 @@
 """Schema contracts and pydantic models (issue 14, groups 6 and 7) against dlt 1.31: same script, same outcome.
 
 Each script runs twice or more on one pipeline: the first run makes the table, the next ones bring new tables,
-columns or types under a contract. Rows per table, the contract each failure names, and the contracts stored in
-the schema must be dlt's.
+columns or types under a contract. After every run the dataset (conformance harness: tables, columns, types, rows
+with their parent/child links) and the contract a failing run names must be dlt's; at the end, the contracts and
+the table and column hints stored in the schema.
 """
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any, Optional
 
 import pyarrow as pa
 import pydantic
 import pytest
-from _harness_contracts import Script, run_script
-
-import lakeload
+from _harness_contracts import contract_violation
+from compat_harness import Ctx, assert_same
 
 pytestmark = pytest.mark.usefixtures("spark")
 
@@ -130,6 +131,7 @@ def s_pydantic_discard_row(lib: Any) -> list[tuple[Any, dict[str, Any]]]:
     return [(res, {})]
 
 
+Script = Callable[[Any], list[tuple[Any, dict[str, Any]]]]  # lib -> [(data, run kwargs)], one run each
 SCRIPTS: dict[str, Script] = {
     f.__name__[2:]: f
     for f in (s_freeze_new_column, s_freeze_first_run, s_columns_discard_value, s_columns_discard_row,
@@ -140,12 +142,23 @@ SCRIPTS: dict[str, Script] = {
 }
 
 
+def runs(build: Script) -> Callable[[Ctx], Any]:
+    """One pipeline, one run per (data, kwargs); a failing run's package is dropped before the next run."""
+
+    def script(ctx: Ctx) -> Any:
+        p = ctx.pipeline("contracts")
+        for index, (data, kwargs) in enumerate(build(ctx.lib)):
+            ctx.run(p, data, label=f"run {index + 1}", signature=contract_violation, drop_pending=True,
+                    loader_file_format="parquet", **kwargs)
+        return p
+
+    return script
+
+
 @pytest.mark.parametrize("name", list(SCRIPTS))
 def test_contracts_behave_as_dlt(name: str, tmp_path: Path) -> None:
-    import dlt
-
-    theirs = run_script(dlt, SCRIPTS[name], tmp_path, "dlt")
-    ours = run_script(lakeload, SCRIPTS[name], tmp_path, "lakeload")
-    assert ours["failures"] == theirs["failures"]
-    assert ours["rows"] == theirs["rows"]
-    assert ours["contracts"] == theirs["contracts"]
+    # Known gaps (reported), not decisions: dlt stores `run(loader_file_format=)` as the tables' `file_format` hint,
+    # lakeload does not; dlt writes Arrow items without `_dlt_id`/`_dlt_load_id`, lakeload with them (see
+    # test_compat_incremental.py::test_arrow_items_get_no_id_columns). Everything else is compared.
+    assert_same(runs(SCRIPTS[name]), tmp_path, contracts=True, hints=True, hints_ignored=("file_format",),
+                arrow_ids=name == "arrow_columns")

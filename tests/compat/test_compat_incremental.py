@@ -1,17 +1,17 @@
 # ruff: noqa: B008  (an incremental default argument is the API, as in dlt)
-"""Incremental loading (issue 14, group 1) against dlt 1.31: the same scripts, run 2-3 times each, leave the same
-rows in the bucket and the same incremental state (`state["sources"]`, hashes included) after every run."""
+"""Incremental loading (issue 14, group 1) against dlt 1.31: the same scripts, run 2-3 times each on one pipeline,
+leave the same tables, rows and incremental state (`state["sources"]`, hashes included) after every run, fail the
+same runs with the same error class, and store the same table and column hints (`incremental` cursor columns)."""
 
 from __future__ import annotations
 
 import datetime as dt
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
 import pytest
-from compat._harness_incremental import Script, run_script
-
-import lakeload
+from compat_harness import assert_same, runs_of
 
 pytestmark = pytest.mark.usefixtures("spark")
 UTC = dt.timezone.utc
@@ -199,7 +199,8 @@ def s_explicit_args(lib: Any, run: int) -> Any:
     return [merged(cursor=lib.sources.incremental(initial_value=3)), plain(cursor=4)]
 
 
-SCRIPTS: dict[str, tuple[Script, int]] = {
+Build = Callable[[Any, int], Any]  # (lib, run index) -> what pipeline.run gets
+SCRIPTS: dict[str, tuple[Build, int]] = {
     f.__name__[2:]: (f, runs) for f, runs in (
         (s_records_int, 3), (s_datetime_pk_boundary, 3), (s_row_hash_boundary, 3), (s_nested_cursor, 2), (s_min, 3),
         (s_custom_func, 2), (s_end_value, 2), (s_ranges, 2), (s_lag, 3), (s_row_order, 2), (s_missing_cursor, 3),
@@ -208,15 +209,28 @@ SCRIPTS: dict[str, tuple[Script, int]] = {
 }
 
 
+# Arrow tables and pandas frames: dlt 1.31 loads them without `_dlt_id`/`_dlt_load_id` (its parquet normalizer's
+# `add_dlt_id`/`add_dlt_load_id` are off by default), lakeload adds both. A known gap (reported), not a decision:
+# those two columns are left out of these scripts' comparison, `test_arrow_items_get_no_id_columns` pins the gap.
+ARROW_SCRIPTS = ("arrow", "pandas")
+
+
 @pytest.mark.parametrize("name", list(SCRIPTS))
 def test_incremental_runs_leave_the_rows_and_state_dlt_leaves(name: str, tmp_path: Path) -> None:
-    import dlt
+    build, runs = SCRIPTS[name]
+    # Known gap, not a deliberate difference: dlt stores `run(loader_file_format=...)` as each table's `file_format`
+    # hint in the schema, lakeload does not (reported); every other table and column hint is compared.
+    assert_same(runs_of(build, runs, "incr", loader_file_format="parquet"), tmp_path, hints=True,
+                hints_ignored=("file_format",), arrow_ids=name in ARROW_SCRIPTS)
 
-    script, runs = SCRIPTS[name]
-    theirs = run_script(dlt, script, runs, tmp_path, "dlt")
-    ours = run_script(lakeload, script, runs, tmp_path, "lakeload")
-    assert ours.errors == theirs.errors
-    for index, (mine, expected) in enumerate(zip(ours.states, theirs.states, strict=True)):
-        assert mine == expected, f"state after run {index + 1}"
-    assert ours.rows == theirs.rows
-    assert ours.cursor_columns == theirs.cursor_columns
+
+@pytest.mark.xfail(strict=True, raises=AssertionError, reason="known gap: lakeload adds _dlt_id/_dlt_load_id to "
+                   "Arrow and pandas items, dlt 1.31 does not")
+def test_arrow_items_get_no_id_columns(tmp_path: Path) -> None:
+    assert_same(runs_of(s_pandas, 1, "incr", loader_file_format="parquet"), tmp_path)
+
+
+@pytest.mark.xfail(strict=True, raises=AssertionError, reason="known gap: dlt stores run(loader_file_format=) as the "
+                   "tables' file_format hint, lakeload does not")
+def test_run_file_format_is_stored_as_a_table_hint(tmp_path: Path) -> None:
+    assert_same(runs_of(s_records_int, 1, "incr", loader_file_format="parquet"), tmp_path, hints=True)

@@ -11,7 +11,9 @@ from typing import Any, Optional
 
 import pendulum
 import pytest
-from compat._harness_incremental import run_script, table_rows
+from compat.compat_dataset import comparable_state, read_dataset
+from compat.compat_harness import run_one, runs_of
+from harness import diff
 
 import lakeload
 from lakeload.errors import IncrementalCursorPathHasValueNone, IncrementalCursorPathMissing, IncrementalError
@@ -184,15 +186,14 @@ def test_the_cursor_continues_across_tools(first_name: str, second_name: str, tm
 
     libs = {"dlt": dlt, "lakeload": lakeload}
     first, second = libs[first_name], libs[second_name]
-    reference = run_script(dlt, _events, 2, tmp_path / "reference", "ref", pipeline_name="cross")
+    reference = run_one(dlt, runs_of(_events, 2, "cross", loader_file_format="parquet"), tmp_path / "reference")
     for index, lib in enumerate((first, second)):
         pipeline = lib.pipeline("cross", destination=lib.destinations.filesystem(str(tmp_path / "bucket")),
                                 dataset_name="ds", pipelines_dir=str(tmp_path / f"pipelines_{index}"))
         pipeline.run(_events(lib, index), loader_file_format="parquet")
-    from compat._harness_incremental import comparable_state
-
-    assert comparable_state(pipeline.state["sources"]) == reference.states[-1]
-    assert table_rows(tmp_path / "bucket") == reference.rows
+    assert comparable_state(pipeline.state["sources"]) == reference.sources_state
+    assert reference.dataset is not None
+    assert diff(reference.dataset, read_dataset(tmp_path / "bucket")) == []
 
 
 def test_the_executor_module_imports_only_executor_safe_modules() -> None:

@@ -8,7 +8,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from compat._harness_incremental import table_rows
+from compat.compat_dataset import read_dataset, table_values
 
 import lakeload
 
@@ -83,5 +83,7 @@ def test_frame_cursor_on_timestamps_matches_arrow(spark: Any, no_rows_to_driver:
         pipeline.run([make("arrow"), make("frame")], loader_file_format="parquet")
     arrow_state, frame_state = _state(pipeline, "events_arrow", "at"), _state(pipeline, "events_frame", "at")
     assert frame_state == arrow_state and arrow_state["last_value"] == start + dt.timedelta(hours=3)
-    tables = table_rows(tmp_path / "bucket")
-    assert tables["events_frame"] == tables["events_arrow"] and len(tables["events_arrow"]) == 6
+    dataset = read_dataset(tmp_path / "bucket")
+    assert dataset is not None and dataset["problems"] == []
+    frame, arrow = table_values(dataset, "events_frame"), table_values(dataset, "events_arrow")
+    assert frame == arrow and sum(arrow.values()) == 6  # typed values, load ranks included
