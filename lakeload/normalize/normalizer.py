@@ -49,7 +49,7 @@ from lakeload.runtime.packages import (
 )
 from lakeload.schema.contract import any_contract
 from lakeload.schema.naming import NamingConvention
-from lakeload.schema.schema import Schema, columns_with_hint, record_root_key, root_key_propagation
+from lakeload.schema.schema import Schema, columns_with_hint, record_root_key, requires_root_key
 from lakeload.spark.session import run_tasks
 
 if TYPE_CHECKING:
@@ -94,11 +94,12 @@ def _root_settings(schema: Schema, tables: dict[str, dict[str, Any]], max_nestin
         delta_merge = is_merge and table.get("table_format") == "delta"
         upsert = delta_merge and bool(pk)
         nesting = table.get("x-normalizer", {}).get("max_nesting", max_nesting)
-        if root_key_propagation(schema):  # @source(root_key=True)
+        propagate = requires_root_key(schema, table)
+        if propagate:
             record_root_key(schema, name)
         roots[name] = RootTableSettings(
             row_id="key_hash" if upsert else "random", primary_key=pk, max_nesting=nesting,
-            propagate_root_key=is_merge or root_key_propagation(schema),
+            propagate_root_key=propagate,
             occurrence=delta_merge,
         )
     return roots

@@ -150,7 +150,8 @@ class Pipeline(PipelineMaintenance):
         refresh: str | None = None,
     ) -> str:
         """Stream `data` into a new load package on disk; returns its load id."""
-        overrides = hint_overrides(table_name, write_disposition, columns, primary_key, table_format, schema_contract)
+        overrides = hint_overrides(table_name, write_disposition, columns, primary_key, table_format, schema_contract,
+                                   loader_file_format)
         return self._extract(data, overrides, schema, loader_file_format, overlap=False, refresh=refresh)
 
     def _extract(
@@ -181,7 +182,7 @@ class Pipeline(PipelineMaintenance):
         destination = self._extract_destination()
 
         def manifest_extras() -> dict[str, Any]:  # runs after the resources: the state carries what they changed
-            staged.update(staged_state(self.state, context.sources_state))
+            staged.update(staged_state(self.state, context.sources_state, self.destination))
             changed = bump_state(staged) or bool(plan and plan["dropped_tables"])  # a drop always stores the state, as dlt
             state = stored_state(staged) if changed else None
             return {"state": state, "loader_file_format": loader_file_format, "destination": destination, "refresh": plan}
@@ -340,7 +341,8 @@ class Pipeline(PipelineMaintenance):
             self.normalize()
         if data is not None:
             with trace.step("extract"):
-                overrides = hint_overrides(table_name, write_disposition, columns, primary_key, table_format, schema_contract)
+                overrides = hint_overrides(table_name, write_disposition, columns, primary_key, table_format,
+                                           schema_contract, loader_file_format)
                 self._extract(data, overrides, schema, loader_file_format, overlap=True, refresh=refresh)
             with trace.step("normalize"):
                 self._normalize_extracted()
