@@ -98,7 +98,7 @@ def resources(lib: Any, case: Case, run: int) -> list[Any]:
                    "joined": f"2024-01-0{i + 1}T00:00:00Z", f"c{run}": run}
 
     @lib.resource(write_disposition="append", **delta)
-    def events(seq: Any = lib.sources.incremental("seq", initial_value=0)) -> Iterator[dict[str, Any]]:
+    def events(seq: Any = lib.sources.incremental("seq", initial_value=0)) -> Iterator[dict[str, Any]]:  # noqa: B008 (dlt's API)
         for s in range(1, 3 * (run + 1) + 1):
             yield {"seq": s, "payload": {"a": s, "b": [s, s + 1]}}
 
