@@ -112,12 +112,17 @@ def _without_occurrence(tables: dict[str, dict[str, Any]]) -> dict[str, dict[str
     return tables
 
 
+TABLE_FILE_FORMATS = frozenset({"jsonl", "parquet", "csv"})
+
+
 def _root_formats(schema: Schema, tables: dict[str, dict[str, Any]], file_format: str) -> dict[str, str]:
-    """Delta tables are always written as parquet, whatever the package's file format."""
+    """Delta tables are always written as parquet, whatever the package's file format; a table whose schema names
+    a file format (`file_format`, where `run(loader_file_format=...)` leaves it) keeps it in later loads, as in dlt."""
     delta = [name for name in tables if schema.tables[name].get("table_format") == "delta"]
     if delta and file_format != "parquet":
         logger.info("Delta tables %s are written as parquet; loader_file_format=%r applies to the others.", delta, file_format)
-    return {name: "parquet" for name in delta}
+    formats = {name: schema.tables[name].get("file_format") for name in tables if name not in delta}
+    return {**{name: fmt for name, fmt in formats.items() if fmt in TABLE_FILE_FORMATS}, **dict.fromkeys(delta, "parquet")}
 
 
 def _json_columns(schema: Schema) -> dict[str, frozenset[str]]:

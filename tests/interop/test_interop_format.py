@@ -15,12 +15,15 @@ state and schema its own bucket gives it.
 
 from __future__ import annotations
 
+import json
 from pathlib import Path
 from typing import Any
 
 import pytest
 from interop_buckets import (
+    DATASET,
     LAKELOAD_ONLY_FOLDERS,
+    Bucket,
     Case,
     StoredFiles,
     as_json,
@@ -101,3 +104,65 @@ def test_stored_schema_state_loads_and_init_are_dlts(case: Case, tmp_path: Path)
     for side in restored.values():
         side["schema"].pop("previous_hashes")
     assert_same_fields(restored["dlt"], restored["lakeload"])
+
+
+def _as_older_lakeload(bucket: Bucket) -> None:
+    """Rewrite the stored schemas and states as lakeload wrote them before it wrote dlt's names: its own
+    normalizer module (which dlt cannot import) and destination type, hashes left as they were."""
+    from dlt.common.versioned_state import compress_state, decompress_state
+
+    root = f"{bucket.root}/{DATASET}"
+    for path in bucket.fs.ls(f"{root}/_dlt_version", detail=False):
+        record = json.loads(bucket.fs.cat_file(path))
+        schema = json.loads(record["schema"])
+        schema["normalizers"]["json"]["module"] = "lakeload.normalize.relational"
+        bucket.fs.pipe_file(path, json.dumps({**record, "schema": json.dumps(schema)}).encode())
+    for path in bucket.fs.ls(f"{root}/_dlt_pipeline_state", detail=False):
+        record = json.loads(bucket.fs.cat_file(path))
+        state = {**decompress_state(record["state"]), "destination_type": "lakeload.destinations.filesystem"}
+        bucket.fs.pipe_file(path, json.dumps({**record, "state": compress_state(state)}).encode())
+
+
+def test_a_bucket_of_an_older_lakeload_is_continued_in_dlts_names(tmp_path: Path) -> None:
+    import dlt
+    from dlt.common.schema.utils import generate_version_hash
+    from dlt.pipeline.exceptions import PipelineStepFailed
+
+    import lakeload
+
+    case, bucket = Case("jsonl"), local_bucket(tmp_path / "bucket")
+    run_tool(lakeload, bucket, case, tmp_path / "first", 0)
+    _as_older_lakeload(bucket)
+    with tool_context(dlt, tmp_path / "dlt_before" / "home"), pytest.raises(PipelineStepFailed, match="lakeload.normalize"):
+        make_pipeline(dlt, bucket, case, tmp_path / "dlt_before" / "pipelines").sync_destination()
+
+    run_tool(lakeload, bucket, case, tmp_path / "second", 1)  # a fresh machine reads the old files
+    stored = stored_files(bucket)
+    newest = stored.versions[-1]
+    assert newest["schema"]["normalizers"]["json"]["module"] == "dlt.common.normalizers.json.relational"
+    assert generate_version_hash(newest["schema"]) == newest["version_hash"] and newest["version"] > stored.versions[0]["version"]
+    assert [r["version"] for r in stored.states] == [1, 2]
+    assert stored.states[-1]["state"]["destination_type"] == "dlt.destinations.filesystem"
+    with tool_context(dlt, tmp_path / "dlt_after" / "home"):
+        pipeline = make_pipeline(dlt, bucket, case, tmp_path / "dlt_after" / "pipelines")
+        pipeline.sync_destination()
+        assert pipeline.state["_state_version"] == 2 and pipeline.default_schema.version_hash == newest["version_hash"]
+
+
+def test_a_table_keeps_the_file_format_of_its_first_load(tmp_path: Path) -> None:
+    """dlt stores `loader_file_format` as the table's `file_format` and writes the table so in later loads."""
+    import dlt
+
+    import lakeload
+
+    extensions = {}
+    for lib in (dlt, lakeload):
+        bucket = local_bucket(tmp_path / lib.__name__ / "bucket")
+        with tool_context(lib, tmp_path / lib.__name__ / "home"):
+            pipeline = make_pipeline(lib, bucket, Case("jsonl"), tmp_path / lib.__name__ / "pipelines")
+            pipeline.run([{"a": 1}], table_name="kept", loader_file_format="parquet")
+            pipeline.run([{"a": 2}], table_name="kept")
+            pipeline.run([{"a": 3}], table_name="other")
+        extensions[lib.__name__] = {table: sorted(p.split(".", 3)[-1] for p in bucket.fs.ls(f"{bucket.root}/{DATASET}/{table}"))
+                                    for table in ("kept", "other")}
+    assert extensions["lakeload"] == extensions["dlt"] == {"kept": ["parquet", "parquet"], "other": ["jsonl.gz"]}
