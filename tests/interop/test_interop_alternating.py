@@ -15,7 +15,8 @@ the bucket holds one history:
 Before each of its runs on a bucket lakeload wrote last, dlt restores it on its own (`sync_destination()`) and
 must get lakeload's state and newest schema, and reads it with `sql_client()` and `dataset()`; lakeload reads
 dlt's loads with its `dataset()`. Local folders (jsonl with dlt's layout and snake_case, csv with a custom
-layout and sql_cs_v1, parquet with `direct` names) and the S3 test server (Delta: merge, append, replace).
+layout and sql_cs_v1, parquet with `direct` names) and the S3 test server (parquet with a custom layout; Delta:
+merge, append, replace).
 """
 
 from __future__ import annotations
@@ -47,6 +48,8 @@ CASES = [
     pytest.param("local", Case("csv_layout_sql_cs_v1", loader_file_format="csv", naming="sql_cs_v1",
                                layout="{table_name}/{YYYY}/{MM}/{load_id}.{file_id}.{ext}"), id="local-csv-layout-sql_cs_v1"),
     pytest.param("local", Case("parquet_direct", loader_file_format="parquet", naming="direct"), id="local-parquet-direct"),
+    pytest.param("s3", Case("parquet_layout", loader_file_format="parquet", layout="{table_name}/{load_id}/{file_id}.{ext}"),
+                 id="s3-parquet-layout"),
     pytest.param("s3", Case("delta", delta=True), id="s3-delta", marks=pytest.mark.slow),
 ]
 
@@ -98,12 +101,14 @@ def dlt_reads(pipeline: Any, case: Case, runs: int, sql: bool) -> None:
 
         counted = {name: table.to_pyarrow_table().num_rows for name, table in get_delta_tables(pipeline).items()}
         expected = {"_dlt_loads": runs, **expected} if sql else expected
-    if sql:
+    if not sql:  # the tables dlt cannot read here are counted by lakeload on its next turn
+        expected = {t: n for t, n in expected.items() if t in counted}
+    else:
         dataset = pipeline.dataset()
         with pipeline.sql_client() as client:
             for table in [t for t in expected if t not in counted]:
                 rows = client.execute_sql(f"SELECT count(*) FROM {client.make_qualified_table_name(table)}")
-                # `dataset()`'s typed relations need sqlglot < 30 and duckdb < 2 (dlt 1.31): raw queries work here
+                # dlt 1.31's typed relations fail with the sqlglot 30 and duckdb 2 installed here: raw queries work
                 assert dataset(f'SELECT count(*) FROM "{table}"', _execute_raw_query=True).fetchall() == rows
                 counted[table] = rows[0][0]
     assert {t: counted[t] for t in expected} == expected
