@@ -210,8 +210,9 @@ class Schema:
         schema.settings = copy.deepcopy(data.get("settings") or {"detections": ["iso_timestamp"]})
         schema.settings.setdefault("default_hints", copy.deepcopy(DEFAULT_HINTS))
         schema.normalizers = copy.deepcopy(data.get("normalizers") or {"names": "snake_case"})
-        if schema.normalizers.get("json", {}).get("module") == OLD_JSON_NORMALIZER:  # not importable by dlt
-            schema.normalizers["json"]["module"] = DLT_JSON_NORMALIZER
+        json_normalizer = schema.normalizers.setdefault("json", {})
+        if json_normalizer.get("module") in (None, OLD_JSON_NORMALIZER):  # dlt imports the module it names
+            json_normalizer["module"] = DLT_JSON_NORMALIZER
         if not schema.version_hash:
             schema.version_hash = schema.content_hash()
         return schema
