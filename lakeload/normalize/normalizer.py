@@ -49,7 +49,7 @@ from lakeload.runtime.packages import (
 )
 from lakeload.schema.contract import any_contract
 from lakeload.schema.naming import NamingConvention
-from lakeload.schema.schema import Schema, columns_with_hint, record_root_key, root_key_propagation
+from lakeload.schema.schema import Schema, columns_with_hint, record_root_key, requires_root_key
 from lakeload.spark.session import run_tasks
 
 if TYPE_CHECKING:
@@ -94,20 +94,15 @@ def _root_settings(schema: Schema, tables: dict[str, dict[str, Any]], max_nestin
         delta_merge = is_merge and table.get("table_format") == "delta"
         upsert = delta_merge and bool(pk)
         nesting = table.get("x-normalizer", {}).get("max_nesting", max_nesting)
-        if root_key_propagation(schema):  # @source(root_key=True)
+        propagate = requires_root_key(schema, table)
+        if propagate:
             record_root_key(schema, name)
         roots[name] = RootTableSettings(
             row_id="key_hash" if upsert else "random", primary_key=pk, max_nesting=nesting,
-            propagate_root_key=delta_merge or root_key_propagation(schema) or _has_root_key(schema, name),
+            propagate_root_key=propagate,
             occurrence=delta_merge,
         )
     return roots
-
-
-def _has_root_key(schema: Schema, root_name: str) -> bool:
-    """A nested table already has a root key column: dlt keeps filling it (a `merge` outside Delta does not start it)."""
-    nested = (t for t in schema.nested_tables_of(root_name) if t.get("parent"))
-    return any(column.get("root_key") for table in nested for column in table["columns"].values())
 
 
 def _without_occurrence(tables: dict[str, dict[str, Any]]) -> dict[str, dict[str, Any]]:
@@ -117,12 +112,17 @@ def _without_occurrence(tables: dict[str, dict[str, Any]]) -> dict[str, dict[str
     return tables
 
 
+TABLE_FILE_FORMATS = frozenset({"jsonl", "parquet", "csv"})
+
+
 def _root_formats(schema: Schema, tables: dict[str, dict[str, Any]], file_format: str) -> dict[str, str]:
-    """Delta tables are always written as parquet, whatever the package's file format."""
+    """Delta tables are always written as parquet, whatever the package's file format; a table whose schema names
+    a file format (`file_format`, where `run(loader_file_format=...)` leaves it) keeps it in later loads, as in dlt."""
     delta = [name for name in tables if schema.tables[name].get("table_format") == "delta"]
     if delta and file_format != "parquet":
         logger.info("Delta tables %s are written as parquet; loader_file_format=%r applies to the others.", delta, file_format)
-    return {name: "parquet" for name in delta}
+    formats = {name: schema.tables[name].get("file_format") for name in tables if name not in delta}
+    return {**{name: fmt for name, fmt in formats.items() if fmt in TABLE_FILE_FORMATS}, **dict.fromkeys(delta, "parquet")}
 
 
 def _json_columns(schema: Schema) -> dict[str, frozenset[str]]:

@@ -150,7 +150,8 @@ class Pipeline(PipelineMaintenance):
         refresh: str | None = None,
     ) -> str:
         """Stream `data` into a new load package on disk; returns its load id."""
-        overrides = hint_overrides(table_name, write_disposition, columns, primary_key, table_format, schema_contract)
+        overrides = hint_overrides(table_name, write_disposition, columns, primary_key, table_format, schema_contract,
+                                   loader_file_format)
         return self._extract(data, overrides, schema, loader_file_format, overlap=False, refresh=refresh)
 
     def _extract(
@@ -181,7 +182,7 @@ class Pipeline(PipelineMaintenance):
         destination = self._extract_destination()
 
         def manifest_extras() -> dict[str, Any]:  # runs after the resources: the state carries what they changed
-            staged.update(staged_state(self.state, context.sources_state))
+            staged.update(staged_state(self.state, context.sources_state, self.destination))
             changed = bump_state(staged) or bool(plan and plan["dropped_tables"])  # a drop always stores the state, as dlt
             state = stored_state(staged) if changed else None
             return {"state": state, "loader_file_format": loader_file_format, "destination": destination, "refresh": plan}
@@ -336,8 +337,9 @@ class Pipeline(PipelineMaintenance):
             self.destination.destination_type if self.destination else None,
         )
         with trace.saved_to(self.storage.root):  # `lakeload pipeline <name> trace` reads it, failed or not
-            self._run_steps(trace, data, hint_overrides(table_name, write_disposition, columns, primary_key,
-                                                        table_format, schema_contract), schema, loader_file_format, refresh)
+            overrides = hint_overrides(table_name, write_disposition, columns, primary_key, table_format,
+                                       schema_contract, loader_file_format)
+            self._run_steps(trace, data, overrides, schema, loader_file_format, refresh)
         assert trace.load_info is not None
         return trace.load_info
 

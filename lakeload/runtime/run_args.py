@@ -23,11 +23,13 @@ def hint_overrides(
     primary_key: str | Sequence[str] | None = None,
     table_format: str | None = None,
     schema_contract: str | dict[str, str] | None = None,
+    loader_file_format: str | None = None,
 ) -> dict[str, Any]:
-    """The table hints `run()`/`extract()` apply to every resource they extract (None: the resource's own)."""
+    """The table hints `run()`/`extract()` apply to every resource they extract (None: the resource's own).
+    `loader_file_format` becomes each table's `file_format` hint, as dlt stores it in the schema."""
     return dict(
         table_name=table_name, write_disposition=write_disposition, columns=columns, primary_key=primary_key,
-        table_format=table_format, schema_contract=schema_contract,
+        table_format=table_format, schema_contract=schema_contract, file_format=loader_file_format,
     )
 
 

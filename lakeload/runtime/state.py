@@ -16,6 +16,7 @@ from lakeload.schema.schema import Schema
 
 logger = logging.getLogger("lakeload.pipeline")
 STATE_ENGINE_VERSION = 4
+_UNHASHED_STATE_KEYS = ("_local", "_version_hash", "_state_version", "_state_engine_version")
 
 
 def new_state(pipeline_name: str, dataset_name: str, destination_type: str, destination_name: str | None) -> dict[str, Any]:
@@ -26,16 +27,31 @@ def new_state(pipeline_name: str, dataset_name: str, destination_type: str, dest
         "dataset_name": dataset_name,
         "default_schema_name": None,
         "schema_names": [],
-        "destination_type": f"lakeload.destinations.{destination_type}",
+        "destination_type": dlt_destination_type(destination_type),
         "destination_name": destination_name,
         "_local": {},
     }
 
 
+# the destination type as dlt names it in the state: dlt's `attach()` imports it to rebuild the destination
+_DLT_DESTINATION_TYPES = {"filesystem": "dlt.destinations.filesystem", "sink": "dlt.destinations.destination"}
+
+
+def dlt_destination_type(destination_type: str) -> str:
+    """The `destination_type` dlt stores in the pipeline state for a lakeload destination type.
+
+    >>> dlt_destination_type("filesystem")
+    'dlt.destinations.filesystem'
+    """
+    return _DLT_DESTINATION_TYPES.get(destination_type, f"dlt.destinations.{destination_type}")
+
+
 def state_hash(state: dict[str, Any]) -> str:
-    """Base64 sha3-256 of the state's content (without local and version fields)."""
-    content = {k: v for k, v in state.items() if k not in ("_local", "_version_hash", "_state_version")}
-    return base64.b64encode(hashlib.sha3_256(orjson.dumps(content, option=orjson.OPT_SORT_KEYS, default=str)).digest()).decode()
+    """dlt's state version hash: base64 sha3-256 of the state without `_local` and its version fields, as typed
+    JSON (datetimes, decimals as dlt's typed text) with sorted keys, so both tools hash equal states alike."""
+    content = {k: v for k, v in state.items() if k not in _UNHASHED_STATE_KEYS}
+    raw = orjson.dumps(state_files.typed_values(content), option=orjson.OPT_SORT_KEYS | orjson.OPT_NON_STR_KEYS)
+    return base64.b64encode(hashlib.sha3_256(raw).digest()).decode()
 
 
 def bump_state(state: dict[str, Any]) -> bool:
@@ -48,8 +64,9 @@ def bump_state(state: dict[str, Any]) -> bool:
     return True
 
 
-def staged_state(state: dict[str, Any], sources_state: dict[str, Any]) -> dict[str, Any]:
-    """A copy of `state` with the sources' state an extract produced (`state["sources"]`, dlt's shape).
+def staged_state(state: dict[str, Any], sources_state: dict[str, Any], destination: Any = None) -> dict[str, Any]:
+    """A copy of `state` with the sources' state an extract produced (`state["sources"]`, dlt's shape) and, as dlt
+    records it in every state it stores, the pipeline's destination (dlt's type name; the name given, if any).
 
     >>> staged_state({"_state_version": 1}, {})
     {'_state_version': 1}
@@ -57,6 +74,9 @@ def staged_state(state: dict[str, Any], sources_state: dict[str, Any]) -> dict[s
     staged = copy.deepcopy(state)
     if sources_state or "sources" in staged:
         staged["sources"] = copy.deepcopy(sources_state)
+    if destination is not None:
+        staged["destination_type"] = dlt_destination_type(destination.destination_type)
+        staged["destination_name"] = getattr(destination, "destination_name", None)
     return staged
 
 

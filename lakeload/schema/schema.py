@@ -116,9 +116,23 @@ def is_complete_column(column: TColumn) -> bool:
     return bool(column.get("data_type"))
 
 
-def root_key_propagation(schema: Schema) -> bool:
-    """Whether the schema asks for `_dlt_root_id` in every nested table (dlt's `root_key=True` of a source)."""
-    return bool(schema.normalizers.get("json", {}).get("config", {}).get("root_key_propagation"))
+ROOT_KEY_MERGE_STRATEGIES = frozenset({"upsert", "insert-only", "delete-insert", "cdc"})
+
+
+def requires_root_key(schema: Schema, root: TTable) -> bool:
+    """dlt's rule for `_dlt_root_id` in the nested tables of `root`: the source's `root_key` when given, else a
+    Delta merge table (a merge into a non-Delta table is an append and has none); a chain that has it keeps it.
+
+    >>> requires_root_key(Schema("s"), {"name": "users", "write_disposition": "merge", "columns": {}})
+    False
+    """
+    explicit = schema.normalizers.get("json", {}).get("config", {}).get("root_key_propagation")
+    if explicit is not None:
+        needed = bool(explicit)
+    else:
+        needed = (root.get("write_disposition") == "merge" and root.get("table_format") == "delta"
+                  and root.get("x-merge-strategy", "upsert") in ROOT_KEY_MERGE_STRATEGIES)
+    return needed or any(columns_with_hint(t, "root_key") for t in schema.nested_tables_of(root["name"]))
 
 
 def set_root_key_propagation(schema: Schema, value: bool) -> bool:
@@ -196,8 +210,9 @@ class Schema:
         schema.settings = copy.deepcopy(data.get("settings") or {"detections": ["iso_timestamp"]})
         schema.settings.setdefault("default_hints", copy.deepcopy(DEFAULT_HINTS))
         schema.normalizers = copy.deepcopy(data.get("normalizers") or {"names": "snake_case"})
-        if schema.normalizers.get("json", {}).get("module") == OLD_JSON_NORMALIZER:  # not importable by dlt
-            schema.normalizers["json"]["module"] = DLT_JSON_NORMALIZER
+        json_normalizer = schema.normalizers.setdefault("json", {})
+        if json_normalizer.get("module") in (None, OLD_JSON_NORMALIZER):  # dlt imports the module it names
+            json_normalizer["module"] = DLT_JSON_NORMALIZER
         if not schema.version_hash:
             schema.version_hash = schema.content_hash()
         return schema
@@ -211,10 +226,16 @@ class Schema:
 
     # -- hashing and versions ----------------------------------------------------------------------
     def content_hash(self) -> str:
-        """Base64 sha3-256 of the schema content (tables, settings, normalizers, name), order-insensitive for keys."""
-        content = {"name": self.name, "tables": self.tables, "settings": self.settings, "normalizers": self.normalizers}
-        digest = hashlib.sha3_256(orjson.dumps(content, option=orjson.OPT_SORT_KEYS)).digest()
-        return base64.b64encode(digest).decode("ascii")
+        """dlt's schema version hash: base64 sha3-256 of the stored schema without its version fields (keys
+        sorted), followed by every table name (sorted) and its column names in schema order, so that a
+        column moved is a change. Equal to the hash dlt computes, so neither tool bumps the other's version."""
+        content = {k: v for k, v in self.to_dict().items() if k not in ("version", "version_hash", "previous_hashes")}
+        digest = hashlib.sha3_256(orjson.dumps(content, option=orjson.OPT_SORT_KEYS | orjson.OPT_NON_STR_KEYS))
+        for table_name in sorted(self.tables):
+            digest.update(table_name.encode("utf-8"))
+            for column_name in self.tables[table_name].get("columns") or {}:
+                digest.update(column_name.encode("utf-8"))
+        return base64.b64encode(digest.digest()).decode("ascii")
 
     def bump_version(self) -> tuple[int, str]:
         """Recompute the content hash; a changed hash increments `version` and records the old hash."""

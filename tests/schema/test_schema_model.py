@@ -35,3 +35,25 @@ def test_update_table_appends_columns_in_order_and_nested_lookup() -> None:
     assert list(s.tables["u"]["columns"]) == ["b", "a"] and s.tables["u"]["columns"]["a"]["data_type"] == "bigint"
     assert s.root_table_of("u__c__d")["name"] == "u"
     assert [t["name"] for t in s.nested_tables_of("u")] == ["u", "u__c", "u__c__d"]
+
+
+def test_content_hash_is_dlts_version_hash_and_column_order_counts() -> None:
+    from dlt.common.schema.utils import generate_version_hash
+
+    s = Schema("p")
+    s.update_table({"name": "users", "write_disposition": "merge", "x-normalizer": {"seen-data": True},
+                    "columns": {"id": {"name": "id", "data_type": "bigint", "nullable": False, "primary_key": True},
+                                "name": {"name": "name", "data_type": "text", "nullable": True}}})
+    s.bump_version()
+    assert s.content_hash() == generate_version_hash(s.to_dict()) == s.version_hash
+    swapped = Schema.from_dict(s.to_dict())
+    swapped.tables["users"]["columns"] = dict(reversed(list(s.tables["users"]["columns"].items())))
+    assert swapped.content_hash() == generate_version_hash(swapped.to_dict()) != s.content_hash()
+
+
+def test_stored_schemas_name_dlts_json_normalizer_also_when_read_from_an_older_lakeload() -> None:
+    old = Schema("p").to_dict()
+    old["normalizers"] = {"names": "snake_case", "json": {"module": "lakeload.normalize.relational"}}
+    assert Schema.from_dict(old).to_dict()["normalizers"]["json"]["module"] == "dlt.common.normalizers.json.relational"
+    assert Schema.from_dict({**old, "normalizers": {"names": "snake_case"}}).normalizers["json"]["module"] == (
+        "dlt.common.normalizers.json.relational")
