@@ -266,8 +266,8 @@ def _same_problems_dropped(expected: dict[str, Any], actual: dict[str, Any]) -> 
 def assert_same_snapshots(theirs: list[Snapshot], ours: list[Snapshot], *, state: bool = True,
                           arrow_ids: bool = False) -> None:
     """Each checkpoint: the same label, failure, dataset (conformance diff) and (with `state`) source state. With
-    `arrow_ids`, the `_dlt_id`/`_dlt_load_id` columns lakeload adds to Arrow-item tables are left out (a known gap:
-    dlt 1.31 writes Arrow tables and pandas frames without them; lakeload adds them)."""
+    `arrow_ids`, the `_dlt_id`/`_dlt_load_id` columns lakeload adds to Arrow-item tables are left out (a deliberate
+    difference, README "Coming from dlt": dlt 1.31 writes Arrow tables and pandas frames without them)."""
     assert [s.label for s in ours] == [s.label for s in theirs]
     for expected, actual in zip(theirs, ours, strict=True):
         where = f"at {expected.label}"

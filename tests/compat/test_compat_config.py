@@ -175,9 +175,7 @@ CASES: dict[str, Case] = {
 @pytest.mark.parametrize("name", list(CASES))
 def test_injected_arguments_build_the_same_tables_as_dlt(name: str, tmp_path: Path) -> None:
     case = CASES[name]
-    # Known gap (reported), not a decision: dlt stores `run(loader_file_format=)` as the tables' `file_format` hint.
-    assert_same(configured(case.script), tmp_path, env=case.env, files=case.files, hints=True,
-                hints_ignored=("file_format",))
+    assert_same(configured(case.script), tmp_path, env=case.env, files=case.files, hints=True)
 
 
 def missing(key: str) -> Callable[[BaseException], Any]:

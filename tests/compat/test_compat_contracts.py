@@ -157,8 +157,6 @@ def runs(build: Script) -> Callable[[Ctx], Any]:
 
 @pytest.mark.parametrize("name", list(SCRIPTS))
 def test_contracts_behave_as_dlt(name: str, tmp_path: Path) -> None:
-    # Known gaps (reported), not decisions: dlt stores `run(loader_file_format=)` as the tables' `file_format` hint,
-    # lakeload does not; dlt writes Arrow items without `_dlt_id`/`_dlt_load_id`, lakeload with them (see
-    # test_compat_incremental.py::test_arrow_items_get_no_id_columns). Everything else is compared.
-    assert_same(runs(SCRIPTS[name]), tmp_path, contracts=True, hints=True, hints_ignored=("file_format",),
-                arrow_ids=name == "arrow_columns")
+    # Deliberate difference (README, Coming from dlt): dlt writes Arrow items without `_dlt_id`/`_dlt_load_id`,
+    # lakeload with them (see test_compat_incremental.py::test_arrow_items_get_no_id_columns). All else is compared.
+    assert_same(runs(SCRIPTS[name]), tmp_path, contracts=True, hints=True, arrow_ids=name == "arrow_columns")

@@ -210,27 +210,24 @@ SCRIPTS: dict[str, tuple[Build, int]] = {
 
 
 # Arrow tables and pandas frames: dlt 1.31 loads them without `_dlt_id`/`_dlt_load_id` (its parquet normalizer's
-# `add_dlt_id`/`add_dlt_load_id` are off by default), lakeload adds both. A known gap (reported), not a decision:
-# those two columns are left out of these scripts' comparison, `test_arrow_items_get_no_id_columns` pins the gap.
+# `add_dlt_id`/`add_dlt_load_id` are off by default), lakeload adds both (a deliberate difference, README "Coming
+# from dlt": the rows get the ids dlt gives records). Those two columns are left out of these scripts' comparison;
+# `test_arrow_items_get_no_id_columns` pins the difference.
 ARROW_SCRIPTS = ("arrow", "pandas")
 
 
 @pytest.mark.parametrize("name", list(SCRIPTS))
 def test_incremental_runs_leave_the_rows_and_state_dlt_leaves(name: str, tmp_path: Path) -> None:
     build, runs = SCRIPTS[name]
-    # Known gap, not a deliberate difference: dlt stores `run(loader_file_format=...)` as each table's `file_format`
-    # hint in the schema, lakeload does not (reported); every other table and column hint is compared.
     assert_same(runs_of(build, runs, "incr", loader_file_format="parquet"), tmp_path, hints=True,
-                hints_ignored=("file_format",), arrow_ids=name in ARROW_SCRIPTS)
+                arrow_ids=name in ARROW_SCRIPTS)
 
 
-@pytest.mark.xfail(strict=True, raises=AssertionError, reason="known gap: lakeload adds _dlt_id/_dlt_load_id to "
-                   "Arrow and pandas items, dlt 1.31 does not")
+@pytest.mark.xfail(strict=True, raises=AssertionError, reason="deliberate difference (README, Coming from dlt): "
+                   "lakeload gives Arrow and pandas rows _dlt_id/_dlt_load_id (dlt's ids for merge tables), dlt 1.31 none")
 def test_arrow_items_get_no_id_columns(tmp_path: Path) -> None:
     assert_same(runs_of(s_pandas, 1, "incr", loader_file_format="parquet"), tmp_path)
 
 
-@pytest.mark.xfail(strict=True, raises=AssertionError, reason="known gap: dlt stores run(loader_file_format=) as the "
-                   "tables' file_format hint, lakeload does not")
 def test_run_file_format_is_stored_as_a_table_hint(tmp_path: Path) -> None:
     assert_same(runs_of(s_records_int, 1, "incr", loader_file_format="parquet"), tmp_path, hints=True)

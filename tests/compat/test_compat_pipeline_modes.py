@@ -124,5 +124,4 @@ SCRIPTS: list[Any] = [
 
 @pytest.mark.parametrize("script", SCRIPTS, ids=lambda s: s.__name__[2:])
 def test_pipeline_modes_as_dlt(script: Script, tmp_path: Path) -> None:
-    # Known gap (reported), not a decision: dlt stores `run(loader_file_format=)` as the tables' `file_format` hint.
-    assert_same(script, tmp_path, hints=True, hints_ignored=("file_format",))
+    assert_same(script, tmp_path, hints=True)

@@ -16,7 +16,7 @@ total                                   97
 ======================================  =======
 
 (A "script" is one side-by-side comparison: one parametrized case, the missing-value config script, and the
-two pinned known gaps of test_compat_incremental.py. The three lakeload-only tests of test_compat_pipes.py
+two pinned cases of test_compat_incremental.py (a deliberate difference and a former gap, now passing). The three lakeload-only tests of test_compat_pipes.py
 are not counted.)
 """
 
