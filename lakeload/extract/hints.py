@@ -7,7 +7,7 @@
 from __future__ import annotations
 
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, fields
 from typing import Any
 
 from lakeload.errors import ExtractError
@@ -97,6 +97,24 @@ EMPTY_REMOVES = ("table_name", "primary_key", "merge_key", "columns", "table_for
                  "nested_hints", "additional_table_hints", "schema_contract")
 
 
+UNSUPPORTED_HINTS = {
+    "parent_table_name": "a resource that fills a nested table directly is not supported: yield the nested rows inside "
+                         "their parent records (or load them into a root table of their own)",
+    "create_table_variant": "per-table variants of a resource's hints are made per item: yield "
+                            "lakeload.mark.with_hints(item, lakeload.mark.make_hints(...), create_table_variant=True)",
+}
+
+
+def _check_hint_names(given: dict[str, Any]) -> None:
+    """Refuse a hint lakeload does not know with an error naming the known ones (or, for two of dlt's, what to do)."""
+    known = {f.name for f in fields(TableHints)} - {"model", "raw_primary_key", "merge_strategy"}
+    for key, value in given.items():
+        if key in UNSUPPORTED_HINTS and value:
+            raise ExtractError(f"apply_hints({key}=...): {UNSUPPORTED_HINTS[key]}.")
+        if key not in known and key not in UNSUPPORTED_HINTS:
+            raise ExtractError(f"Unknown hint {key!r}; the hints are {', '.join(sorted(known | {'incremental'}))}.")
+
+
 def merged_hints(current: TableHints, given: dict[str, Any]) -> TableHints:
     """`current` with the `given` hints set, as dlt's `apply_hints`: `None` keeps a hint, an empty value (`""`,
     `[]`, `{}`) removes it; new columns merge into the existing ones.
@@ -104,6 +122,7 @@ def merged_hints(current: TableHints, given: dict[str, Any]) -> TableHints:
     >>> merged_hints(TableHints(primary_key=["id"]), {"primary_key": ""}).primary_key is None
     True
     """
+    _check_hint_names(given)
     merged = dict(vars(current))
     for key, value in given.items():
         if value is None:

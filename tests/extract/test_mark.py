@@ -126,3 +126,17 @@ def test_resource_properties_read_and_set_hints_like_dlt() -> None:
         res.table_name, res.write_disposition, res.max_table_nesting = "other", "append", 2
     for prop in ("table_name", "write_disposition", "max_table_nesting"):
         assert getattr(ours, prop) == getattr(theirs, prop), prop
+
+
+def test_unknown_or_unsupported_hints_are_refused_clearly() -> None:
+    import pytest as _pytest
+
+    import lakeload
+
+    r = lakeload.resource([{"a": 1}], name="r")
+    with _pytest.raises(lakeload.LakeloadError, match="nested table directly is not supported"):
+        r.apply_hints(parent_table_name="x")
+    with _pytest.raises(lakeload.LakeloadError, match="create_table_variant=True"):
+        r.apply_hints(table_name="t", create_table_variant=True)
+    with _pytest.raises(lakeload.LakeloadError, match="Unknown hint 'nope'.*primary_key"):
+        r.apply_hints(nope=1)
