@@ -125,7 +125,7 @@ def merged_hints(current: TableHints, given: dict[str, Any]) -> TableHints:
     _check_hint_names(given)
     merged = dict(vars(current))
     for key, value in given.items():
-        if value is None:
+        if value is None or key in UNSUPPORTED_HINTS:  # an unsupported hint left empty asks for nothing
             continue
         if key == "columns":
             merged["model"] = None  # new `columns` replace a pydantic model (a model given again sets it again)
