@@ -171,11 +171,12 @@ class Pipeline(PipelineMaintenance):
             self.state["default_schema_name"] = schema_name
         if schema_name not in self.state["schema_names"]:
             self.state["schema_names"].append(schema_name)
-        naming = self._schema_naming(self.schema(schema_name))
-        contracts = root_contracts(data, resources, overrides, self.schema(schema_name))
+        stored = self.schema(schema_name)  # read once: only read below
+        naming = self._schema_naming(stored)
+        contracts = root_contracts(data, resources, overrides, stored)
         context = ExtractContext(self.pipeline_name, schema_name, sources_state=copy.deepcopy(self.state.get("sources", {})),
                                  spark_session=lambda: self.spark)
-        plan = plan_refresh(self.schema(schema_name), context.sources_state, refresh, schema_name,
+        plan = plan_refresh(stored, context.sources_state, refresh, schema_name,
                             [r.name for r in resources]) if refresh else None
         staged: dict[str, Any] = {}
 
@@ -202,7 +203,7 @@ class Pipeline(PipelineMaintenance):
                     file_max_bytes=self._file_max_bytes(),
                     context=context,
                     listener=listener,
-                    known_tables=frozenset(self.schema(schema_name).tables) - set(plan["schema_drops"] if plan else ()),
+                    known_tables=frozenset(stored.tables) - set(plan["schema_drops"] if plan else ()),
                     contracts=contracts,
                 )
         except BaseException:
