@@ -122,9 +122,12 @@ class _Pending:
 
 
 class _Run:
-    def __init__(self, context_for: Callable[[Resource], ExtractContext | None], pool: ThreadPoolExecutor) -> None:
+    def __init__(
+        self, context_for: Callable[[Resource], ExtractContext | None], pool: ThreadPoolExecutor, workers: int
+    ) -> None:
         self.context_for = context_for
         self.pool = pool
+        self.max_pending = 4 * workers  # deferred calls waiting before the oldest is waited for
         self.pending: deque[_Pending] = deque()
         self.lives: dict[int, Incremental[Any] | None] = {}  # each transformer's live incremental, bound once
 
@@ -174,7 +177,7 @@ class _Run:
 
     def ready(self, block: bool) -> Iterator[tuple[Resource, Any]]:
         """Items of deferred calls that are done, in call order (all of them with `block`, or when too many wait)."""
-        while self.pending and (block or self.pending[0].future.done() or len(self.pending) > 4 * WORKERS):
+        while self.pending and (block or self.pending[0].future.done() or len(self.pending) > self.max_pending):
             done = self.pending.popleft()
             items = done.future.result()
             if done.stepped:
@@ -192,7 +195,7 @@ def evaluate(
     roots = plan(resources)
     stop = threading.Event()
     with ThreadPoolExecutor(workers, thread_name_prefix="lakeload-extract") as pool:
-        run = _Run(context_for, pool)
+        run = _Run(context_for, pool, workers)
         parallel = [r for r in roots if r.resource.parallelized]
         feed: queue.Queue[tuple[_Node, Any]] = queue.Queue(maxsize=64)
         threads = [_start(node, context_for, feed, stop) for node in parallel]
@@ -232,9 +235,8 @@ def _start(node: _Node, context_for: Callable[[Resource], ExtractContext | None]
         context = context_for(node.resource)
         try:
             for item in iterate_in(context, node.resource.iterate(context)):
-                while not _put(feed, (node, item), stop):
-                    if stop.is_set():
-                        return
+                if not _put(feed, (node, item), stop):
+                    return  # the extract stopped
         except BaseException as exc:  # handed to the extract, which raises it
             _put(feed, (node, _Failed(exc)), stop)
             return
@@ -246,6 +248,7 @@ def _start(node: _Node, context_for: Callable[[Resource], ExtractContext | None]
 
 
 def _put(feed: queue.Queue[tuple[_Node, Any]], entry: tuple[_Node, Any], stop: threading.Event) -> bool:
+    """Put `entry` (waiting while the queue is full); False when the extract stopped first."""
     while not stop.is_set():
         try:
             feed.put(entry, timeout=0.1)

@@ -222,10 +222,8 @@ class Resource:
         return replace(self, parent=parent)
 
     def table_name_for(self, item: Any) -> str:
-        hint = self.hints.table_name
-        if hint is None:
-            return self.name
-        return hint(item) if callable(hint) else hint
+        hint = self.table_name
+        return hint(item) if callable(hint) else hint  # type: ignore[return-value]
 
     def __iter__(self) -> Iterator[Any]:
         return self.iterate()
@@ -237,7 +235,7 @@ class Resource:
         (`lakeload.extract.graph`), so that a parent feeding several transformers is iterated once.
         """
         if self.is_transformer:
-            yield from apply_steps(self._transformed(context), self.steps)
+            yield from apply_steps(self._transformed(), self.steps)
             return
         data = self.data
         context = context or ExtractContext(resource_name=self.name)
@@ -262,7 +260,7 @@ class Resource:
         filtered = filter_items(apply_steps(items, self.steps[:at]), live, getattr(data, "close", None))
         yield from apply_steps(filtered, self.steps[at:])  # the incremental runs before add_limit, as in dlt
 
-    def _transformed(self, context: ExtractContext | None) -> Iterator[Any]:
+    def _transformed(self) -> Iterator[Any]:
         for item in self.feeding_parent().iterate():
             yield from outputs(self.call_transform(item))
 
