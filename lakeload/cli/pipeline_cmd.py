@@ -13,13 +13,11 @@ Exit codes: 0 done, 1 a lakeload error (printed on stderr, secrets masked), 2 wr
 from __future__ import annotations
 
 import argparse
-import os
 import sys
 from typing import Any
 
 from lakeload.errors import LakeloadError
 from lakeload.runtime.log_secrets import mask_secrets
-from lakeload.runtime.packages import EXTRACTED, NORMALIZED
 
 
 def register(commands: Any) -> None:
@@ -115,19 +113,16 @@ def run_pipeline_command(args: argparse.Namespace) -> int:
 def sync(pipeline_name: str, pipelines_dir: str | None, destination: str | None, dataset: str | None) -> int:
     """dlt's `pipeline sync`: replace the working folder's state and schemas by the newest ones in the bucket."""
     from lakeload.cli.pipeline_views import open_folder
-    from lakeload.runtime.pipeline import Pipeline
 
     folder = open_folder(pipeline_name, pipelines_dir)
-    state = folder.state
-    pending = [i for stage in (EXTRACTED, NORMALIZED) for i in folder.storage.list_packages(stage)]
+    pending = [load_id for load_id, _ in folder.pending()]
     if pending:
         raise LakeloadError(
             f"Pipeline '{pipeline_name}' has pending load packages ({', '.join(pending)}); sync would lose them. Fix: "
             f"load them (pipeline.load() or the next run), or drop them with `lakeload pipeline {pipeline_name} "
             "drop-pending-packages`, then sync."
         )
-    destination = destination or state.get("destination_name") or "filesystem"
-    pipeline = Pipeline(pipeline_name, destination, dataset or state.get("dataset_name"), folder.pipelines_dir, attached=True)
+    pipeline = folder.attach(destination or folder.configured_destination(), dataset)
     pipeline.drop()
     pipeline.sync_destination()
     restored = pipeline.state
@@ -142,21 +137,15 @@ def sync(pipeline_name: str, pipelines_dir: str | None, destination: str | None,
 
 def drop_pending_packages(pipeline_name: str, pipelines_dir: str | None, destination: str | None) -> int:
     """`pipeline.drop_pending_packages()` for a pipeline found on disk; prints what was dropped."""
+    from lakeload.cli.pipeline_views import open_folder
     from lakeload.runtime.package_destination import pending_records
-    from lakeload.runtime.pipeline import DEFAULT_PIPELINES_DIR, Pipeline
-    from lakeload.runtime.working import pipeline_storage
 
-    folder = os.path.expanduser(pipelines_dir or DEFAULT_PIPELINES_DIR)
-    if not os.path.isdir(os.path.join(folder, pipeline_name)):
-        raise LakeloadError(f"No pipeline '{pipeline_name}' in {folder}. Fix: check the name, or pass --pipelines-dir.")
-    storage = pipeline_storage(folder, pipeline_name)
-    pending = pending_records(storage)
+    folder = open_folder(pipeline_name, pipelines_dir)
+    pending = pending_records(folder.storage)
     recorded = [package["destination"] for _, package in pending if package.get("destination")]
     if destination is None and recorded and recorded[0]["destination_type"] != "sink":
         destination = recorded[0]["destination_name"]
-    dataset = (storage.load_state() or {}).get("dataset_name")
-    pipeline = Pipeline(pipeline_name, destination, dataset, folder, attached=True)  # the folder as it is (dev_mode too)
-    pipeline.drop_pending_packages()
+    folder.attach(destination).drop_pending_packages()  # the folder as it is (dev_mode too)
     ids = ", ".join(load_id for load_id, _ in pending) or "none"
     print(f"Dropped {len(pending)} pending load package(s) of pipeline '{pipeline_name}': {ids}.")
     return 0

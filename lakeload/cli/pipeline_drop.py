@@ -29,7 +29,6 @@ def drop(
     """Drop the tables and state of `resources` (or of everything with `drop_all`) of the default schema."""
     from lakeload.extract.resource import Resource
     from lakeload.extract.source import Source
-    from lakeload.runtime.pipeline import Pipeline
 
     folder = open_folder(pipeline_name, pipelines_dir)
     state = folder.state
@@ -53,8 +52,7 @@ def drop(
             raise DropNotConfirmedError("Not dropped: no terminal to confirm on. Fix: pass --yes to drop without asking.")
         if ask("Proceed? [y/N] ").strip().lower() not in ("y", "yes"):
             raise DropNotConfirmedError("Not dropped: not confirmed.")
-    pipeline = Pipeline(pipeline_name, destination or state.get("destination_name") or "filesystem",
-                        state.get("dataset_name"), folder.pipelines_dir, attached=True)
+    pipeline = folder.attach(destination or folder.configured_destination())
     emptied = Source(schema_name, {r: Resource(r, []) for r in resources})
     info = pipeline.run(emptied, refresh="drop_sources" if drop_all else "drop_resources")
     print(f"Dropped {len(tables)} table(s) in load package {', '.join(info.load_ids) or 'none'}.")

@@ -15,13 +15,16 @@ from __future__ import annotations
 import json
 import os
 from dataclasses import dataclass
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from lakeload.errors import LakeloadError
 from lakeload.runtime.log_secrets import mask_secrets
 from lakeload.runtime.packages import EXTRACTED, LOADED, NORMALIZED, PipelineStorage
 from lakeload.runtime.trace import load_trace
 from lakeload.runtime.working import pipeline_storage
+
+if TYPE_CHECKING:
+    from lakeload.runtime.pipeline import Pipeline
 
 
 class PipelineNotFoundError(LakeloadError):
@@ -39,6 +42,22 @@ class WorkingFolder:
     @property
     def state(self) -> dict[str, Any]:
         return self.storage.load_state() or {}
+
+    def pending(self) -> list[tuple[str, str]]:
+        """`(load id, stage)` of every package not loaded yet (extracted or normalized)."""
+        return [(load_id, stage) for stage in (EXTRACTED, NORMALIZED) for load_id in self.storage.list_packages(stage)]
+
+    def attach(self, destination: Any, dataset: str | None = None) -> Pipeline:
+        """The pipeline on this folder as it is (nothing wiped, no Spark started); its dataset from the state
+        unless `dataset` is given."""
+        from lakeload.runtime.pipeline import Pipeline
+
+        return Pipeline(self.name, destination, dataset or self.state.get("dataset_name"), self.pipelines_dir,
+                        attached=True)
+
+    def configured_destination(self) -> str:
+        """The destination the state names, else the configured filesystem one."""
+        return str(self.state.get("destination_name") or "filesystem")
 
 
 def pipelines_folder(pipelines_dir: str | None) -> str:
@@ -140,7 +159,7 @@ def show_failed_jobs(wf: WorkingFolder) -> str:
     the packages it left pending (with how to retry or drop them)."""
     trace = load_trace(wf.storage.root)
     failed = [s for s in (trace or {}).get("steps", []) if s.get("error")]
-    pending = wf.storage.list_packages(EXTRACTED) + wf.storage.list_packages(NORMALIZED)
+    pending = [load_id for load_id, _ in wf.pending()]
     if not failed and not pending:
         return f"Pipeline {wf.name}: no failed jobs."
     lines = [f"Pipeline {wf.name}:"]

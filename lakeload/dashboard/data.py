@@ -12,7 +12,6 @@ from dataclasses import dataclass
 from typing import Any
 
 from lakeload.cli.pipeline_views import WorkingFolder, open_folder
-from lakeload.runtime.packages import EXTRACTED, NORMALIZED
 from lakeload.runtime.trace import load_trace
 
 
@@ -25,13 +24,8 @@ class PipelineView:
 
     @classmethod
     def open(cls, name: str, pipelines_dir: str | None) -> PipelineView:
-        from lakeload.runtime.pipeline import Pipeline
-
         folder = open_folder(name, pipelines_dir)
-        state = folder.state
-        pipeline = Pipeline(name, state.get("destination_name") or "filesystem", state.get("dataset_name"),
-                            folder.pipelines_dir, attached=True)
-        return cls(folder, pipeline)
+        return cls(folder, folder.attach(folder.configured_destination()))
 
     def query(self, sql: str) -> tuple[list[str], list[tuple[Any, ...]]]:
         """Column names and rows of `sql` over the dataset (its tables are DuckDB views)."""
@@ -79,7 +73,4 @@ class PipelineView:
         """Packages not loaded yet (extracted or normalized), with the error of the last run when it failed."""
         trace = self.trace() or {}
         error = next((s["error"] for s in trace.get("steps", []) if s.get("error")), "")
-        return [
-            {"load_id": load_id, "stage": stage, "last_error": error}
-            for stage in (EXTRACTED, NORMALIZED) for load_id in self.folder.storage.list_packages(stage)
-        ]
+        return [{"load_id": load_id, "stage": stage, "last_error": error} for load_id, stage in self.folder.pending()]
