@@ -13,7 +13,7 @@
 So the same record gets the same ids from dlt and from lakeload, and the two tools can upsert one Delta table
 in turn. The Arrow batch functions (`key_ids_array`, `nested_ids_array`) are what Spark runs as Arrow UDFs
 for DataFrame inputs: Spark has no SHAKE-128, and no row leaves the executors.
-Imports only the standard library, orjson and pyarrow.
+Imports only the standard library, orjson, pyarrow and `lakeload.schema.dlt_typed_text`.
 
 >>> key_row_id({"id": 1, "name": "a"}, ("id",))
 'z5jIxXIbUnmbKw'
@@ -24,19 +24,17 @@ Imports only the standard library, orjson and pyarrow.
 from __future__ import annotations
 
 import base64
-import datetime as dt
 import hashlib
 import os
-from decimal import Decimal
 from typing import Any
 
 import orjson
 import pyarrow as pa
 
+from lakeload.schema import dlt_typed_text
+
 ID_LENGTH_BYTES = 10
 _KEY_JSON_OPTIONS = orjson.OPT_SORT_KEYS | orjson.OPT_NON_STR_KEYS | orjson.OPT_PASSTHROUGH_DATETIME
-# the tag characters of dlt's typed JSON (private-use code points from U+F026), which its key hashes include
-_TAG_DECIMAL, _TAG_DATETIME, _TAG_DATE, _TAG_BYTES, _TAG_TIME = "\uf026", "\uf027", "\uf028", "\uf02b", "\uf02d"
 
 
 def random_row_id() -> str:
@@ -68,18 +66,11 @@ def nested_row_id(parent_row_id: str, table: str, list_idx: int) -> str:
 
 def _encode(value: Any) -> Any:
     """Typed values as dlt's extracted JSON lines hold them (tagged text), so its key hashes include the tag."""
-    if isinstance(value, dt.datetime):
-        return _TAG_DATETIME + value.isoformat()
-    if isinstance(value, dt.date):
-        return _TAG_DATE + value.isoformat()
-    if isinstance(value, dt.time):
-        return _TAG_TIME + value.isoformat()
-    if isinstance(value, Decimal):
-        return _TAG_DECIMAL + str(value)
-    if isinstance(value, (bytes, bytearray, memoryview)):
-        return _TAG_BYTES + base64.b64encode(bytes(value)).decode("ascii")
+    if isinstance(value, (bytearray, memoryview)):
+        value = bytes(value)
+    text = dlt_typed_text.encode(value)
     # dlt's extract fails on other types; of what an extracted file holds, only a duration (Parquet) gets here
-    return str(value)
+    return text if text is not None else str(value)
 
 
 def key_row_id(row: dict[str, Any], primary_key: tuple[str, ...] | list[str]) -> str:

@@ -28,6 +28,7 @@ from typing import Any
 import orjson
 
 from lakeload.errors import DestinationError
+from lakeload.schema import dlt_typed_text
 
 INIT_FILE_NAME = "init"
 LOADS_TABLE = "_dlt_loads"
@@ -39,9 +40,9 @@ SCHEMA_ENGINE_VERSION = 11
 STATE_ENGINE_VERSION = 4
 NAME_SEPARATOR = "__"
 
-# typed JSON inside the compressed state: a private-use character before the text marks its type
-_PUA = 0xF026
-_DECIMAL, _DATETIME, _DATE, _UUID, _HEXBYTES, _B64BYTES, _WEI, _TIME = (chr(_PUA + i) for i in range(8))
+# typed JSON inside the compressed state: a private-use character before the text marks its type (dlt's typed text)
+_PUA = dlt_typed_text.PUA
+_DATE = dlt_typed_text.DATE
 
 
 class StateFileError(DestinationError):
@@ -164,17 +165,10 @@ def pipeline_state_record(*, pipeline_name: str, load_id: str, state: dict[str, 
 
 
 def _typed_default(value: Any) -> str:
-    if isinstance(value, Decimal):
-        return _DECIMAL + str(value)
-    if isinstance(value, _dt.datetime):
-        return _DATETIME + value.isoformat()
-    if isinstance(value, _dt.date):
-        return _DATE + value.isoformat()
-    if isinstance(value, _dt.time):
-        return _TIME + value.isoformat()
-    if isinstance(value, bytes):
-        return _B64BYTES + base64.b64encode(value).decode("ascii")
-    raise TypeError(f"Pipeline state value of type {type(value).__name__} cannot be stored: {value!r}")
+    text = dlt_typed_text.encode(value)
+    if text is None:
+        raise TypeError(f"Pipeline state value of type {type(value).__name__} cannot be stored: {value!r}")
+    return text
 
 
 def encode_state(state: dict[str, Any]) -> str:
