@@ -140,3 +140,4 @@ def test_unknown_or_unsupported_hints_are_refused_clearly() -> None:
         r.apply_hints(table_name="t", create_table_variant=True)
     with _pytest.raises(lakeload.LakeloadError, match="Unknown hint 'nope'.*primary_key"):
         r.apply_hints(nope=1)
+    assert r.apply_hints(create_table_variant=False, parent_table_name="", primary_key="a").primary_key == ["a"]
