@@ -7,20 +7,26 @@ Scenarios (each tool/configuration in its own fresh process, like ``bench_vs_dlt
   same bytes for every tool), then loaded to parquet by
   dlt 1.31 (``filesystem(...) | read_jsonl()``, 2 normalize workers with extract file rotation, its best
   configuration), lakeload's file source (``filesystem(...) | read_jsonl()``), and a bare Spark
-  ``spark.read.json(files).write.parquet(...)`` (Spark's inference pass plus its parse pass);
+  ``spark.read.json(files).write.parquet(...)`` (Spark's inference pass plus its parse pass), DuckDB's
+  ``COPY (SELECT * FROM read_json(files)) TO parquet`` on 2 threads (the floor: every byte parsed once, every
+  column written) and Polars' ``scan_ndjson(files).sink_parquet(...)`` (skipped if polars is not installed);
 - ``small``: in one process, Spark's own session start and first Python job (JVM and worker warm-up), lakeload's
   first 10-record run (cold) and the median of 5 more 10-record runs (warm, session already started); then
   the same in a fresh process without the warm-up job (lakeload's first run pays Spark's warm-up).
 
 Examples::
 
-    python bench/bench_inputs.py --events 1000000 --scenarios files
+    python bench/bench_inputs.py --events 1000000 --scenarios files --check
     python bench/bench_inputs.py --scenarios small
+
+``--check`` prints issue 16's goal 1 (lakeload <= 2x DuckDB, >= 2x bare Spark, >= 8x dlt; totals without
+Spark's session start) with PASS/MISS and exits 1 if any measured goal is missed.
 """
 
 from __future__ import annotations
 
 import argparse
+import importlib.util
 import json
 import os
 import statistics
@@ -32,6 +38,7 @@ from typing import Any
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 import bench_vs_dlt as core  # noqa: E402
+from goals import Goal, print_goals, ratio  # noqa: E402
 
 WORKDIR = core.DEFAULT_WORKDIR / "inputs"
 
@@ -123,6 +130,36 @@ def child_spark_files(spec: dict[str, Any]) -> dict[str, Any]:
     return _result(spec["events"], started, ready, end, {"read_json_write_parquet": end - ready}, Path(spec["bucket"]))
 
 
+def child_duckdb_files(spec: dict[str, Any]) -> dict[str, Any]:
+    """DuckDB's nested COPY of the same files to one parquet file, 2 threads, timed from connect."""
+    import duckdb
+
+    bucket = Path(spec["bucket"])
+    out = bucket / core.DATASET / core.RESOURCE_NAME / "events.parquet"
+    out.parent.mkdir(parents=True)
+    started = time.perf_counter()
+    con = duckdb.connect()
+    con.execute("SET threads=2")
+    source = str(Path(spec["source"]) / "*.jsonl")
+    con.execute(f"COPY (SELECT * FROM read_json('{source}', format='newline_delimited')) TO '{out}' (FORMAT parquet)")
+    con.close()
+    end = time.perf_counter()
+    return _result(spec["events"], started, started, end, {"copy": end - started}, bucket)
+
+
+def child_polars_files(spec: dict[str, Any]) -> dict[str, Any]:
+    """Polars' lazy ``scan_ndjson(files).sink_parquet(...)`` of the same files, timed from the scan."""
+    import polars as pl
+
+    bucket = Path(spec["bucket"])
+    out = bucket / core.DATASET / core.RESOURCE_NAME / "events.parquet"
+    out.parent.mkdir(parents=True)
+    started = time.perf_counter()
+    pl.scan_ndjson(sorted(Path(spec["source"]).glob("*.jsonl"))).sink_parquet(out)
+    end = time.perf_counter()
+    return _result(spec["events"], started, started, end, {"scan_ndjson_sink_parquet": end - started}, bucket)
+
+
 def child_small(spec: dict[str, Any]) -> dict[str, Any]:
     """Spark's own start and first job, then lakeload's cold and warm 10-record runs."""
     started = time.perf_counter()
@@ -159,7 +196,8 @@ def child_small(spec: dict[str, Any]) -> dict[str, Any]:
 
 
 CHILDREN = {"dlt_files": child_dlt_files, "lakeload_files": child_lakeload_files, "spark_files": child_spark_files,
-            "small": child_small}
+            "duckdb_files": child_duckdb_files, "polars_files": child_polars_files, "small": child_small}
+FILE_TOOLS = "dlt_files,lakeload_files,spark_files,duckdb_files,polars_files"
 
 
 def run_child(spec: dict[str, Any]) -> dict[str, Any]:
@@ -193,20 +231,33 @@ def rows(result: dict[str, Any]) -> dict[str, int]:
 def print_files(results: list[dict[str, Any]]) -> None:
     by = {r["label"]: r for r in results}
     dlt_total = by.get("dlt_files", {}).get("total_s")
-    print(f"\n{'':34}{'total [s]':>12}{'vs dlt':>9}{'driver RSS [MB]':>18}  stages")
+    duckdb_total = by.get("duckdb_files", {}).get("total_s")
+    print("\nvs dlt = dlt's total / this total (>1: faster than dlt); vs DuckDB = this total / DuckDB's (1: its speed)")
+    print(f"{'':18}{'total [s]':>12}{'vs dlt':>9}{'vs DuckDB':>11}{'driver RSS [MB]':>18}  stages")
     for label, r in by.items():
         total = r.get("total_s")
-        ratio = f"{dlt_total / total:.2f}x" if dlt_total and total else ""
+        vs_dlt, vs_duckdb = ratio(dlt_total, total), ratio(total, duckdb_total)
         rss = r.get("sampled_driver_peak_rss_mb") or 0
         stages = ", ".join(f"{k} {v:.1f}" for k, v in r.get("stages", {}).items())
-        print(f"{label:34}{total or float('nan'):12.1f}{ratio:>9}{rss:18.0f}  {stages}")
-    ll, sp = by.get("lakeload_files", {}), by.get("spark_files", {})
-    if ll.get("stages") and sp.get("total_s"):
-        ours = ll["stages"]["normalize"] + ll["stages"]["load"]
-        print(f"lakeload normalize+load {ours:.1f} s vs bare Spark read.json->write.parquet {sp['total_s']:.1f} s: "
-              f"{sp['total_s'] / ours:.2f}x")
+        print(f"{label:18}{total or float('nan'):12.1f}{_times(vs_dlt):>9}{_times(vs_duckdb):>11}{rss:18.0f}  {stages}")
     counted = {label: rows(r).get(core.RESOURCE_NAME) for label, r in by.items()}
     print(f"root rows per tool: {counted}")
+
+
+def _times(value: float | None) -> str:
+    return "" if value is None else f"{value:.2f}x"
+
+
+def files_goals(results: list[dict[str, Any]]) -> list[Goal]:
+    """Issue 16 goal 1 from the files scenario's totals (lakeload's without its Spark session start)."""
+    total = {r["label"]: r.get("total_s") for r in results}
+    lakeload = total.get("lakeload_files")
+    return [
+        Goal("lakeload / DuckDB COPY (time)", ratio(lakeload, total.get("duckdb_files")), 2.0, at_most=True),
+        Goal("bare Spark read.json->write.parquet / lakeload (speed-up)", ratio(total.get("spark_files"), lakeload),
+             2.0, at_most=False),
+        Goal("dlt / lakeload (speed-up)", ratio(total.get("dlt_files"), lakeload), 8.0, at_most=False),
+    ]
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -215,7 +266,8 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--seed", type=int, default=0)
     parser.add_argument("--files", type=int, default=8, help="JSONL files the events are written to")
     parser.add_argument("--scenarios", default="files,small")
-    parser.add_argument("--tools", default="dlt_files,lakeload_files,spark_files")
+    parser.add_argument("--tools", default=FILE_TOOLS, help=f"files scenario tools (default {FILE_TOOLS})")
+    parser.add_argument("--check", action="store_true", help="exit 1 if a measured goal of issue 16 is missed")
     parser.add_argument("--child")
     args = parser.parse_args(argv)
     if args.child:
@@ -225,14 +277,19 @@ def main(argv: list[str] | None = None) -> int:
         return 0
     scenarios = args.scenarios.split(",")
     results = []
+    misses = 0
     if "files" in scenarios:
         source = WORKDIR / "source"
         info = write_jsonl_files(args.events, args.seed, source, args.files)
         print(f"{args.events:,} events in {info['files']} JSONL files, {info['bytes'] / 1e6:,.0f} MB", flush=True)
         for tool in args.tools.split(","):
+            if tool == "polars_files" and importlib.util.find_spec("polars") is None:
+                print("--> polars_files skipped: polars is not installed in this environment", flush=True)
+                continue
             spec = {"label": tool, "tool": tool, "events": args.events, "source": str(source), "run_dir": str(WORKDIR / tool)}
             results.append(run_child(spec))
         print_files(results)
+        misses += print_goals(f"issue 16 goal 1, JSONL files -> parquet, {args.events:,} events", files_goals(results))
     if "small" in scenarios:
         for warm_up in (True, False):
             label = "small" if warm_up else "small, no Spark warm-up job first"
@@ -243,7 +300,7 @@ def main(argv: list[str] | None = None) -> int:
     out = WORKDIR / f"results-{int(time.time())}.json"
     out.write_text(json.dumps(results, indent=2, default=str))
     print(f"raw results: {out}")
-    return 0
+    return 1 if args.check and misses else 0
 
 
 if __name__ == "__main__":
