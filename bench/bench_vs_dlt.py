@@ -2,7 +2,8 @@
 """Side-by-side benchmark of dlt and lakeload loading the same nested GitHub-like events.
 
 Both tools load ``generate_events(n, seed)`` (``lakeload/demo/events.py``) as a resource named
-``events`` into a local filesystem bucket (parquet by default). Every tool/configuration runs in
+``events`` into a local filesystem bucket (parquet by default), in pages (lists) of ``--page-size`` events
+(1,000 by default, as issue 16 measures; 1 yields single events). Every tool/configuration runs in
 its own fresh subprocess (this script re-invoked with ``--child SPEC.json``) so that import
 costs, peak RSS and caches are measured per run. The child reports per-stage seconds, peak RSS
 of the driver (``getrusage``) and the rows/files found in the bucket (read back with pyarrow);
@@ -18,6 +19,13 @@ Examples::
     python bench/bench_vs_dlt.py --events 100000 --generator-only
     python bench/bench_vs_dlt.py --events 100000 --spark-baseline     # bare spark json -> parquet
     python bench/bench_vs_dlt.py --events 100000 --json bench/results/100k.json
+    python bench/bench_vs_dlt.py --events 1000000 --dlt-workers 1,2 --lakeload-modes cold --check
+    python bench/bench_vs_dlt.py --events 1000000,10000000 --only lakeload --lakeload-modes run --check
+
+With lakeload's ``cold`` mode, two more children run: the generator alone (the same pages, iterated and
+dropped) and Spark's session start (``get_spark()``), the floor of issue 16's goal 2. Several ``--events``
+sizes give goal 4 (driver peak RSS <= 200 MB at each size, time grows at most linearly in events).
+The goals are printed after the tables; ``--check`` exits 1 if a measured one is missed.
 
 The lakeload side is isolated in :func:`run_lakeload_child` so it is easy to adapt to the API.
 """
@@ -28,6 +36,7 @@ import argparse
 import contextlib
 import gzip
 import importlib.util
+import itertools
 import json
 import math
 import os
@@ -42,6 +51,9 @@ from collections.abc import Callable, Iterator
 from pathlib import Path
 from types import ModuleType
 from typing import Any
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+from goals import Goal, print_goals, ratio  # noqa: E402
 
 REPO_ROOT = Path(__file__).resolve().parents[1]
 EVENTS_PY = REPO_ROOT / "lakeload" / "demo" / "events.py"
@@ -79,6 +91,15 @@ def generate_events(n: int, seed: int) -> Iterator[dict[str, Any]]:
     """The events both tools load (same generator, same seed)."""
     gen: Callable[..., Iterator[dict[str, Any]]] = load_events_module().generate_events
     return gen(n, seed=seed)
+
+
+def spec_events(spec: dict[str, Any]) -> Iterator[Any]:
+    """What the resource receives: the spec's events in pages (lists) of ``page_size``, or single events."""
+    events = generate_events(spec["events"], spec["seed"])
+    size = spec.get("page_size", 1)
+    if size <= 1:
+        return events
+    return iter(lambda: list(itertools.islice(events, size)), [])
 
 
 def self_peak_rss_mb() -> float:
@@ -167,7 +188,7 @@ def run_dlt_child(spec: dict[str, Any]) -> dict[str, Any]:
         os.environ[key] = value
     settings = {k: v for k, v in os.environ.items() if "__" in k and k.split("__")[0] in _DLT_SECTIONS}
 
-    events = generate_events(n, spec["seed"])  # lazy; generation is timed inside extract
+    events = spec_events(spec)  # lazy; generation is timed inside extract
     t0 = time.perf_counter()
     import dlt
 
@@ -255,7 +276,7 @@ def run_lakeload_child(spec: dict[str, Any]) -> dict[str, Any]:
     Adapt this function when lakeload's API changes.
     """
     n, mode, fmt = spec["events"], spec["mode"], spec["format"]
-    events = generate_events(n, spec["seed"])
+    events = spec_events(spec)
     t0 = time.perf_counter()
     import lakeload
 
@@ -365,10 +386,34 @@ def run_spark_baseline_child(spec: dict[str, Any]) -> dict[str, Any]:
     }
 
 
+def run_generator_child(spec: dict[str, Any]) -> dict[str, Any]:
+    """Iterates exactly what the resource receives (:func:`spec_events`) and nothing else, timed."""
+    pages = spec_events(spec)  # loads the events module before the clock starts, like the tools' children
+    t0 = time.perf_counter()
+    count = sum(len(page) if isinstance(page, list) else 1 for page in pages)
+    total = time.perf_counter() - t0
+    return {"stages": {"iterate": total}, "total_s": total, "rows_per_s": count / total, "generated": count,
+            "driver_peak_rss_mb": self_peak_rss_mb()}
+
+
+def run_spark_start_child(spec: dict[str, Any]) -> dict[str, Any]:
+    """Spark's session start as lakeload's cold ``run()`` pays it: ``get_spark()`` after importing lakeload."""
+    import lakeload  # noqa: F401  (imported before the clock starts, as in the lakeload child)
+    from lakeload.spark.session import get_spark
+
+    t0 = time.perf_counter()
+    get_spark()
+    total = time.perf_counter() - t0
+    return {"stages": {"get_spark": total}, "spark_start_s": total, "total_s": total, "rows_per_s": 0.0,
+            "driver_peak_rss_mb": self_peak_rss_mb()}
+
+
 CHILD_RUNNERS: dict[str, Callable[[dict[str, Any]], dict[str, Any]]] = {
     "dlt": run_dlt_child,
     "lakeload": run_lakeload_child,
     "spark_baseline": run_spark_baseline_child,
+    "generator": run_generator_child,
+    "spark_start": run_spark_start_child,
 }
 
 
@@ -497,7 +542,7 @@ def run_child(spec: dict[str, Any], timeout: float, verbose: bool) -> dict[str, 
 
 def build_specs(args: argparse.Namespace, workdir: Path) -> list[dict[str, Any]]:
     """Expands the command line into one spec per tool/configuration."""
-    base = {"events": args.events, "seed": args.seed, "format": args.format}
+    base = {"events": args.events, "seed": args.seed, "format": args.format, "page_size": args.page_size}
     specs: list[dict[str, Any]] = []
     if args.spark_baseline:
         return [
@@ -523,8 +568,9 @@ def build_specs(args: argparse.Namespace, workdir: Path) -> list[dict[str, Any]]
                     "run_dir": str(workdir / f"dlt_w{w}"),
                 }
             )
+    modes = [m.strip() for m in args.lakeload_modes.split(",") if m.strip()]
     if args.only in (None, "lakeload"):
-        for mode in [m.strip() for m in args.lakeload_modes.split(",") if m.strip()]:
+        for mode in modes:
             specs.append(
                 {
                     **base,
@@ -535,6 +581,9 @@ def build_specs(args: argparse.Namespace, workdir: Path) -> list[dict[str, Any]]
                     "run_dir": str(workdir / f"lakeload_{mode}"),
                 }
             )
+        if "cold" in modes:  # goal 2's floor: the generator alone plus Spark's session start
+            for tool, label in (("generator", "generator alone"), ("spark_start", "spark session start")):
+                specs.append({**base, "tool": tool, "label": label, "run_dir": str(workdir / tool)})
     return specs
 
 
@@ -545,12 +594,12 @@ def _int_list(text: str) -> list[int]:
 def check_row_counts(results: list[dict[str, Any]], n: int) -> list[str]:
     """Compares rows per data table (``_dlt*`` tables excluded) across successful runs."""
     problems: list[str] = []
-    ok = [r for r in results if r.get("ok") and r["tool"] != "spark_baseline"]
-    for r in results:
-        if r.get("ok"):
-            root_rows = r["readback"]["tables"].get(RESOURCE_NAME, {}).get("rows")
-            if root_rows != n:
-                problems.append(f"{r['label']}: table {RESOURCE_NAME!r} has {root_rows} rows, expected {n}")
+    loaded = [r for r in results if r.get("ok") and "readback" in r]
+    ok = [r for r in loaded if r["tool"] != "spark_baseline"]
+    for r in loaded:
+        root_rows = r["readback"]["tables"].get(RESOURCE_NAME, {}).get("rows")
+        if root_rows != n:
+            problems.append(f"{r['label']}: table {RESOURCE_NAME!r} has {root_rows} rows, expected {n}")
     if len(ok) < 2:
         return problems
     ref = ok[0]
@@ -625,7 +674,7 @@ def print_results(results: list[dict[str, Any]]) -> None:
     Ratios are dlt / other for seconds and MB and other / dlt for events/s, so >1 always means
     the other tool (lakeload) is better.
     """
-    ok = [r for r in results if r.get("ok")]
+    ok = [r for r in results if r.get("ok") and "readback" in r]  # the generator and Spark start load nothing
     if not ok:
         print("no successful runs")
         return
@@ -661,7 +710,7 @@ def print_results(results: list[dict[str, Any]]) -> None:
             rt.add_column(escape(h), justify="left" if i == 0 else "right")
         for line in table:
             rt.add_row(*(escape(c) for c in line))
-        Console().print(rt)
+        Console(width=None if sys.stdout.isatty() else 200).print(rt)  # a redirected log keeps whole columns
     except ImportError:
         widths = [max(len(row[i]) for row in [headers, *table]) for i in range(len(headers))]
         for row in [headers, *table]:
@@ -702,10 +751,43 @@ def generator_only(n: int, seed: int) -> dict[str, Any]:
     return result
 
 
+def _total(results: list[dict[str, Any]], label: str) -> float | None:
+    return next((r.get("total_s") for r in results if r.get("ok") and r["label"] == label), None)
+
+
+def generator_goals(results: list[dict[str, Any]]) -> list[Goal]:
+    """Issue 16 goal 2: lakeload's cold ``run()`` against dlt's best and against the generator + Spark start."""
+    dlt_best = min((r["total_s"] for r in results if r.get("ok") and r["tool"] == "dlt"), default=None)
+    cold, generator, spark = (_total(results, x) for x in ("lakeload cold", "generator alone", "spark session start"))
+    floor = generator + spark if generator and spark else None
+    if floor:
+        print(f"\ngenerator alone {generator:.2f} s + Spark session start {spark:.2f} s = {floor:.2f} s; "
+              f"lakeload cold total {cold or float('nan'):.2f} s")
+    return [
+        Goal("dlt's best / lakeload cold (speed-up)", ratio(dlt_best, cold), 4.0, at_most=False),
+        Goal("lakeload cold / (generator alone + Spark session start)", ratio(cold, floor), 1.5, at_most=True),
+    ]
+
+
+def scaling_goals(by_events: dict[int, list[dict[str, Any]]]) -> list[Goal]:
+    """Issue 16 goal 4: lakeload's driver peak RSS at each size, and time growing at most linearly in events."""
+    lakeload = {n: {r["label"]: r for r in rs if r.get("ok") and r["tool"] == "lakeload"} for n, rs in by_events.items()}
+    goals = [Goal(f"driver peak RSS, {label}, {n:,} events", r["driver_peak_rss_mb"], 200, at_most=True, unit=" MB")
+             for n, runs in lakeload.items() for label, r in runs.items()]
+    low, high = min(lakeload), max(lakeload)
+    for label in sorted(lakeload[low].keys() & lakeload[high].keys()):
+        goals.append(Goal(f"time({high:,}) / time({low:,}), {label}",
+                          ratio(lakeload[high][label]["total_s"], lakeload[low][label]["total_s"]),
+                          high / low, at_most=True))
+    return goals
+
+
 def parse_args(argv: list[str] | None) -> argparse.Namespace:
     """Command line of the benchmark (see module docstring)."""
     p = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    p.add_argument("--events", type=int, default=100_000, help="number of root events (default 100000)")
+    p.add_argument("--events", type=_int_list, default=[100_000],
+                   help="number of root events, or several sizes comma separated (default 100000)")
+    p.add_argument("--page-size", type=int, default=1000, help="events per page the resource yields (1: single events)")
     p.add_argument("--seed", type=int, default=0)
     p.add_argument("--only", choices=["dlt", "lakeload"], help="run only one tool")
     p.add_argument("--format", default="parquet", choices=["parquet", "jsonl"], help="loader file format")
@@ -732,8 +814,30 @@ def parse_args(argv: list[str] | None) -> argparse.Namespace:
         action="store_true",
         help="write events to JSONL and time a bare spark.read.json(...).write.parquet(...)",
     )
+    p.add_argument("--check", action="store_true", help="exit 1 if a measured goal of issue 16 is missed")
     p.add_argument("--child", metavar="SPEC_JSON", help=argparse.SUPPRESS)
     return p.parse_args(argv)
+
+
+def run_size(args: argparse.Namespace, events: int, meta: dict[str, Any]) -> list[dict[str, Any]]:
+    """Every configuration at one size, each in its own process; prints the table and the row-count check."""
+    workdir = args.workdir.resolve() / f"{events}_{args.format}"
+    workdir.mkdir(parents=True, exist_ok=True)
+    results = []
+    for spec in build_specs(argparse.Namespace(**{**vars(args), "events": events}), workdir):
+        result = run_child(spec, args.timeout, args.verbose)
+        results.append(result)
+        if args.cleanup and result.get("ok"):
+            shutil.rmtree(Path(spec["run_dir"]) / "bucket", ignore_errors=True)
+    print()
+    print_results(results)
+    problems = check_row_counts(results, events)
+    if problems:
+        print("ROW COUNT MISMATCH:\n  " + "\n  ".join(problems))
+    else:
+        print(f"row counts per table consistent across {sum(1 for r in results if r.get('readback'))} loading run(s)")
+    meta.setdefault("row_count_problems", {})[events] = problems
+    return results
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -745,35 +849,31 @@ def main(argv: list[str] | None = None) -> int:
         "events": args.events,
         "seed": args.seed,
         "format": args.format,
+        "page_size": args.page_size,
         "python": sys.version.split()[0],
         "platform": platform.platform(),
         "cpu_count": os.cpu_count(),
         "started_at": time.strftime("%Y-%m-%dT%H:%M:%S%z"),
     }
+    misses = 0
     if args.generator_only:
-        results = [generator_only(args.events, args.seed)]
+        results = [generator_only(n, args.seed) for n in args.events]
     else:
-        workdir = args.workdir.resolve() / f"{args.events}_{args.format}"
-        workdir.mkdir(parents=True, exist_ok=True)
-        results = []
-        for spec in build_specs(args, workdir):
-            result = run_child(spec, args.timeout, args.verbose)
-            results.append(result)
-            if args.cleanup and result.get("ok"):
-                shutil.rmtree(Path(spec["run_dir"]) / "bucket", ignore_errors=True)
-        print()
-        print_results(results)
-        problems = check_row_counts(results, args.events)
-        n_ok = sum(1 for r in results if r.get("ok"))
-        if problems:
-            print("ROW COUNT MISMATCH:\n  " + "\n  ".join(problems))
-        else:
-            print(f"row counts per table consistent across {n_ok} successful run(s)")
-        meta["row_count_problems"] = problems
+        by_events = {n: run_size(args, n, meta) for n in args.events}
+        results = [r for rs in by_events.values() for r in rs]
+        if not args.spark_baseline:
+            for n, rs in by_events.items():
+                misses += print_goals(f"issue 16 goal 2, generator -> parquet, {n:,} events", generator_goals(rs))
+            if len(by_events) > 1:
+                misses += print_goals("issue 16 goal 4, scaling", scaling_goals(by_events))
+            else:
+                print("\nissue 16 goal 4, scaling: not measured (give two sizes: --events 1000000,10000000)")
     if args.json:
         args.json.parent.mkdir(parents=True, exist_ok=True)
         args.json.write_text(json.dumps({"meta": meta, "results": results}, indent=2, default=str))
         print(f"results saved to {args.json}")
+    if args.check and misses:
+        return 1
     return 0 if all(r.get("ok") for r in results) else 1
 
 
