@@ -32,7 +32,7 @@ import pyarrow as pa
 
 import lakeload.spark.executor_working as wio
 from lakeload.destinations.impl.filesystem.safe_paths import check_table_name
-from lakeload.normalize.executor_arrow_convert import Converter, child_ids, key_ids, random_ids
+from lakeload.normalize.executor_arrow_convert import Converter, key_ids
 from lakeload.normalize.executor_arrow_flatten import Flattener, Part, Tree, Unsupported, first_valid
 from lakeload.normalize.executor_arrow_jsonl import TYPES as JSONL_TYPES
 from lakeload.normalize.executor_arrow_jsonl import render_lines
@@ -47,7 +47,14 @@ from lakeload.normalize.executor_relational import (
     C_OCCURRENCE,
     RootTableSettings,
 )
-from lakeload.normalize.executor_writers import arrow_schema, complete_columns, rows_to_arrow, write_ipc
+from lakeload.normalize.executor_row_ids import nested_ids, random_ids
+from lakeload.normalize.executor_writers import (
+    arrow_schema,
+    complete_columns,
+    rows_to_arrow,
+    schema_signature,
+    write_ipc,
+)
 from lakeload.schema.datatypes import JSONL_OPTIONS, jsonl_default
 
 if TYPE_CHECKING:
@@ -208,7 +215,7 @@ class _Run:
             else:
                 assert part.parent_row is not None and part.list_idx is not None
                 parent_ids = ids[part.parent.name].take(pa.array(part.parent_row))
-                ids[name] = child_ids(parent_ids, name, part.list_idx)
+                ids[name] = nested_ids(parent_ids, name, part.list_idx)
                 if root.propagate_root_key:
                     columns[C_DLT_ROOT_ID] = ids[root_part.name].take(pa.array(np.searchsorted(root_part.rec, part.rec)))
                 columns[C_DLT_PARENT_ID] = parent_ids
@@ -262,8 +269,7 @@ class _Run:
                 python = done.rows.get(name, [])
                 if staged:
                     data = self._table(part, columns, python, done.tables[name])
-                    path = self._chunk(name, data)
-                    files.append({"table": name, "path": path, "rows": data.num_rows, "chunk": True, "split": self.split.index})
+                    files.append(self._staged(name, data, done.tables, new_writer))
                 else:
                     files.extend(self._jsonl(name, part, columns, python, done, new_writer))
         except BaseException:
@@ -272,12 +278,27 @@ class _Run:
             raise
         return files
 
-    def _chunk(self, name: str, data: pa.Table) -> str:
-        """One Arrow IPC chunk, named and laid out like `ArrowChunkWriter`'s."""
-        stem = wio.join(self.plan.output_dir, f"_chunks.{self.split.index:06d}.{check_table_name(name)}")
-        path = f"{stem}.0000.arrow"
+    def _staged(self, name: str, data: pa.Table, tables: dict[str, Any], new_writer: Writer) -> dict[str, Any]:
+        """The rows of one table for the driver's fold: a draft Parquet file, or an Arrow IPC chunk (csv).
+
+        A draft is a final file in the split's own columns; the driver keeps it when those are the table's
+        final columns and types (their order may differ, as in dlt's files from parallel workers), else
+        `finalize_split` rewrites it like a chunk.
+        """
+        split = self.split.index
+        if self.plan.format_for(self.split.root_table) == "parquet":
+            writer = new_writer(name, tables)
+            try:
+                writer.write_arrow(data)
+                (meta,) = writer.close()
+            except BaseException:
+                writer.abort()
+                raise
+            return dict(meta, split=split, draft=schema_signature(data.schema))
+        stem = wio.join(self.plan.output_dir, f"_chunks.{split:06d}.{check_table_name(name)}")
+        path = f"{stem}.0000.arrow"  # named and laid out like `ArrowChunkWriter`'s
         write_ipc(path, data)
-        return path
+        return {"table": name, "path": path, "rows": data.num_rows, "chunk": True, "split": split}
 
     def _jsonl(
         self, name: str, part: Part | None, columns: dict[str, pa.Array], python: list[tuple[int, dict[str, Any]]],

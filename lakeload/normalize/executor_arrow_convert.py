@@ -13,8 +13,6 @@ unless they have a fraction.
 
 from __future__ import annotations
 
-import base64
-import os
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -25,7 +23,7 @@ import pyarrow.compute as pc
 from lakeload.errors import SchemaError
 from lakeload.normalize.executor_arrow_flatten import Part, Unsupported
 from lakeload.normalize.executor_coerce import RowCoercer, SchemaFrozenError
-from lakeload.normalize.executor_row_ids import ID_LENGTH_BYTES, key_row_id, nested_row_id
+from lakeload.normalize.executor_row_ids import key_ids_rows
 from lakeload.normalize.executor_writers import arrow_schema, complete_columns
 from lakeload.schema.naming import NamingConvention
 
@@ -41,21 +39,6 @@ _FROM_ANY_NUMBER = frozenset(("double", "bigint", "timestamp", "date", "bool", "
 _KINDS = {pa.int64(): "bigint", pa.float64(): "double", pa.string(): "text", pa.bool_(): "bool"}
 
 
-def random_ids(count: int) -> pa.Array:
-    """`count` random `_dlt_id`s as `random_row_id` makes them: 10 random bytes, base64 without padding."""
-    raw = np.zeros((count, 12), np.uint8)
-    raw[:, :ID_LENGTH_BYTES] = np.frombuffer(os.urandom(ID_LENGTH_BYTES * count), np.uint8).reshape(count, ID_LENGTH_BYTES)
-    encoded = np.frombuffer(base64.b64encode(raw.tobytes()), np.uint8).reshape(count, 16)[:, :14]
-    offsets = np.arange(0, 14 * (count + 1), 14, dtype=np.int32)
-    buffers = [None, pa.py_buffer(offsets), pa.py_buffer(np.ascontiguousarray(encoded).tobytes())]
-    return pa.Array.from_buffers(pa.string(), count, buffers)
-
-
-def child_ids(parent_ids: pa.Array, table: str, list_idx: np.ndarray) -> pa.Array:
-    """`nested_row_id` of every child row: stable for the same parent, table and position."""
-    return pa.array([nested_row_id(p, table, i) for p, i in zip(parent_ids.to_pylist(), list_idx.tolist(), strict=True)], pa.string())
-
-
 def key_ids(part: Part, primary_key: tuple[str, ...]) -> pa.Array:
     """`key_row_id` of every root row from the raw values of its primary key columns."""
     columns = []
@@ -64,7 +47,7 @@ def key_ids(part: Part, primary_key: tuple[str, ...]) -> pa.Array:
         if values is None or values.null_count or values.type not in (pa.int64(), pa.string(), pa.bool_()):
             raise Unsupported(f"primary key column '{name}' is missing, null or not exact in Arrow")
         columns.append(values.to_pylist())
-    return pa.array([key_row_id(dict(zip(primary_key, row, strict=True)), primary_key) for row in zip(*columns, strict=True)])
+    return key_ids_rows([dict(zip(primary_key, row, strict=True)) for row in zip(*columns, strict=True)], primary_key)
 
 
 def _check_numbers(values: pa.Array) -> None:

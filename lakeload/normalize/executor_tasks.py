@@ -6,7 +6,9 @@
   Plain JSON lines (no typed-JSON tags) take the vectorized pyarrow path of `executor_arrow` first,
   which gives the same result or steps aside (`LAKELOAD_ARROW_NORMALIZE=0` turns it off).
 - `finalize_split` (pass 2) turns a split's Arrow chunks into final parquet/csv files with the final
-  table schema (columns in final order, nulls for columns the split never saw): Arrow work only.
+  table schema (columns in final order, nulls for columns the split never saw): Arrow work only. The
+  vectorized path writes Parquet tables straight into final files (drafts, see `executor_arrow`): the
+  driver keeps those whose columns and types are the table's final ones, and only the others come here.
 - `infer_split` and `write_split` redo a split from its source when its first guesses disagreed
   with the folded schema (rare), so the result is exactly that of one sequential normalizer.
 
@@ -41,7 +43,7 @@ from lakeload.normalize.executor_writers import (
     arrow_schema,
     complete_columns,
     file_extension,
-    read_ipc,
+    read_staged,
 )
 from lakeload.schema import typed_json
 from lakeload.schema.naming import NamingConvention
@@ -312,7 +314,7 @@ def finalize_split(plan: NormalizePlan, job: dict[str, Any]) -> list[dict[str, A
         schema = arrow_schema(writer.columns)
         try:
             for path in paths:
-                writer.write_arrow(conform(read_ipc(path), schema))
+                writer.write_arrow(conform(read_staged(path), schema))
             files.extend(dict(meta, split=split.index) for meta in writer.close())
         except BaseException:
             writer.abort()

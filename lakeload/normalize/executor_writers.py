@@ -80,6 +80,19 @@ def write_ipc(path: str, data: pa.Table) -> None:
             writer.write_table(data)
 
 
+def read_staged(path: str) -> pa.Table:
+    """Read a staged file of pass 1: an Arrow IPC chunk, or a draft Parquet file (`DRAFT`)."""
+    if path.endswith(".parquet"):
+        with wio.open_input(path) as raw:
+            return pq.read_table(raw)
+    return read_ipc(path)
+
+
+def schema_signature(schema: pa.Schema) -> dict[str, str]:
+    """Column name -> Arrow type text: what decides whether a draft file already fits its final table."""
+    return {f.name: str(f.type) for f in schema}
+
+
 def read_ipc(path: str) -> pa.Table:
     """Read an Arrow IPC file written by `write_ipc`."""
     if not wio.is_remote(path):

@@ -37,6 +37,7 @@ from lakeload.normalize.executor_tasks import (
     infer_split,
     normalize_split,
 )
+from lakeload.normalize.executor_writers import arrow_schema, complete_columns, schema_signature
 from lakeload.normalize.frame_splits import plan_frame_split, write_frame_tables
 from lakeload.normalize.source_splits import OptionsFor, plan_splits
 from lakeload.runtime.packages import (
@@ -198,6 +199,18 @@ def _fold(tables: dict[str, dict[str, Any]], result: dict[str, Any]) -> None:
 EarlyResults = dict[int, tuple[str, dict[str, Any]]]  # split index -> (file name, pass-1 result)
 
 
+def _settle_drafts(
+    tables: dict[str, dict[str, Any]], drafts: list[tuple[Split, dict[str, Any]]], final: list[dict[str, Any]],
+    jobs: list[dict[str, Any]],
+) -> None:
+    """Keep the draft files whose columns and types are their table's final ones; finalize the others."""
+    for split, meta in drafts:
+        if meta["draft"] == schema_signature(arrow_schema(complete_columns(tables[meta["table"]]))):
+            final.append({k: v for k, v in meta.items() if k != "draft"})
+        else:
+            jobs.append({"split": split, "chunks": [meta]})
+
+
 def _matching(splits: list[Split], early: EarlyResults) -> dict[int, dict[str, Any]]:
     """The early results that belong to these splits (same index and file), by split index."""
     names = {split.index: os.path.basename(split.path) for split in splits}
@@ -330,6 +343,7 @@ class Normalizer:
         self.collisions: dict[tuple[str, str], list[str]] = {}
         final_files: list[dict[str, Any]] = []
         jobs: list[dict[str, Any]] = []
+        drafts: list[tuple[Split, dict[str, Any]]] = []
         frames = []
         for split in plan.splits:
             if split.file_format == FRAME_FORMAT:  # planned against the schema folded so far
@@ -353,7 +367,8 @@ class Normalizer:
             else:
                 _raise_violation(plan, result)
                 chunks = [f for f in result.get("files", ()) if f.get("chunk")]
-                final_files += [f for f in result.get("files", ()) if not f.get("chunk")]
+                drafts += [(split, f) for f in result.get("files", ()) if f.get("draft")]
+                final_files += [f for f in result.get("files", ()) if not f.get("chunk") and not f.get("draft")]
                 if chunks:
                     jobs.append({"split": split, "chunks": chunks})
             _fold(tables, result)
@@ -361,6 +376,7 @@ class Normalizer:
                 self.null_only.setdefault(table_name, set()).update(cols)
             self._collect_collisions(result.get("collisions", {}))
         self._warn_collisions()
+        _settle_drafts(tables, drafts, final_files, jobs)
         final_files += write_frame_tables(self.spark, plan, frames, self.on_progress)
         return final_files, jobs
 

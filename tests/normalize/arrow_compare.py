@@ -13,13 +13,12 @@ from pathlib import Path
 from typing import Any
 
 import orjson
-import pyarrow as pa
 import pytest
 
 from lakeload.normalize import executor_arrow
 from lakeload.normalize.executor_relational import NormalizerSettings, RootTableSettings, nested_row_id
 from lakeload.normalize.executor_tasks import NormalizePlan, Split, conform, normalize_split
-from lakeload.normalize.executor_writers import arrow_schema, complete_columns
+from lakeload.normalize.executor_writers import arrow_schema, complete_columns, read_staged
 from lakeload.schema.naming import SnakeCaseNaming
 from lakeload.schema.schema import Schema
 
@@ -59,13 +58,12 @@ def make_plan(
 
 
 def read_rows(plan: NormalizePlan, report: dict[str, Any]) -> dict[str, list[dict[str, Any]]]:
-    """Rows per table as written (jsonl files, or Arrow chunks conformed to the split's final schema)."""
+    """Rows per table as written (jsonl files, or Arrow chunks and draft Parquet files conformed to the split's schema)."""
     tables: dict[str, list[dict[str, Any]]] = {}
     for f in report["files"]:
-        if f.get("chunk"):
+        if f.get("chunk") or f.get("draft"):
             schema = arrow_schema(complete_columns(report["tables"][f["table"]]))
-            with pa.memory_map(f["path"]) as source:
-                rows = conform(pa.ipc.open_file(source).read_all(), schema).to_pylist()
+            rows = conform(read_staged(f["path"]), schema).to_pylist()
             rows = [{k: v for k, v in r.items() if v is not None} for r in rows]
         else:
             opener: Any = gzip.open if f["path"].endswith(".gz") else open
