@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import os
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from typing import IO, Any, Protocol
 
@@ -84,25 +84,45 @@ class PackageWriter:
         local = wio.local_temp(path) if wio.is_remote(path) else ""
         return _JsonlFile(path, open(local or path, "wb", buffering=BUFFER_BYTES), local)  # noqa: SIM115
 
-    def write_item(self, table: str, item: Any) -> None:
+    def _current(self, table: str) -> _JsonlFile:
         current = self._open.get(table)
         if current is None:
             path = self._new_path(table, "jsonl")
             current = self._open[table] = self._new_jsonl(path)
             self.splits.append({"path": path, "root_table": table, "file_format": "jsonl"})
-        try:
-            line, tagged = typed_json.dumps_tracked(item)
-        except ExtractError:
-            raise
-        except Exception as exc:
-            raise ExtractError(f"Item for table '{table}' cannot be serialized: {exc}") from exc
-        current.handle.write(line)
-        current.handle.write(b"\n")
-        current.items += 1
-        current.bytes += len(line) + 1
-        current.may_have_tags |= tagged
-        if current.bytes >= self.file_max_bytes:
-            self._close(table)
+        return current
+
+    def write_item(self, table: str, item: Any) -> None:
+        self.write_items(table, (item,))
+
+    def write_items(self, table: str, items: Sequence[Any]) -> int:
+        """Write `items` (one page of a resource) as JSON lines of the table's open file, rotated at `file_max_bytes`."""
+        current = self._current(table)
+        lines: list[bytes] = []
+        for item in items:
+            try:
+                line, tagged = typed_json.dumps_tracked(item)
+            except ExtractError:
+                raise
+            except Exception as exc:
+                raise ExtractError(f"Item for table '{table}' cannot be serialized: {exc}") from exc
+            lines.append(line)
+            current.bytes += len(line) + 1
+            current.may_have_tags |= tagged
+            if current.bytes >= self.file_max_bytes:
+                self._append(current, lines)
+                lines = []
+                self._close(table)
+                current = self._current(table)
+        self._append(current, lines)
+        return len(items)
+
+    @staticmethod
+    def _append(current: _JsonlFile, lines: list[bytes]) -> None:
+        if lines:
+            lines.append(b"")
+            current.handle.write(b"\n".join(lines))
+            current.items += len(lines) - 1
 
     def write_arrow(self, table: str, data: Any) -> int:
         """Arrow tables/batches and pandas frames are stored as Parquet as they are."""
@@ -249,7 +269,9 @@ def extract_resources(
             marked = item if isinstance(item, MarkedItem) else None
             item = marked.data if marked is not None else item
             items = item if isinstance(item, (list, tuple)) else (item,)
-            for one in items:
+            # a page of records of one table is written at once (its first record names the table)
+            page = marked is None and len(items) > 1 and not callable(res.table_name) and all(type(one) is dict for one in items)
+            for one in items[:1] if page else items:
                 given = marked.table_name if marked is not None and marked.table_name is not None else res.table_name_for(one)
                 name = table_name(naming, given)
                 if name not in tables or (marked is not None and marked.hints):
@@ -258,7 +280,7 @@ def extract_resources(
                     _admit(contracts, name, tables[name])
                 if contracts is not None and name in contracts.skipped:
                     continue  # a `discard_row` contract on new tables: the items are dropped
-                count = _write_one(writer, name, one)
+                count = writer.write_items(name, items) if page else _write_one(writer, name, one)
                 result.items[name] = result.items.get(name, 0) + count
                 written.add(name)
                 pending += count
