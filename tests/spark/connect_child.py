@@ -1,6 +1,7 @@
 """Child process: lakeload's core path on a Spark Connect server, in a Connect-only client.
 
-usage: connect_child.py JSON  with keys url, parquet_bucket, jsonl_bucket, pipelines_dir; prints one JSON line.
+usage: connect_child.py JSON  with keys url, parquet_bucket, jsonl_bucket, delta_bucket, pipelines_dir;
+prints one JSON line.
 
 Before lakeload is imported, every way to a JVM in this process is refused (py4j's gateway launch and
 `SparkContext._ensure_initialized` raise), so a `sparkContext`, `_jvm` or RDD use anywhere on the path fails
@@ -25,6 +26,19 @@ def records() -> list[dict[str, Any]]:
          "tags": [f"t{j}" for j in range(i % 3)], "orders": [{"sku": f"s{i}-{j}", "qty": j} for j in range(i % 4)]}
         for i in range(12)
     ]
+
+
+def run_delta(pipeline: Any) -> list[dict[str, int]]:
+    """Delta append twice, then a merge on `id` that updates, inserts and replaces nested rows."""
+    import lakeload
+
+    rows = [{"id": i, "value": f"a{i}", "kids": [{"k": j} for j in range(i % 3)]} for i in range(6)]
+    updates = [{"id": i, "value": f"b{i}", "kids": [{"k": 9}]} for i in range(3, 8)]
+    counts = [pipeline.run(rows, table_name="appended", table_format="delta").row_counts for _ in range(2)]
+    for batch in (rows, updates):
+        merged = lakeload.resource(batch, name="merged", write_disposition="merge", primary_key="id", table_format="delta")
+        counts.append(pipeline.run(merged).row_counts)
+    return counts
 
 
 FRAME_ROWS = [(i, f"f{i}", [i, i + 1]) for i in range(5)]
@@ -61,6 +75,9 @@ def main() -> None:
     explicit = lakeload.pipeline("connect_jsonl", destination=lakeload.destinations.filesystem(args["jsonl_bucket"]),
                                  dataset_name="ds", pipelines_dir=args["pipelines_dir"], spark=explicit_session)
     third = explicit.run(records(), table_name="items", loader_file_format="jsonl")
+    delta = lakeload.pipeline("connect_delta", destination=lakeload.destinations.filesystem(args["delta_bucket"]),
+                              dataset_name="ds", pipelines_dir=args["pipelines_dir"])
+    delta_counts = run_delta(delta)
     try:
         explicit_session.sparkContext  # noqa: B018 - Connect has none: pyspark raises
         has_context = True
@@ -70,6 +87,7 @@ def main() -> None:
         "auto_session": type(auto.spark).__module__,
         "explicit_session": type(explicit.spark).__module__,
         "row_counts": [first.row_counts, second.row_counts, third.row_counts],
+        "delta_counts": delta_counts,
         "has_spark_context": has_context,
         "jvm": SparkContext._jvm is not None or SparkContext._gateway is not None,
     }))
