@@ -45,6 +45,13 @@ FRAME_ROWS = [(i, f"f{i}", [i, i + 1]) for i in range(5)]
 FRAME_SCHEMA = "id long, label string, numbers array<long>"
 
 
+def _slow_double(payload: Any, item: int) -> int:
+    import time
+
+    time.sleep(0.5)  # long enough for Connect's progress messages to report running stages
+    return item * 2
+
+
 def refuse_jvm() -> None:
     """Make every way to a JVM in this process raise."""
     import pyspark.core.context as context
@@ -78,6 +85,10 @@ def main() -> None:
     delta = lakeload.pipeline("connect_delta", destination=lakeload.destinations.filesystem(args["delta_bucket"]),
                               dataset_name="ds", pipelines_dir=args["pipelines_dir"])
     delta_counts = run_delta(delta)
+    from lakeload.spark.session import run_tasks
+
+    progress: list[int] = []
+    doubled = run_tasks(explicit_session, _slow_double, None, list(range(4)), "progress check", on_progress=progress.append)
     try:
         explicit_session.sparkContext  # noqa: B018 - Connect has none: pyspark raises
         has_context = True
@@ -88,6 +99,7 @@ def main() -> None:
         "explicit_session": type(explicit.spark).__module__,
         "row_counts": [first.row_counts, second.row_counts, third.row_counts],
         "delta_counts": delta_counts,
+        "tasks": [doubled, sum(progress)],
         "has_spark_context": has_context,
         "jvm": SparkContext._jvm is not None or SparkContext._gateway is not None,
     }))

@@ -66,6 +66,8 @@ def test_records_frames_and_delta_through_connect_match_in_process(
     items = {"items": 12, "items__tags": 12, "items__orders": 18}
     assert result["row_counts"] == [items, {"frame_rows": 5, "frame_rows__numbers": 10}, items]
 
+    doubled, reported = result["tasks"]  # run_tasks' progress comes from Connect's progress messages (best effort)
+    assert doubled == [0, 2, 4, 6] and 0 < reported <= 4
     assert result["delta_counts"] == [{"appended": 6, "appended__kids": 6}] * 2 + [
         {"merged": 6, "merged__kids": 6}, {"merged": 5, "merged__kids": 5}]
 
