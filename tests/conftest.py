@@ -9,7 +9,8 @@ from typing import Any
 
 import pytest
 
-pytest_plugins = ["servers.fixtures"]  # real S3/Azure/GCS/SFTP servers on loopback (tests/servers/)
+# real S3/Azure/GCS/SFTP servers on loopback, and one local Spark Connect server (tests/servers/)
+pytest_plugins = ["servers.fixtures", "servers.spark_connect"]
 
 SPARK_MASTER = os.environ.get("LAKELOAD_TEST_SPARK_MASTER", "local[2]")
 

@@ -5,6 +5,7 @@
     lakeload config show --pipeline github_demo  # every setting, its source, secrets masked
     lakeload pipeline github_demo drop-pending-packages  # give up packages that cannot be loaded
     lakeload init generator filesystem --bucket s3         # a runnable pipeline script and its configuration
+    lakeload spark start                   # a warm local Spark (Connect server) that later runs use
 
 Also runnable as `python -m lakeload.cli.main ...` or `python -m lakeload.cli ...`.
 """
@@ -19,6 +20,7 @@ from lakeload import __version__
 from lakeload.cli.config_show import register as register_config
 from lakeload.cli.init_cmd import register as register_init
 from lakeload.cli.pipeline_cmd import register as register_pipeline
+from lakeload.cli.spark_cmd import register as register_spark
 
 FORMATS = ("jsonl", "parquet", "csv")
 PROGRESS_KINDS = ("log", "tqdm", "rich", "none")
@@ -88,6 +90,7 @@ def build_parser() -> argparse.ArgumentParser:
     register_config(commands)
     register_init(commands)
     register_pipeline(commands)
+    register_spark(commands)
     return parser
 
 
@@ -105,7 +108,7 @@ def main(argv: Sequence[str] | None = None) -> int:
             pipelines_dir=args.pipelines_dir,
             progress=args.progress or default_progress(),
         )
-    if args.command in ("config", "pipeline", "init"):
+    if args.command in ("config", "pipeline", "init", "spark"):
         return int(args.handler(args))
     raise AssertionError(f"unhandled command {args.command!r}")  # pragma: no cover - argparse rejects others
 

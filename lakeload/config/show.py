@@ -161,6 +161,20 @@ def _working_url_line(pipeline_name: str | None) -> ConfigLine:
     return ConfigLine("spark.working_url", resolved.value, resolved.source, note=note)
 
 
+def _engine_lines(pipeline_name: str | None) -> list[ConfigLine]:
+    """`[spark] mode` and the Spark Connect URL (`[spark] remote` / SPARK_REMOTE), its parameters masked."""
+    from lakeload.spark.connect_session import DEFAULT_MODE, mask_connect_url, resolve_engine
+
+    try:
+        engine = resolve_engine(pipeline_name)
+    except ConfigurationError as exc:
+        return [ConfigLine("spark.mode", default=DEFAULT_MODE, note=f"invalid: {str(exc).splitlines()[0]}")]
+    remote = mask_connect_url(engine.remote) if engine.remote else None
+    note = None if engine.remote else "Spark Connect: the `lakeload spark start` server when it runs (mode auto/remote)"
+    return [ConfigLine("spark.mode", engine.mode if engine.mode_source else None, engine.mode_source, DEFAULT_MODE),
+            ConfigLine("spark.remote", remote, engine.remote_source, note=note)]
+
+
 def _spark_lines(pipeline_name: str | None) -> list[ConfigLine]:
     """Master, working_url, and every Spark setting a session lakeload starts would get, with its source."""
     from lakeload.spark.settings import DEFAULT_MASTER, PINNED_CONF, default_conf, resolve_spark_settings
@@ -172,7 +186,7 @@ def _spark_lines(pipeline_name: str | None) -> list[ConfigLine]:
         invalid = ConfigLine("spark.conf", note=f"invalid: {str(exc).splitlines()[0]}")
         return [_line("spark.master", master, DEFAULT_MASTER), _working_url_line(pipeline_name), invalid]
     lines = [ConfigLine("spark.master", settings.master, settings.master_source, DEFAULT_MASTER),
-             _working_url_line(pipeline_name)]
+             *_engine_lines(pipeline_name), _working_url_line(pipeline_name)]
     defaults = default_conf()
     for key in sorted({*defaults, *settings.conf, *PINNED_CONF}):
         name = f'spark.conf."{key}"'

@@ -20,8 +20,10 @@ import lakeload.spark.executor_working as wio
 from lakeload.delta.executor_files import ACTION_SCHEMA, FILE_COLUMN, DeltaFileSpec, write_task
 from lakeload.delta.executor_read import LISTING_SCHEMA, SnapshotSpec, file_name, read_task
 from lakeload.errors import LoadError
+from lakeload.spark.connect_session import default_parallelism
 from lakeload.spark.errors import summarize
 from lakeload.spark.executor_working import WorkingStore
+from lakeload.spark.job_progress import job_description
 from lakeload.spark.local_paths import local_uri
 from lakeload.spark.pandas_warning import map_in_arrow
 
@@ -47,13 +49,11 @@ def write_frame(spark: SparkSession, frame: DataFrame, spec: DeltaFileSpec, desc
     """Write `frame` as data files of the table on the executors; returns their add actions.
 
     A failed job is a `LoadError` ending with `retry_hint` (what the caller's user should do next)."""
-    spark.sparkContext.setJobDescription(description)
     try:
-        rows = map_in_arrow(frame, functools.partial(write_task, spec), spark_schema(ACTION_SCHEMA)).collect()
+        with job_description(spark, description):
+            rows = map_in_arrow(frame, functools.partial(write_task, spec), spark_schema(ACTION_SCHEMA)).collect()
     except Exception as exc:
         raise LoadError(f"{description} failed: {summarize(exc)}. {retry_hint}") from None
-    finally:
-        spark.sparkContext.setJobDescription(None)  # type: ignore[arg-type]
     return [json.loads(row[0]) for row in rows]
 
 
@@ -73,7 +73,7 @@ def read_snapshot(spark: SparkSession, spec: SnapshotSpec, files: list[dict[str,
     listing = spark.createDataFrame(
         [(f["path"], json.dumps(f["partition_values"])) for f in files], spark_schema(LISTING_SCHEMA)
     )
-    partitions = max(1, min(len(files), spark.sparkContext.defaultParallelism * 4))
+    partitions = max(1, min(len(files), default_parallelism(spark) * 4))
     return map_in_arrow(listing.repartition(partitions), functools.partial(read_task, spec), schema)
 
 

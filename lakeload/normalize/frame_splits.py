@@ -22,6 +22,7 @@ from lakeload.normalize.executor_frames import META_SCHEMA, FrameWriteSpec, writ
 from lakeload.normalize.executor_tasks import NormalizePlan, Split
 from lakeload.normalize.executor_writers import complete_columns
 from lakeload.normalize.spark_frames import FILE, ROW, FramePlan, plan_frame
+from lakeload.spark.job_progress import job_description
 from lakeload.spark.local_paths import local_uri
 from lakeload.spark.pandas_warning import map_in_arrow
 
@@ -85,12 +86,11 @@ def write_frame_tables(
                 split=split.index,
                 working=plan.working,
             )
-            spark.sparkContext.setJobDescription(f"lakeload normalize {plan.load_id}: {table.name}")
-            rows = map_in_arrow(table.frame, write_partition(spec), META_SCHEMA).collect()
+            with job_description(spark, f"lakeload normalize {plan.load_id}: {table.name}"):
+                rows = map_in_arrow(table.frame, write_partition(spec), META_SCHEMA).collect()
             files += [orjson.loads(row[0]) for row in rows]
         if on_progress is not None:
             on_progress(1)
-    spark.sparkContext.setJobDescription(None)  # type: ignore[arg-type]
     for f in files:
         if f["rows"]:
             plan.tables[f["table"]].setdefault("x-normalizer", {})["seen-data"] = True

@@ -113,10 +113,10 @@ class Pipeline(PipelineMaintenance):
         """The Spark session lakeload runs on: the one passed in, the active one, or one it starts from `[spark]`."""
         with self._spark_lock:
             if self._spark is None or not self._spark_checked:
-                from lakeload.spark.session import session_for
+                from lakeload.spark.session import session_for, session_master
 
                 self._spark = session_for(self.pipeline_name, self._spark)
-                warn_unreachable_packages(self._spark.sparkContext.master, self.storage)
+                warn_unreachable_packages(session_master(self._spark), self.storage)
                 self._spark_checked = True
             return self._spark
 

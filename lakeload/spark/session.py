@@ -12,14 +12,21 @@ import shutil
 import subprocess
 import sys
 import threading
-import uuid
 from collections.abc import Callable, Mapping
 from typing import TYPE_CHECKING, Any, TypeVar
 
 import orjson
 
 from lakeload.errors import LakeloadError, NormalizeError, SparkSetupError
+from lakeload.spark.connect_session import (  # noqa: F401 - session_master is re-exported for the pipeline
+    connect_session,
+    connect_url,
+    resolve_engine,
+    session_master,
+    use_connect_mode,
+)
 from lakeload.spark.errors import spark_errors
+from lakeload.spark.job_progress import tracked_jobs
 from lakeload.spark.pandas_warning import map_in_arrow, pandas_check_silenced
 from lakeload.spark.settings import (
     DEFAULT_MASTER,
@@ -98,6 +105,8 @@ def get_spark(
     A new session takes, lowest to highest: lakeload's defaults, `[spark]` configuration (env and TOML, for
     `pipeline_name`), the `master` and `conf` arguments, and what spark-submit passed; the session time
     zone stays UTC. An active session is used as it is (a warning names configured settings it lacks).
+    Without an active session or a `master` argument, `[spark] mode` may pick a Spark Connect session instead:
+    on `[spark] remote` / SPARK_REMOTE, or on the local server of `lakeload spark start` (`connect_session.py`).
 
     >>> spark = get_spark()                       # local[*] unless configured or a session is already active
     >>> spark = get_spark("local-cluster[2,1,1024]", {"spark.executor.memory": "512m"})
@@ -110,16 +119,24 @@ def get_spark(
         if active is not None:
             warn_ignored(active, settings)
             return active
+        url = connect_url(resolve_engine(pipeline_name)) if master is None else None
+        if url is not None:
+            quiet_pyspark_loggers(_log_file(settings.log_file))
+            return connect_session(url)
         check_java()
         submitted = _submitted_conf()
         warn_submitted(settings, submitted)
         final = session_conf(settings, conf, submitted)
         master = submitted.get("spark.master") or master or settings.master or DEFAULT_MASTER
         _prepare_environment(master, final)
-        log_file = spark_log_path(settings.log_file)
-        os.makedirs(os.path.dirname(log_file), exist_ok=True)
-        quiet_pyspark_loggers(log_file)
+        quiet_pyspark_loggers(_log_file(settings.log_file))
         return _start(master, final)
+
+
+def _log_file(configured: str) -> str:
+    log_file = spark_log_path(configured)
+    os.makedirs(os.path.dirname(log_file), exist_ok=True)
+    return log_file
 
 
 PYSPARK_ERROR_LOGGERS = ("DataFrameQueryContextLogger", "SQLQueryContextLogger")
@@ -162,30 +179,12 @@ def session_for(pipeline_name: str | None, session: SparkSession | None = None) 
     """`session` when given (a warning names configured settings it lacks), else `get_spark` for the pipeline."""
     if session is None:
         return get_spark(pipeline_name=pipeline_name)
+    use_connect_mode(session)
     warn_ignored(session, resolve_spark_settings(pipeline_name))
     return session
 
 
 T = TypeVar("T")
-
-
-def _poll_progress(spark: SparkSession, group: str, on_progress: Callable[[int], None], stop: threading.Event) -> None:
-    """Report newly completed tasks of the job group until `stop` is set."""
-    tracker = spark.sparkContext.statusTracker()
-    reported = 0
-    while not stop.wait(0.5):
-        try:
-            done = 0
-            for job_id in tracker.getJobIdsForGroup(group):
-                job = tracker.getJobInfo(job_id)
-                for stage_id in job.stageIds if job else ():
-                    stage = tracker.getStageInfo(stage_id)
-                    done += stage.numCompletedTasks if stage else 0
-        except Exception:  # progress is best effort; the job itself reports real errors
-            return
-        if done > reported:
-            on_progress(done - reported)
-            reported = done
 
 
 def run_tasks(
@@ -212,24 +211,9 @@ def run_tasks(
     if not items:
         return []
     n = len(items)
-    context = spark.sparkContext
-    group = f"lakeload-{uuid.uuid4().hex[:12]}"
-    context.setJobGroup(group, description)
-    stop = threading.Event()
-    poller = None
-    if on_progress is not None:
-        poller = threading.Thread(target=_poll_progress, args=(spark, group, on_progress, stop), daemon=True)
-        poller.start()
-    try:
-        with spark_errors(error, description):
-            frame = map_in_arrow(spark.range(0, n, 1, numPartitions=n), task_mapper(task, payload, items, working), RESULT_SCHEMA)
-            rows = frame.collect()
-    finally:
-        stop.set()
-        if poller is not None:
-            poller.join(timeout=2)
-        context.setLocalProperty("spark.jobGroup.id", None)  # type: ignore[arg-type]
-        context.setLocalProperty("spark.job.description", None)  # type: ignore[arg-type]
+    with tracked_jobs(spark, description, on_progress), spark_errors(error, description):
+        frame = map_in_arrow(spark.range(0, n, 1, numPartitions=n), task_mapper(task, payload, items, working), RESULT_SCHEMA)
+        rows = frame.collect()
     results: list[Any] = [None] * n
     for row in rows:
         decoded = orjson.loads(row[0])

@@ -241,7 +241,9 @@ def warn_submitted(settings: SparkSettings, submitted: Mapping[str, str]) -> Non
 def _running_value(session: SparkSession, key: str) -> str | None:
     from pyspark.errors import PySparkException
 
-    value = session.sparkContext.getConf().get(key)
+    from lakeload.spark.connect_session import is_connect
+
+    value = None if is_connect(session) else session.sparkContext.getConf().get(key)
     if value is not None:
         return value
     try:
@@ -253,7 +255,9 @@ def _running_value(session: SparkSession, key: str) -> str | None:
 def ignored_settings(session: SparkSession, settings: SparkSettings) -> list[str]:
     """Configured keys whose value differs from what the running `session` has."""
     ignored = []
-    if settings.master is not None and settings.master != session.sparkContext.master:
+    from lakeload.spark.connect_session import session_master
+
+    if settings.master is not None and settings.master != session_master(session):
         ignored.append(MASTER_KEY)
     ignored += [key for key, value in settings.conf.items() if _running_value(session, key) != value]
     return ignored

@@ -20,6 +20,7 @@ from typing import TYPE_CHECKING, Any
 import pyarrow as pa
 
 from lakeload.destinations.impl.filesystem.client import fsspec_kwargs
+from lakeload.spark.connect_session import default_parallelism
 from lakeload.spark.pandas_warning import map_in_arrow
 from lakeload.sql.executor_read import ReadPayload, read_batches
 from lakeload.sql.types import spark_type
@@ -160,6 +161,6 @@ def _read_on_executors(spark: SparkSession, client: FilesystemSqlClient, files: 
         columns=[(c["name"], str(c.get("data_type"))) for c in columns],
         schema=pa.schema([pa.field(c["name"], arrow_type(c)) for c in columns]),
     )
-    parallelism = max(1, min(len(files), spark.sparkContext.defaultParallelism))
+    parallelism = max(1, min(len(files), default_parallelism(spark)))
     paths = spark.createDataFrame([(f,) for f in files], "path string").repartition(parallelism)
     return map_in_arrow(paths, functools.partial(read_batches, payload), spark_schema(columns))

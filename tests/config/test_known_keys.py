@@ -35,6 +35,7 @@ RESOLVER_CALLERS = {
     "lakeload/runtime/pipeline_settings.py",
     "lakeload/runtime/working.py",
     "lakeload/sources/listing.py",
+    "lakeload/spark/connect_session.py",
     "lakeload/spark/settings.py",
 }
 
@@ -66,6 +67,7 @@ def drive_every_resolver_caller(pipelines_dir: Path, bucket: Path) -> None:
     from lakeload.runtime.lock import LockPolicy
     from lakeload.runtime.working import pipeline_storage, working_store
     from lakeload.sources.listing import resolve_source
+    from lakeload.spark.connect_session import resolve_engine
     from lakeload.spark.settings import resolve_spark_settings
 
     resolve_configuration({"bucket_url": str(bucket)}, "filesystem", "p")
@@ -75,6 +77,7 @@ def drive_every_resolver_caller(pipelines_dir: Path, bucket: Path) -> None:
     working_store("s3://bucket/work", "p")
     resolve_source(str(bucket), pipeline_name="p")
     resolve_spark_settings("p")
+    resolve_engine("p")
     LockPolicy.resolve("p")
     show_configuration("p")
     show_configuration("p", "production_bucket")

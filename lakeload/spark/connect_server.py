@@ -1,0 +1,249 @@
+"""A local Spark Connect server in the background: the warm engine behind `lakeload spark start | stop | status`.
+
+The server is pyspark's own (`SparkConnectServer` from the jars inside the pyspark wheel), launched with
+`spark-submit` on `local[*]`, bound to 127.0.0.1 only, with lakeload's quiet logging and Spark settings. Its
+pid, port and log file are kept in `~/.lakeload/spark/connect_server.json`; pipelines in later processes find
+it there (`[spark] mode = "auto"`) and run on it through Spark Connect instead of starting Spark themselves.
+
+>>> state = start_server()          # returns once the server answers; about 10 s
+>>> running_server().url
+'sc://127.0.0.1:15002'
+>>> stop_server()
+"""
+
+from __future__ import annotations
+
+import contextlib
+import json
+import os
+import signal
+import socket
+import subprocess
+import sys
+import time
+from collections.abc import Mapping
+from dataclasses import asdict, dataclass
+
+from lakeload.errors import SparkSetupError
+
+HOST = "127.0.0.1"
+SERVER_CLASS = "org.apache.spark.sql.connect.service.SparkConnectServer"
+STATE_FILE = os.path.join("~", ".lakeload", "spark", "connect_server.json")
+LOG_FILE = os.path.join("~", ".lakeload", "logs", "connect_server.log")
+DEFAULT_PORT = 15002  # Spark Connect's own default port
+START_TIMEOUT = 120.0
+STOP_TIMEOUT = 30.0
+CLIENT_MODULES = ("grpc", "grpc_status", "google.rpc", "zstandard", "pandas", "pyarrow")
+
+
+@dataclass(frozen=True)
+class ServerState:
+    """A local Connect server lakeload started: its process, where it listens and where it logs."""
+
+    pid: int
+    port: int
+    master: str
+    log_file: str
+    started_at: float
+
+    @property
+    def url(self) -> str:
+        """The Spark Connect URL of the server (`sc://127.0.0.1:<port>`)."""
+        return f"sc://{HOST}:{self.port}"
+
+
+def state_path() -> str:
+    """Where the running server's state is kept (`~/.lakeload/spark/connect_server.json`)."""
+    return os.path.expanduser(STATE_FILE)
+
+
+def check_connect_client() -> None:
+    """Raise a `SparkSetupError` naming the install command when Spark Connect's client packages are missing."""
+    import importlib.util
+
+    missing = [name for name in CLIENT_MODULES if importlib.util.find_spec(name) is None]
+    if missing:
+        raise SparkSetupError(
+            f"Spark Connect's client packages are missing ({', '.join(missing)} cannot be imported). "
+            "Install them with `pip install \"lakeload[connect]\"` (or `pip install \"pyspark[connect]\"`)."
+        )
+
+
+def spark_home() -> str:
+    """The Spark installation inside the pyspark wheel (its `bin/spark-submit` and `jars/`)."""
+    import pyspark
+
+    return os.path.dirname(os.path.abspath(pyspark.__file__))
+
+
+def free_port() -> int:
+    """A TCP port on 127.0.0.1 that nothing listens on right now."""
+    with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as sock:
+        sock.bind((HOST, 0))
+        return int(sock.getsockname()[1])
+
+
+def port_answers(port: int, timeout: float = 0.5) -> bool:
+    """True when something accepts TCP connections on 127.0.0.1:`port`."""
+    with contextlib.suppress(OSError), socket.create_connection((HOST, port), timeout=timeout):
+        return True
+    return False
+
+
+def server_command(master: str, port: int, conf: Mapping[str, str]) -> list[str]:
+    """The `spark-submit` command line of a Connect server on `master`, listening on 127.0.0.1:`port`."""
+    settings = {**conf, "spark.connect.grpc.binding.address": HOST, "spark.connect.grpc.binding.port": str(port)}
+    command = [os.path.join(spark_home(), "bin", "spark-submit"), "--class", SERVER_CLASS,
+               "--name", "lakeload Spark Connect server", "--master", master]
+    for key, value in settings.items():
+        command += ["--conf", f"{key}={value}"]
+    return command
+
+
+def server_environment(conf: Mapping[str, str]) -> dict[str, str]:
+    """The server's environment: this venv's Python for its workers, loopback networking, pyspark's SPARK_HOME."""
+    env = dict(os.environ)
+    env["SPARK_HOME"] = spark_home()
+    env["PYSPARK_PYTHON"] = conf.get("spark.pyspark.python") or env.get("PYSPARK_PYTHON") or sys.executable
+    env["SPARK_LOCAL_IP"] = HOST
+    env["SPARK_CONNECT_MODE"] = "0"  # spark-submit launches a classic driver, as start-connect-server.sh does
+    for name in ("SPARK_REMOTE", "SPARK_CONNECT_MODE_ENABLED", "PYSPARK_GATEWAY_PORT", "PYSPARK_GATEWAY_SECRET"):
+        env.pop(name, None)
+    return env
+
+
+def launch(master: str, port: int, conf: Mapping[str, str], log_file: str) -> subprocess.Popen[bytes]:
+    """Start a Connect server process in its own session (it outlives this process); output goes to `log_file`."""
+    from lakeload.spark.session import check_java
+
+    check_java()
+    os.makedirs(os.path.dirname(log_file), exist_ok=True)
+    with open(log_file, "ab") as log:
+        return subprocess.Popen(
+            server_command(master, port, conf), env=server_environment(conf), stdin=subprocess.DEVNULL,
+            stdout=log, stderr=subprocess.STDOUT, start_new_session=True, cwd=os.path.dirname(log_file),
+        )
+
+
+def _log_tail(log_file: str, lines: int = 8) -> str:
+    try:
+        with open(log_file, encoding="utf-8", errors="replace") as handle:
+            return "".join(handle.readlines()[-lines:]).strip()
+    except OSError:
+        return ""
+
+
+def wait_until_listening(process: subprocess.Popen[bytes], port: int, log_file: str, timeout: float = START_TIMEOUT) -> None:
+    """Return once the server accepts connections; stop it and raise a `SparkSetupError` if it exits or is too slow."""
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        if process.poll() is not None:
+            raise SparkSetupError(
+                f"The Spark Connect server exited with code {process.returncode} while starting. Its log "
+                f"({log_file}) ends with:\n{_log_tail(log_file)}\nFix the cause above, then start it again."
+            )
+        if port_answers(port):
+            return
+        time.sleep(0.2)
+    terminate(process.pid)
+    raise SparkSetupError(
+        f"The Spark Connect server did not listen on {HOST}:{port} within {timeout:.0f} s and was stopped; see "
+        f"{log_file}. On a busy machine start it again with a longer `--timeout`."
+    )
+
+
+def _alive(pid: int) -> bool:
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    except PermissionError:
+        return True
+    try:  # the pid may have been reused by another program since the server stopped
+        with open(f"/proc/{pid}/cmdline", "rb") as handle:
+            return SERVER_CLASS.encode() in handle.read()
+    except OSError:
+        return True  # no /proc (macOS): trust the pid
+
+
+def terminate(pid: int, timeout: float = STOP_TIMEOUT) -> None:
+    """Stop the server process `pid` and its process group: SIGTERM (Spark shuts down cleanly), then SIGKILL."""
+    with contextlib.suppress(ProcessLookupError):
+        os.kill(pid, signal.SIGTERM)
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline and _alive(pid):
+        with contextlib.suppress(ChildProcessError):
+            os.waitpid(pid, os.WNOHANG)  # reap it when this process started it
+        time.sleep(0.1)
+    with contextlib.suppress(ProcessLookupError, PermissionError):
+        os.killpg(pid, signal.SIGKILL)  # the server is its session's leader: its Python workers go too
+
+
+def read_state(path: str | None = None) -> ServerState | None:
+    """The server recorded in `path` (default `state_path()`), running or not, or None when none is."""
+    try:
+        with open(path or state_path(), encoding="utf-8") as handle:
+            return ServerState(**json.load(handle))
+    except (OSError, ValueError, TypeError):
+        return None
+
+
+def running_server() -> ServerState | None:
+    """The recorded server when its process is alive and its port answers, else None."""
+    state = read_state()
+    if state is None or not _alive(state.pid) or not port_answers(state.port):
+        return None
+    return state
+
+
+def write_state(state: ServerState, path: str | None = None) -> None:
+    """Record `state` in `path` (default `state_path()`) for other processes, atomically."""
+    path = path or state_path()
+    os.makedirs(os.path.dirname(path), exist_ok=True)
+    temp = f"{path}.{os.getpid()}.tmp"
+    with open(temp, "w", encoding="utf-8") as handle:
+        json.dump(asdict(state), handle)
+    os.replace(temp, path)
+
+
+def start_server(
+    master: str | None = None, port: int | None = None, timeout: float = START_TIMEOUT, pipeline_name: str | None = None
+) -> ServerState:
+    """Start a local Connect server in the background and record it; returns the running one if there is one.
+
+    `master` defaults to `[spark] master` or `local[*]`; `port` to 15002, or a free port when that is taken.
+    The server gets the settings an in-process session would (`[spark.conf]`, lakeload's quiet logging).
+
+    >>> start_server(port=15002).url
+    'sc://127.0.0.1:15002'
+    """
+    from lakeload.spark.settings import DEFAULT_MASTER, resolve_spark_settings, session_conf
+
+    running = running_server()
+    if running is not None:
+        return running
+    check_connect_client()
+    settings = resolve_spark_settings(pipeline_name)
+    master = master or settings.master or DEFAULT_MASTER
+    if port is None:
+        port = DEFAULT_PORT if not port_answers(DEFAULT_PORT) else free_port()
+    elif port_answers(port):
+        raise SparkSetupError(f"Port {port} on {HOST} is already in use; choose another with `--port`.")
+    log_file = os.path.expanduser(LOG_FILE)
+    process = launch(master, port, session_conf(settings), log_file)
+    wait_until_listening(process, port, log_file, timeout)
+    state = ServerState(process.pid, port, master, log_file, time.time())
+    write_state(state)
+    return state
+
+
+def stop_server(timeout: float = STOP_TIMEOUT) -> ServerState | None:
+    """Stop the recorded server and forget it; returns what was stopped, or None when none was running."""
+    state = read_state()
+    stopped = None
+    if state is not None and _alive(state.pid):
+        terminate(state.pid, timeout)
+        stopped = state
+    with contextlib.suppress(FileNotFoundError):
+        os.remove(state_path())
+    return stopped

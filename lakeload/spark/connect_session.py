@@ -1,0 +1,172 @@
+"""Spark Connect sessions: which engine a pipeline runs on (`[spark] mode`, `[spark] remote`) and what a
+Connect session offers in place of the driver's JVM (no `sparkContext`).
+
+```toml
+[spark]
+mode = "auto"                             # auto (default) | local | remote
+remote = "sc://spark.example.com:443/;use_ssl=true;token=..."   # or the SPARK_REMOTE variable
+```
+
+`auto`: a configured `remote` URL, else the local server of `lakeload spark start` when it runs, else an
+in-process session as before. `local`: always an in-process session. `remote`: the `remote` URL, else the
+local server; an error when there is neither. Every parameter of a Connect URL after the host (`token`,
+`user_id`, ...) is masked wherever lakeload shows the URL.
+
+>>> mask_connect_url("sc://host:443/;use_ssl=true;token=abc")
+'sc://host:443/;use_ssl=***;token=***'
+"""
+
+from __future__ import annotations
+
+import os
+import re
+from collections.abc import Mapping
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Any
+
+from lakeload.config.credentials import MASK
+from lakeload.config.resolver import resolve
+from lakeload.errors import ConfigurationError, SparkSetupError
+
+if TYPE_CHECKING:
+    from pyspark.sql import SparkSession
+
+MODES = ("auto", "local", "remote")
+DEFAULT_MODE = "auto"
+SPARK_REMOTE = "SPARK_REMOTE"  # Spark's own variable for a Connect URL
+_PARAM = re.compile(r"(;[^;=/]+=)([^;]*)")
+# Parallelism lakeload assumes on a Connect server that sets no `spark.default.parallelism` and no local master
+CONNECT_DEFAULT_PARALLELISM = 8
+
+
+def mask_connect_url(url: str) -> str:
+    """`url` with the value of every `;name=value` parameter masked (tokens, user ids).
+
+    >>> mask_connect_url("sc://127.0.0.1:15002")
+    'sc://127.0.0.1:15002'
+    """
+    return _PARAM.sub(lambda m: m.group(1) + MASK, url)
+
+
+@dataclass(frozen=True)
+class EngineSettings:
+    """Which engine the pipeline runs on, and where each choice came from. `remote`'s repr is masked."""
+
+    mode: str = DEFAULT_MODE
+    mode_source: str | None = None
+    remote: str | None = None
+    remote_source: str | None = None
+
+    def __repr__(self) -> str:
+        remote = mask_connect_url(self.remote) if self.remote else None
+        return (f"EngineSettings(mode={self.mode!r}, mode_source={self.mode_source!r}, remote={remote!r}, "
+                f"remote_source={self.remote_source!r})")
+
+
+def resolve_engine(pipeline_name: str | None = None, environ: Mapping[str, str] | None = None) -> EngineSettings:
+    """`[spark] mode` and the Connect URL: `SPARK__REMOTE` > `SPARK_REMOTE` > `[spark] remote` in TOML.
+
+    >>> resolve_engine(None, {"SPARK_REMOTE": "sc://localhost:15002"}).remote
+    'sc://localhost:15002'
+    """
+    env = os.environ if environ is None else environ
+    mode = resolve(("spark",), "mode", pipeline_name, hint=str, environ=env)
+    mode_value = str(mode.value or DEFAULT_MODE).strip().lower()
+    if mode_value not in MODES:
+        raise ConfigurationError(
+            f"[spark] mode = {mode.value!r} (from {mode.source}) is not one of {', '.join(MODES)}. Use \"auto\" "
+            "(a running `lakeload spark start` server or a remote URL, else in-process), \"local\" or \"remote\"."
+        )
+    remote = resolve(("spark",), "remote", pipeline_name, hint=str, environ=env)
+    url, source = remote.value, remote.source
+    from_env = source is not None and source.startswith("environment variable")
+    if env.get(SPARK_REMOTE) and not from_env:
+        url, source = env[SPARK_REMOTE], f"environment variable {SPARK_REMOTE}"
+    if url is not None and not str(url).startswith("sc://"):
+        raise ConfigurationError(
+            f"The Spark Connect URL from {source} must start with sc:// (sc://host:port/;token=...); got "
+            f"{mask_connect_url(str(url))!r}."
+        )
+    return EngineSettings(mode_value, mode.source, str(url) if url else None, source)
+
+
+def connect_url(engine: EngineSettings) -> str | None:
+    """The Connect URL to run on for `engine`, or None for an in-process session."""
+    from lakeload.spark.connect_server import running_server
+
+    if engine.mode == "local":
+        return None
+    if engine.remote:
+        return engine.remote
+    server = running_server()
+    if server is not None:
+        return server.url
+    if engine.mode == "remote":
+        raise SparkSetupError(
+            f"[spark] mode = \"remote\" (from {engine.mode_source}) but no Spark Connect URL is configured and no "
+            "local server runs. Set [spark] remote = \"sc://host:port\" (or SPARK_REMOTE), or run `lakeload spark start`."
+        )
+    return None
+
+
+def is_connect(session: Any) -> bool:
+    """True for a Spark Connect session (its driver is on a server: no `sparkContext`, no JVM here)."""
+    return type(session).__module__.startswith("pyspark.sql.connect")
+
+
+def connect_session(url: str) -> SparkSession:
+    """A Spark Connect session on `url`, with lakeload's session settings (UTC, Arrow, microsecond Parquet times)."""
+    from pyspark.sql import SparkSession
+
+    from lakeload.spark.connect_server import check_connect_client
+    from lakeload.spark.pandas_warning import pandas_check_silenced
+
+    check_connect_client()
+    try:
+        with pandas_check_silenced():
+            session = SparkSession.builder.remote(url).getOrCreate()
+        apply_session_settings(session)  # the first call to the server
+    except Exception as exc:  # pyspark's and grpc's errors may quote the URL: only a masked summary is shown
+        from lakeload.runtime.log_secrets import mask_secrets
+
+        cause = mask_connect_url(mask_secrets(str(exc).strip().splitlines()[0] if str(exc).strip() else ""))
+        raise SparkSetupError(
+            f"Could not open a Spark Connect session on {mask_connect_url(url)}: {type(exc).__name__} {cause}. "
+            "Check that the server runs (`lakeload spark status`) and the URL and token are right."
+        ) from None
+    return session
+
+
+def apply_session_settings(session: SparkSession) -> None:
+    """Set lakeload's SQL settings on a Connect session it opened (a Connect session cannot set others)."""
+    from lakeload.spark.settings import DEFAULT_CONF, PINNED_CONF
+
+    for key, value in {**DEFAULT_CONF, **PINNED_CONF}.items():
+        if key.startswith("spark.sql."):
+            session.conf.set(key, value)
+
+
+def use_connect_mode(session: Any) -> None:
+    """Make pyspark's functions (`F.col`, ...) build Connect expressions, as pyspark does for a session it opens."""
+    if is_connect(session):
+        os.environ.setdefault("SPARK_CONNECT_MODE_ENABLED", "1")
+
+
+def session_master(session: SparkSession) -> str:
+    """The master URL of `session`'s driver (asked through the session's conf on Connect)."""
+    if is_connect(session):
+        return str(session.conf.get("spark.master", "") or "")
+    return str(session.sparkContext.master)
+
+
+def default_parallelism(session: SparkSession) -> int:
+    """How many tasks `session` runs at once: Spark's default parallelism (on Connect, from its settings)."""
+    if not is_connect(session):
+        return int(session.sparkContext.defaultParallelism)
+    configured = session.conf.get("spark.default.parallelism", None)
+    if configured:
+        return int(configured)
+    match = re.fullmatch(r"local\[(\d+|\*)(?:,\d+)?\]", session_master(session))
+    if match:
+        return int(match.group(1)) if match.group(1) != "*" else (os.cpu_count() or 1)
+    return CONNECT_DEFAULT_PARALLELISM

@@ -1,0 +1,109 @@
+"""Child process: lakeload's core path on a Spark Connect server, in a Connect-only client.
+
+usage: connect_child.py JSON  with keys url, parquet_bucket, jsonl_bucket, delta_bucket, pipelines_dir;
+prints one JSON line.
+
+Before lakeload is imported, every way to a JVM in this process is refused (py4j's gateway launch and
+`SparkContext._ensure_initialized` raise), so a `sparkContext`, `_jvm` or RDD use anywhere on the path fails
+the run. The parquet pipeline gets its session from `[spark] mode = "auto"` (the running server recorded
+under HOME), the jsonl one from `spark=` (a session the script opened itself).
+"""
+
+from __future__ import annotations
+
+import json
+import sys
+from typing import Any
+
+JVM_REFUSED = "a JVM was asked for in a Spark Connect client"
+
+
+def records() -> list[dict[str, Any]]:
+    """Nested records: child tables from lists, nested dicts flattened, mixed scalar types and nulls."""
+    return [
+        {"id": i, "name": f"user {i}", "score": i * 1.5, "active": i % 2 == 0, "note": None if i % 3 else "x",
+         "created_at": f"2024-05-{i + 1:02d}T10:00:00+00:00", "address": {"city": f"c{i}", "zip": 1000 + i},
+         "tags": [f"t{j}" for j in range(i % 3)], "orders": [{"sku": f"s{i}-{j}", "qty": j} for j in range(i % 4)]}
+        for i in range(12)
+    ]
+
+
+def run_delta(pipeline: Any) -> list[dict[str, int]]:
+    """Delta append twice, then a merge on `id` that updates, inserts and replaces nested rows."""
+    import lakeload
+
+    rows = [{"id": i, "value": f"a{i}", "kids": [{"k": j} for j in range(i % 3)]} for i in range(6)]
+    updates = [{"id": i, "value": f"b{i}", "kids": [{"k": 9}]} for i in range(3, 8)]
+    counts = [pipeline.run(rows, table_name="appended", table_format="delta").row_counts for _ in range(2)]
+    for batch in (rows, updates):
+        merged = lakeload.resource(batch, name="merged", write_disposition="merge", primary_key="id", table_format="delta")
+        counts.append(pipeline.run(merged).row_counts)
+    return counts
+
+
+FRAME_ROWS = [(i, f"f{i}", [i, i + 1]) for i in range(5)]
+FRAME_SCHEMA = "id long, label string, numbers array<long>"
+
+
+def _slow_double(payload: Any, item: int) -> int:
+    import time
+
+    time.sleep(0.5)  # long enough for Connect's progress messages to report running stages
+    return item * 2
+
+
+def refuse_jvm() -> None:
+    """Make every way to a JVM in this process raise."""
+    import pyspark.core.context as context
+    import pyspark.java_gateway as gateway
+
+    def refused(*args: Any, **kwargs: Any) -> Any:
+        raise AssertionError(JVM_REFUSED)
+
+    gateway.launch_gateway = refused
+    context.launch_gateway = refused  # type: ignore[attr-defined]
+    context.SparkContext._ensure_initialized = classmethod(refused)  # type: ignore[assignment,method-assign]
+
+
+def main() -> None:
+    args = json.loads(sys.argv[1])
+    refuse_jvm()
+    from pyspark.core.context import SparkContext
+    from pyspark.sql import SparkSession
+
+    import lakeload
+
+    auto = lakeload.pipeline("connect_parquet", destination=lakeload.destinations.filesystem(args["parquet_bucket"]),
+                             dataset_name="ds", pipelines_dir=args["pipelines_dir"])
+    first = auto.run(records(), table_name="items", loader_file_format="parquet")
+    frame = auto.spark.createDataFrame(FRAME_ROWS, FRAME_SCHEMA)
+    second = auto.run(frame, table_name="frame_rows", loader_file_format="parquet")
+    explicit_session = SparkSession.builder.remote(args["url"]).getOrCreate()
+    explicit = lakeload.pipeline("connect_jsonl", destination=lakeload.destinations.filesystem(args["jsonl_bucket"]),
+                                 dataset_name="ds", pipelines_dir=args["pipelines_dir"], spark=explicit_session)
+    third = explicit.run(records(), table_name="items", loader_file_format="jsonl")
+    delta = lakeload.pipeline("connect_delta", destination=lakeload.destinations.filesystem(args["delta_bucket"]),
+                              dataset_name="ds", pipelines_dir=args["pipelines_dir"])
+    delta_counts = run_delta(delta)
+    from lakeload.spark.session import run_tasks
+
+    progress: list[int] = []
+    doubled = run_tasks(explicit_session, _slow_double, None, list(range(4)), "progress check", on_progress=progress.append)
+    try:
+        explicit_session.sparkContext  # noqa: B018 - Connect has none: pyspark raises
+        has_context = True
+    except Exception:
+        has_context = False
+    print(json.dumps({
+        "auto_session": type(auto.spark).__module__,
+        "explicit_session": type(explicit.spark).__module__,
+        "row_counts": [first.row_counts, second.row_counts, third.row_counts],
+        "delta_counts": delta_counts,
+        "tasks": [doubled, sum(progress)],
+        "has_spark_context": has_context,
+        "jvm": SparkContext._jvm is not None or SparkContext._gateway is not None,
+    }))
+
+
+if __name__ == "__main__":
+    main()

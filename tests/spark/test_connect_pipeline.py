@@ -1,0 +1,83 @@
+"""lakeload's core path (records, DataFrames, Delta append and merge) through the session's local Spark Connect server, compared with the same runs in-process.
+
+The Connect runs happen in a child process (tests/spark/connect_child.py) that is a Connect-only client: it
+refuses every way to a JVM before lakeload is imported, so any `sparkContext` / `_jvm` / RDD use on the path
+fails it. (A Connect session in this test process would also switch pyspark's functions to Connect for the
+in-process tests that share it.)
+"""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+from pathlib import Path
+from typing import Any
+
+import compat.compat_harness  # noqa: F401 - puts tests/conformance (harness) on sys.path
+import pyarrow as pa
+import pytest
+from connect_child import FRAME_ROWS, FRAME_SCHEMA, records, run_delta
+from harness import canonicalize, diff, read_bucket
+from servers.spark_connect import ConnectServer
+
+import lakeload
+
+CHILD = Path(__file__).with_name("connect_child.py")
+
+
+def _in_process(spark: Any, parquet_bucket: Path, jsonl_bucket: Path, delta_bucket: Path, pipelines_dir: Path) -> None:
+    first = lakeload.pipeline("connect_parquet", destination=lakeload.destinations.filesystem(str(parquet_bucket)),
+                              dataset_name="ds", pipelines_dir=str(pipelines_dir))
+    first.run(records(), table_name="items", loader_file_format="parquet")
+    first.run(spark.createDataFrame(FRAME_ROWS, FRAME_SCHEMA), table_name="frame_rows", loader_file_format="parquet")
+    second = lakeload.pipeline("connect_jsonl", destination=lakeload.destinations.filesystem(str(jsonl_bucket)),
+                               dataset_name="ds", pipelines_dir=str(pipelines_dir))
+    second.run(records(), table_name="items", loader_file_format="jsonl")
+    delta = lakeload.pipeline("connect_delta", destination=lakeload.destinations.filesystem(str(delta_bucket)),
+                              dataset_name="ds", pipelines_dir=str(pipelines_dir))
+    run_delta(delta)
+
+
+def _delta_rows(bucket: Path, table: str) -> list[tuple[Any, ...]]:
+    """The current snapshot of a Delta table, ids and load ids left out, sorted."""
+    from deltalake import DeltaTable
+
+    data = pa.table(DeltaTable(str(bucket / "ds" / table)).to_pyarrow_table())
+    keep = [name for name in data.column_names if not name.startswith("_dlt_")]
+    return sorted(tuple(row.values()) for row in data.select(keep).to_pylist())
+
+
+@pytest.mark.slow  # a child process on the Connect server (its first Python workers start cold)
+def test_records_frames_and_delta_through_connect_match_in_process(
+    connect_server: ConnectServer, spark: Any, tmp_path: Path
+) -> None:
+    remote, local = tmp_path / "connect", tmp_path / "in_process"
+    args = {"url": connect_server.url, "parquet_bucket": str(remote / "parquet"),
+            "jsonl_bucket": str(remote / "jsonl"), "delta_bucket": str(remote / "delta"),
+            "pipelines_dir": str(remote / "pipelines")}
+    done = subprocess.run([sys.executable, str(CHILD), json.dumps(args)], env=connect_server.env(),
+                          capture_output=True, text=True, timeout=600, cwd=tmp_path)
+    assert done.returncode == 0, done.stderr[-4000:]
+    result = json.loads(done.stdout.strip().splitlines()[-1])
+    # mode auto found the running server; spark= took the script's own Connect session
+    assert result["auto_session"] == result["explicit_session"] == "pyspark.sql.connect.session"
+    assert result["has_spark_context"] is False and result["jvm"] is False  # no JVM in the client, ever
+    items = {"items": 12, "items__tags": 12, "items__orders": 18}
+    assert result["row_counts"] == [items, {"frame_rows": 5, "frame_rows__numbers": 10}, items]
+
+    doubled, reported = result["tasks"]  # run_tasks' progress comes from Connect's progress messages (best effort)
+    assert doubled == [0, 2, 4, 6] and 0 < reported <= 4
+    assert result["delta_counts"] == [{"appended": 6, "appended__kids": 6}] * 2 + [
+        {"merged": 6, "merged__kids": 6}, {"merged": 5, "merged__kids": 5}]
+
+    _in_process(spark, local / "parquet", local / "jsonl", local / "delta", local / "pipelines")
+    for kind in ("parquet", "jsonl"):
+        expected, actual = canonicalize(read_bucket(local / kind)), canonicalize(read_bucket(remote / kind))
+        assert diff(expected, actual) == [], kind
+        assert sorted(expected["tables"]) == sorted(actual["tables"])
+        assert {"items", "items__tags", "items__orders"} <= set(actual["tables"])
+    for table in ("appended", "appended__kids", "merged", "merged__kids"):
+        assert _delta_rows(remote / "delta", table) == _delta_rows(local / "delta", table), table
+    assert len(_delta_rows(remote / "delta", "merged")) == 8 and len(_delta_rows(remote / "delta", "merged__kids")) == 8
+    assert all(path.name.endswith(".jsonl.gz") for path in (remote / "jsonl" / "ds" / "items").iterdir())
