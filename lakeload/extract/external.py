@@ -2,12 +2,12 @@
 
 A resource yields an `ExternalFiles` item; the extractor registers the files as splits of the load
 package (`split_entries`): a gzip file is one split, a plain file bigger than `[extract] file_max_bytes`
-is cut into byte ranges that Spark tasks read in parallel. The manifest records each file's URL, size
+is cut into near-equal byte ranges that Spark tasks read in parallel. The manifest records each file's URL, size
 and version (etag or modification time) but never the bucket's credentials: those stay in the
 extracting process (`ExtractResult.source_options`) or are resolved again from configuration.
 
 >>> byte_ranges(10, 4)
-[(0, 4), (4, 8), (8, None)]
+[(0, 3), (3, 6), (6, None)]
 """
 
 from __future__ import annotations
@@ -49,10 +49,17 @@ class ExternalFiles:
 
 
 def byte_ranges(size: int, max_bytes: int) -> list[tuple[int, int | None]]:
-    """`[start, end)` ranges of at most `max_bytes` covering a file of `size` bytes; the last ends at None."""
-    step = max(int(max_bytes), 1)
-    starts = list(range(0, max(size, 1), step))
-    return [(start, start + step if start + step < size else None) for start in starts]
+    """`[start, end)` ranges of at most `max_bytes` covering a file of `size` bytes; the last ends at None.
+
+    The ranges are of near-equal size (a 140 MB file at 64 MB: three of ~47 MB, not 64 + 64 + 12), so that
+    the tasks of a job take near-equal time.
+
+    >>> byte_ranges(10, 4)
+    [(0, 3), (3, 6), (6, None)]
+    """
+    count = -(-max(size, 1) // max(int(max_bytes), 1))
+    starts = [size * i // count for i in range(count)]
+    return [(start, starts[i + 1] if i + 1 < count else None) for i, start in enumerate(starts)]
 
 
 def split_entries(external: ExternalFiles, table: str, max_bytes: int) -> list[dict[str, Any]]:

@@ -65,7 +65,9 @@ def test_jsonl_plain_gzip_and_byte_ranges_load_like_a_python_list(
     load_id = p.extract(filesystem(str(data), "**/*.*json*") | read_jsonl(), table_name="events")
     splits = read_json(os.path.join(p.storage.package_dir(EXTRACTED, load_id), "manifest.json"))["splits"]
     per_file = [(s["path"].rsplit("/", 1)[-1], s["source"]["start"]) for s in splits]
-    assert per_file == [("c.ndjson", 0), ("b.jsonl.gz", 0), ("a.jsonl", 0), ("a.jsonl", 1000), ("a.jsonl", 2000), ("a.jsonl", 3000)]
+    size = (data / "a.jsonl").stat().st_size  # 4 near-equal ranges of at most 1000 bytes
+    assert 3000 < size <= 4000
+    assert per_file == [("c.ndjson", 0), ("b.jsonl.gz", 0)] + [("a.jsonl", size * i // 4) for i in range(4)]
     assert all(s["source"]["size"] > 0 and s["source"]["version"] for s in splits)
     assert "credentials" not in json.dumps(splits)
     p.normalize()
