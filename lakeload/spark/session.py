@@ -18,6 +18,7 @@ from typing import TYPE_CHECKING, Any, TypeVar
 import orjson
 
 from lakeload.errors import LakeloadError, NormalizeError, SparkSetupError
+from lakeload.spark.class_archive import class_archive, with_archive
 from lakeload.spark.connect_session import (  # noqa: F401 - session_master is re-exported for the pipeline
     connect_session,
     connect_url,
@@ -130,7 +131,7 @@ def get_spark(
         master = submitted.get("spark.master") or master or settings.master or DEFAULT_MASTER
         _prepare_environment(master, final)
         quiet_pyspark_loggers(_log_file(settings.log_file))
-        return _start(master, final)
+        return _start(master, final, use_archive=settings.class_archive and not submitted)
 
 
 def _log_file(configured: str) -> str:
@@ -160,7 +161,7 @@ def quiet_pyspark_loggers(log_file: str) -> None:
         logger_.addHandler(handler)
 
 
-def _start(master: str, conf: Mapping[str, str]) -> SparkSession:
+def _build(master: str, conf: Mapping[str, str]) -> SparkSession:
     from pyspark.sql import SparkSession
 
     builder = SparkSession.builder.appName("lakeload").master(master)
@@ -168,9 +169,30 @@ def _start(master: str, conf: Mapping[str, str]) -> SparkSession:
         builder = builder.config(key, value)
     try:
         with pandas_check_silenced():  # PySpark checks the pandas version while the context starts
-            session = builder.getOrCreate()
+            return builder.getOrCreate()
     except Exception as exc:
         raise SparkSetupError(f"Spark could not start: {exc}. {JAVA_HELP}") from exc
+
+
+def _start(master: str, conf: Mapping[str, str], use_archive: bool = False) -> SparkSession:
+    """A new session; `use_archive`: with the JVM class-data archive (`class_archive`) when this process starts
+    its JVM now."""
+    from pyspark import SparkContext
+
+    archive = class_archive(conf) if use_archive and SparkContext._gateway is None else None
+    if archive is None:
+        session = _build(master, conf)
+    else:
+        try:
+            session = _build(master, with_archive(conf, archive))
+        except SparkSetupError:
+            if archive.part is not None:
+                raise
+            logger.info("Spark could not start with the class archive %s; starting without it", archive.path)
+            archive.discard()
+            session, archive = _build(master, conf), None
+    if archive is not None:
+        archive.finish_at_exit(SparkContext._gateway)
     session.sparkContext.setLogLevel("ERROR")
     return session
 
