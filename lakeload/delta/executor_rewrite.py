@@ -1,10 +1,10 @@
-"""Executor-safe: rewrite the data files of a Delta table without chosen rows (the copy-on-write of a merge).
+"""Executor-safe: rewrite data files of Delta tables without chosen rows (the copy-on-write of a merge).
 
 The key pass of a merge (a Spark join over the key columns only) finds, per data file, the positions of the
-rows that go. One task gets `(path, partition values, sorted row positions)` listings, reads each listed
-file once with pyarrow, drops those rows and writes what is left as new data files of the table (local or in
-a bucket); it returns the add actions of the new files and the paths of the files they replace. Whole rows
-never pass through Spark's JVM: only the positions do.
+rows that go. A task gets `(table, path, partition values, row positions)` listings, reads each listed file
+once with pyarrow, drops those rows and writes what is left as new data files of its table (local or in a
+bucket; one file per table and partition); it returns the add actions of the new files and the paths of the
+files they replace. Whole rows never pass through Spark's JVM: only the positions do.
 
 Imports only pyarrow, numpy and executor-safe lakeload modules.
 """

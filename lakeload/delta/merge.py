@@ -6,14 +6,20 @@ Root table:
 1. incoming rows are deduplicated by primary key (and partition columns): the `dedup_sort` column
    decides, then the later record of the package (its occurrence number) wins;
 2. only the snapshot's files that can hold a matching row are read: those of the partitions the
-   incoming rows touch, and, for a one-column key, whose min/max statistics overlap the incoming keys;
+   incoming rows touch, and whose min/max statistics of every primary key column overlap the incoming keys;
 3. stored rows match on the primary key plus the partition columns (and rows whose `merge_key`
-   values arrive again match too); files holding a match are rewritten without the matched rows;
+   values arrive again match too), in a key pass that reads only the key columns, each row's file and its
+   position in it; files holding a match are rewritten without the matched rows;
 4. new files hold the kept rows of rewritten files and the winning incoming rows, except those
    flagged by the `hard_delete` column, which only delete.
 Nested tables: every stored nested row whose `_dlt_root_id` is the id of an incoming or matched root row
 is removed (files rewritten as above), and the winners' nested rows are added, so an element removed
 from a list is removed from the nested table, and a hard-deleted root takes its nested rows with it.
+
+Every file is written before the first commit: one Spark job rewrites the touched files of all tables of
+the tree (pyarrow in the tasks reads each file once and drops rows by position; only positions pass through
+Spark), and one job writes the new rows (the package's files copied as they are when every incoming record
+is inserted, else the winners selected by Spark).
 
 Commits, each with the load's application transaction (see `lakeload.delta.commit`), in the order of
 `lakeload.delta.commit_order`, so that a reader of the latest versions never sees a nested row without its
@@ -24,7 +30,6 @@ nested rows, parents first. A nested table that loses and gains rows so gets two
 
 from __future__ import annotations
 
-import functools
 from typing import TYPE_CHECKING, Any
 
 import pyarrow as pa
@@ -33,6 +38,16 @@ from lakeload.delta.commit import DeltaTarget, txn_version
 from lakeload.delta.commit_order import nested_parents_first, removal_app, removes_of
 from lakeload.delta.executor_files import FILE_COLUMN, ROW_INDEX, partition_value
 from lakeload.delta.executor_rewrite import RewriteSpec
+from lakeload.delta.merge_keys import (
+    KEY_PREFIX,
+    MATCHED,
+    all_have_root_ids,
+    byte_size,
+    flag_matches,
+    keys_of,
+    match,
+    may_hold_keys,
+)
 from lakeload.delta.spark_io import (
     Rewrite,
     package_frame,
@@ -56,43 +71,10 @@ if TYPE_CHECKING:
     from lakeload.load.delta_loader import DeltaLoader
     from lakeload.schema.schema import Schema
 
-KEY_PREFIX = "__lakeload_k_"
-MATCHED = "__lakeload_matched"
 RANK = "__lakeload_rank"
 CACHED_PLAN_CONF = "spark.sql.optimizer.canChangeCachedPlanOutputPartitioning"
-
-
-def _keys(frame: DataFrame, columns: list[str], tag: str = "") -> DataFrame:
-    from pyspark.sql import functions as F
-
-    return frame.select(*[F.col(c).alias(f"{KEY_PREFIX}{tag}{c}") for c in columns]).distinct()
-
-
-def _match(target: DataFrame, keys: DataFrame, columns: list[str], how: str, tag: str = "") -> DataFrame:
-    """`target` joined with `keys` (made by `_keys`) on `columns`, nulls equal (partition values may be null)."""
-    from pyspark.sql import functions as F
-
-    condition = functools.reduce(lambda a, b: a & b, [target[c].eqNullSafe(F.col(f"{KEY_PREFIX}{tag}{c}")) for c in columns])
-    return target.join(keys, condition, how)
-
-
-def flag_matches(stored: DataFrame, key_sets: list[tuple[DataFrame, list[str]]]) -> DataFrame:
-    """`stored` with a boolean MATCHED column: whether any of the key sets holds the row's key.
-
-    One left join per key set against its distinct keys (small: Spark broadcasts them), so the stored rows
-    are read once and not multiplied.
-    """
-    from pyspark.sql import functions as F
-
-    flags = []
-    for i, (keys, columns) in enumerate(key_sets):
-        tag = f"{i}_"
-        marker = f"{KEY_PREFIX}{tag}hit"
-        stored = _match(stored, _keys(keys, columns, tag).withColumn(marker, F.lit(True)), columns, "left", tag)
-        stored = stored.drop(*[f"{KEY_PREFIX}{tag}{c}" for c in columns])
-        flags.append(marker)
-    matched = functools.reduce(lambda a, b: a | b, [F.coalesce(F.col(m), F.lit(False)) for m in flags])
-    return stored.withColumn(MATCHED, matched).drop(*flags)
+BROADCAST_CONF = "spark.sql.autoBroadcastJoinThreshold"
+BROADCAST_BYTES = 128 * 1024 * 1024
 
 
 class MergeJob:
@@ -136,10 +118,14 @@ class MergeJob:
         # let adaptive execution coalesce the shuffle partitions of persisted frames too: without it, every
         # later job over them runs spark.sql.shuffle.partitions (200) tasks, mostly empty (2x slower at 100k)
         conf.set(CACHED_PLAN_CONF, "true")
+        # the cleared root ids (~40 bytes each) are joined with every nested table: broadcast them up to ~3M ids
+        threshold = conf.get(BROADCAST_CONF) or "10485760"
+        conf.set(BROADCAST_CONF, str(max(byte_size(threshold), BROADCAST_BYTES)) if byte_size(threshold) >= 0 else threshold)
         try:
             return self._merge(root, nested, pending)
         finally:
             conf.set(CACHED_PLAN_CONF, previous)
+            conf.set(BROADCAST_CONF, threshold)
             for frame in self._persisted:
                 frame.unpersist()
 
@@ -239,9 +225,9 @@ class MergeJob:
             order.append(F.col(column).desc_nulls_last() if direction == "desc" else F.col(column).asc_nulls_last())
         order.append(F.col(C_OCCURRENCE).desc())
         rank = F.row_number().over(Window.partitionBy(*keys).orderBy(*order))
-        dup_keys = _keys(duplicated, keys)
-        ranked = _match(incoming, dup_keys, keys, "left_semi").withColumn(RANK, rank).filter(F.col(RANK) == 1).drop(RANK)
-        return _match(incoming, dup_keys, keys, "left_anti").unionByName(ranked), False
+        dup_keys = keys_of(duplicated, keys)
+        ranked = match(incoming, dup_keys, keys, "left_semi").withColumn(RANK, rank).filter(F.col(RANK) == 1).drop(RANK)
+        return match(incoming, dup_keys, keys, "left_anti").unionByName(ranked), False
 
     def _deleted(self) -> Column:
         from pyspark.sql import functions as F
@@ -273,7 +259,7 @@ class MergeJob:
         if self.strategy == "insert-only":
             if C_DLT_LOAD_ID in flagged.columns:  # rows this load inserted (a rerun after the root commit) stay inserted
                 matched = matched.filter(F.col(C_DLT_LOAD_ID) != F.lit(self.load_id))
-            inserted = _match(inserts, _keys(matched, match_on), match_on, "left_anti") if match_on else inserts
+            inserted = match(inserts, keys_of(matched, match_on), match_on, "left_anti") if match_on else inserts
             return {"matched": matched.limit(0), "rewrite": False, "new": _select(inserted, data_columns), "inserted": inserted}
         return {"matched": matched, "rewrite": True, "new": _select(inserts, data_columns), "inserted": inserts}
 
@@ -325,12 +311,18 @@ class MergeJob:
             if C_DLT_ROOT_ID in stored_columns:
                 key_sets.append((cleared[self.root_name].select(F.col(C_DLT_ID).alias(C_DLT_ROOT_ID)), [C_DLT_ROOT_ID]))
             parent = self.schema.tables[name].get("parent")
-            if parent in cleared and C_DLT_PARENT_ID in stored_columns and not _all_have_root_ids(files, stored_columns):
+            if parent in cleared and C_DLT_PARENT_ID in stored_columns and not all_have_root_ids(files, stored_columns):
                 key_sets.append((cleared[parent].select(F.col(C_DLT_ID).alias(C_DLT_PARENT_ID)), [C_DLT_PARENT_ID]))
             if not key_sets:
                 continue
             key_columns = list(dict.fromkeys([C_DLT_ID, *(cols[0] for _, cols in key_sets)]))
-            drops[name] = flag_matches(self._read(target, files, key_columns, row_index=True), key_sets).filter(F.col(MATCHED))
+            stored = self._read(target, files, key_columns, row_index=True)
+            if len(key_sets) == 1:  # one id column: a semi join (Spark broadcasts the ids), no distinct pass
+                (cleared_ids, (column,)), = key_sets
+                ids = cleared_ids.select(F.col(column).alias(KEY_PREFIX))
+                drops[name] = stored.join(ids, stored[column] == ids[KEY_PREFIX], "left_semi")
+            else:
+                drops[name] = flag_matches(stored, key_sets).filter(F.col(MATCHED))
             cleared[name] = drops[name].select(C_DLT_ID)  # read again only by a child that follows parent links
         return drops
 
@@ -375,32 +367,3 @@ class MergeJob:
 
 def _select(frame: DataFrame, columns: list[str]) -> DataFrame:
     return frame.select(*[c for c in columns if c in frame.columns])
-
-
-def _all_have_root_ids(files: list[dict[str, Any]], stored_columns: set[str]) -> bool:
-    """Whether every row of `files` has a `_dlt_root_id` (by the files' null counts), so that the rows below a
-    removed parent row are found by their root id alone."""
-    if C_DLT_ROOT_ID not in stored_columns:
-        return False
-    return all(f["stats"].get(f"null_count.{C_DLT_ROOT_ID}") == 0 for f in files)
-
-
-def may_hold_keys(stats: dict[str, Any], ranges: dict[str, tuple[Any, Any]]) -> bool:
-    """Whether a data file (its flattened add-action `stats`) can hold a row whose key lies in `ranges`
-    (each key column's lowest and highest incoming value): every column's range must overlap the file's.
-
-    >>> may_hold_keys({"min.id": 1, "max.id": 9, "min.kind": "a", "max.kind": "c"}, {"id": (5, 20), "kind": ("d", "f")})
-    False
-    """
-    return all(_may_overlap(stats, key, low, high) for key, (low, high) in ranges.items())
-
-
-def _may_overlap(stats: dict[str, Any], key: str, low: Any, high: Any) -> bool:
-    """Whether a file's min/max statistics of `key` can include a value in [low, high]."""
-    file_min, file_max = stats.get(f"min.{key}"), stats.get(f"max.{key}")
-    if file_min is None or file_max is None or low is None or high is None:
-        return True
-    try:
-        return not (file_max < low or file_min > high)
-    except TypeError:
-        return True

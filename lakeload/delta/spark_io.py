@@ -11,6 +11,8 @@ from __future__ import annotations
 
 import functools
 import json
+import os
+import re
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 from urllib.parse import unquote
@@ -96,7 +98,7 @@ def rewrite_files(
     )
     positions = drops.groupBy("table", FILE_COLUMN).agg(F.collect_list(ROW_INDEX).alias("rows"))
     work = positions.join(F.broadcast(listing), ["table", FILE_COLUMN]).select("table", "path", "partition_values", "rows")
-    tasks = max(1, min(len(by_name), int(spark.conf.get("spark.sql.shuffle.partitions") or 8)))
+    tasks = max(1, min(len(by_name), 2 * task_slots(spark)))
     specs = {name: t.spec for name, t in tables.items()}
     try:
         rows = map_in_arrow(work.repartition(tasks), functools.partial(rewrite_task, specs), spark_schema(REWRITE_SCHEMA)).collect()
@@ -109,6 +111,24 @@ def rewrite_files(
         else:
             done[table][1].append(by_name[(table, file_name(value))])
     return done
+
+
+def task_slots(spark: SparkSession) -> int:
+    """How many tasks the session's executors run at once, from its master URL and executor settings.
+
+    >>> task_slots(spark)  # `local[2]`  # doctest: +SKIP
+    2
+    """
+    master = spark.conf.get("spark.master", "local[*]") or "local[*]"
+    local = re.fullmatch(r"local(?:\[(\d+|\*)(?:,\d+)?\])?", master)
+    if local:
+        count = local.group(1) or "1"
+        return (os.cpu_count() or 1) if count == "*" else int(count)
+    cluster = re.fullmatch(r"local-cluster\[(\d+),\s*(\d+),\s*\d+\]", master)
+    if cluster:
+        return int(cluster.group(1)) * int(cluster.group(2))
+    executors = int(spark.conf.get("spark.executor.instances", "2") or 2)
+    return executors * int(spark.conf.get("spark.executor.cores", "1") or 1)
 
 
 def read_snapshot(spark: SparkSession, spec: SnapshotSpec, files: list[dict[str, Any]]) -> DataFrame:
