@@ -23,6 +23,9 @@ Examples::
     python bench/bench_delta.py --events 100000
     python bench/bench_delta.py --events 100000,1000000 --tools dlt,lakeload --scenarios append,upsert
     python bench/bench_delta.py --events 100000 --tools lakeload --scenarios upsert --input frame
+    python bench/bench_delta.py --events 100000,1000000 --tools dlt,lakeload --scenarios upsert --check
+
+``--check`` prints the ratios of issue 16 goal 3 this run can compute and exits 1 when one misses.
 """
 
 from __future__ import annotations
@@ -172,6 +175,50 @@ def print_results(results: list[dict[str, Any]]) -> None:
                   f"last load step {other['runs'][-1]['load'] / r['runs'][-1]['load']:.2f}x")
 
 
+RSS_LIMIT_MB = 200
+UPSERT_SPEEDUP = {100_000: 1.5, 1_000_000: 3.0}  # issue 16 goal 3: dlt total / lakeload total, at least
+
+
+def goal_checks(results: list[dict[str, Any]]) -> list[tuple[str, float, str, bool]]:
+    """Issue 16 goal 3's ratios this run can compute: (what, value, goal, met).
+
+    - the upsert's 2nd load step (the merge) of lakeload no slower than dlt's (delta-rs merge), at each N;
+    - the upsert end to end (both loads): dlt / lakeload >= 1.5 at 100k, >= 3 at 1M;
+    - lakeload's driver peak RSS <= 200 MB in every run.
+    """
+    by_key = {(r["tool"], r["scenario"], r["events"]): r for r in results if "error" not in r}
+    checks = []
+    for (tool, scenario, n), r in sorted(by_key.items()):
+        if tool != "lakeload":
+            continue
+        rss = r["driver_peak_rss_mb"]
+        checks.append((f"{scenario} {n}: lakeload driver peak RSS [MB]", rss, f"<= {RSS_LIMIT_MB}", rss <= RSS_LIMIT_MB))
+        other = by_key.get(("dlt", scenario, n))
+        if scenario != "upsert" or other is None:
+            continue
+        merge = other["runs"][-1]["load"] / r["runs"][-1]["load"]
+        checks.append((f"upsert {n}: merge step dlt (delta-rs) / lakeload", merge, ">= 1.0", merge >= 1.0))
+        goal = UPSERT_SPEEDUP.get(n)
+        if goal is not None:
+            speedup = other["total_s"] / r["total_s"]
+            checks.append((f"upsert {n}: end to end dlt / lakeload", speedup, f">= {goal}", speedup >= goal))
+    return checks
+
+
+def print_checks(results: list[dict[str, Any]]) -> int:
+    """Print each goal check; 1 when one misses (or a run failed), else 0."""
+    checks = goal_checks(results)
+    failed = [r for r in results if "error" in r]
+    print("\nissue 16 goal 3 checks:")
+    for what, value, goal, met in checks:
+        print(f"  {'ok  ' if met else 'MISS'} {what}: {value:.2f} (goal {goal})")
+    for r in failed:
+        print(f"  MISS {r['tool']} {r['scenario']} {r['events']}: the run failed")
+    if not any(k[0].startswith("upsert") and "dlt" in k[0] for k in checks):
+        print("  (no dlt upsert run beside lakeload's: run with --tools dlt,lakeload --scenarios upsert for the ratios)")
+    return 1 if failed or not all(met for *_, met in checks) else 0
+
+
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--events", default="100000")
@@ -183,6 +230,9 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--workdir", default=str(base.DEFAULT_WORKDIR / "delta"))
     parser.add_argument("--json")
     parser.add_argument("--child")
+    parser.add_argument("--check", action="store_true",
+                        help="print issue 16 goal 3's ratios (merge step and upsert end to end vs dlt, driver RSS); "
+                             "exit 1 when one misses")
     args = parser.parse_args(argv)
     if args.child:
         print(json.dumps(child(json.loads(Path(args.child).read_text()))))
@@ -200,7 +250,7 @@ def main(argv: list[str] | None = None) -> int:
     print_results(results)
     if args.json:
         Path(args.json).write_text(json.dumps(results, indent=2))
-    return 0
+    return print_checks(results) if args.check else 0
 
 
 if __name__ == "__main__":

@@ -31,6 +31,7 @@ from lakeload.destinations.impl.filesystem.executor_retry import RetryPolicy, ca
 
 HIVE_NULL = "__HIVE_DEFAULT_PARTITION__"
 FILE_COLUMN = "_lakeload_file"  # the data file a row was read from (merge rewrites)
+ROW_INDEX = "_lakeload_row"  # a row's position in its data file (merge rewrites drop rows by position)
 ACTION_SCHEMA = pa.schema([("action", pa.string())])
 
 
@@ -245,13 +246,17 @@ def write_files(spec: DeltaFileSpec, batches: Iterable[pa.RecordBatch | pa.Table
         raise
 
 
-def write_task(spec: DeltaFileSpec, batches: Iterator[pa.RecordBatch]) -> Iterator[pa.RecordBatch]:
-    """The `mapInArrow` body: write this Spark task's rows, yield one JSON add action per file."""
+def task_tag() -> str:
+    """This Spark task's part of data file names: its partition and attempt (unique within one job)."""
     from pyspark import TaskContext
 
     context = TaskContext.get()
-    tag = f"{context.partitionId():05d}-{context.attemptNumber()}" if context else "00000-0"
-    actions = write_files(spec, batches, tag)
+    return f"{context.partitionId():05d}-{context.attemptNumber()}" if context else "00000-0"
+
+
+def write_task(spec: DeltaFileSpec, batches: Iterator[pa.RecordBatch]) -> Iterator[pa.RecordBatch]:
+    """The `mapInArrow` body: write this Spark task's rows, yield one JSON add action per file."""
+    actions = write_files(spec, batches, task_tag())
     yield pa.RecordBatch.from_pydict({"action": [json.dumps(a) for a in actions]}, schema=ACTION_SCHEMA)
 
 
@@ -265,3 +270,10 @@ def write_package_files(spec: DeltaFileSpec, files: list[dict[str, Any]]) -> lis
         with wio.open_input(file["path"]) as raw:
             actions += write_files(spec, pq.ParquetFile(raw).iter_batches(batch_size=64_000), file["file_id"])
     return actions
+
+
+def write_tables_package_files(specs: dict[str, DeltaFileSpec], item: tuple[str, list[dict[str, Any]]]) -> dict[str, Any]:
+    """A `run_tasks` task over several tables: `item` is a table name and some of its package files, rewritten
+    as data files of that table (see `write_package_files`); returns the table name and the add actions."""
+    table, files = item
+    return {"table": table, "actions": write_package_files(specs[table], files)}

@@ -21,7 +21,7 @@ from urllib.parse import unquote
 import pyarrow as pa
 import pyarrow.parquet as pq
 
-from lakeload.delta.executor_files import FILE_COLUMN, conform
+from lakeload.delta.executor_files import FILE_COLUMN, ROW_INDEX, conform
 from lakeload.destinations.impl.filesystem.executor_fs import url_to_fs
 
 LISTING_SCHEMA = pa.schema([("path", pa.string()), ("partition_values", pa.string())])
@@ -35,9 +35,10 @@ class SnapshotSpec:
     bucket_url: str
     fs_kwargs: dict[str, Any]
     table_dir: str
-    schema: pa.Schema  # the output schema (the table's, with FILE_COLUMN last when with_file)
+    schema: pa.Schema  # the output schema (the table's, then FILE_COLUMN when with_file, then ROW_INDEX when with_row_index)
     with_file: bool = False
     is_local: bool = True
+    with_row_index: bool = False
 
     def __repr__(self) -> str:
         return f"SnapshotSpec(table_dir={self.table_dir!r})"
@@ -64,10 +65,11 @@ def file_name(path: str) -> str:
 def read_file(spec: SnapshotSpec, path: str, partition_values: dict[str, str | None]) -> Iterator[pa.Table]:
     """The rows of one data file (`path` as in the log, relative and URL-encoded), in the output schema.
 
-    Only the output schema's columns are read from the file.
+    Only the output schema's columns are read from the file; the row index is the row's position in it.
     """
     physical = f"{spec.table_dir}/{unquote(path)}"
-    table_schema = pa.schema([f for f in spec.schema if f.name != FILE_COLUMN])
+    table_schema = pa.schema([f for f in spec.schema if f.name not in (FILE_COLUMN, ROW_INDEX)])
+    offset = 0
     if spec.is_local:
         handle: Any = open(physical, "rb")  # noqa: SIM115 - closed below
     else:
@@ -85,6 +87,9 @@ def read_file(spec: SnapshotSpec, path: str, partition_values: dict[str, str | N
             table = conform(table, table_schema)
             if spec.with_file:
                 table = table.append_column(FILE_COLUMN, pa.array([file_name(path)] * table.num_rows, pa.string()))
+            if spec.with_row_index:
+                table = table.append_column(ROW_INDEX, pa.array(range(offset, offset + table.num_rows), pa.int64()))
+            offset += table.num_rows
             yield table
 
 

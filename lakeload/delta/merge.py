@@ -6,14 +6,20 @@ Root table:
 1. incoming rows are deduplicated by primary key (and partition columns): the `dedup_sort` column
    decides, then the later record of the package (its occurrence number) wins;
 2. only the snapshot's files that can hold a matching row are read: those of the partitions the
-   incoming rows touch, and, for a one-column key, whose min/max statistics overlap the incoming keys;
+   incoming rows touch, and whose min/max statistics of every primary key column overlap the incoming keys;
 3. stored rows match on the primary key plus the partition columns (and rows whose `merge_key`
-   values arrive again match too); files holding a match are rewritten without the matched rows;
+   values arrive again match too), in a key pass that reads only the key columns, each row's file and its
+   position in it; files holding a match are rewritten without the matched rows;
 4. new files hold the kept rows of rewritten files and the winning incoming rows, except those
    flagged by the `hard_delete` column, which only delete.
 Nested tables: every stored nested row whose `_dlt_root_id` is the id of an incoming or matched root row
 is removed (files rewritten as above), and the winners' nested rows are added, so an element removed
 from a list is removed from the nested table, and a hard-deleted root takes its nested rows with it.
+
+Every file is written before the first commit: one Spark job rewrites the touched files of all tables of
+the tree (pyarrow in the tasks reads each file once and drops rows by position; only positions pass through
+Spark), and one job writes the new rows (the package's files copied as they are when every incoming record
+is inserted, else the winners selected by Spark).
 
 Commits, each with the load's application transaction (see `lakeload.delta.commit`), in the order of
 `lakeload.delta.commit_order`, so that a reader of the latest versions never sees a nested row without its
@@ -24,16 +30,32 @@ nested rows, parents first. A nested table that loses and gains rows so gets two
 
 from __future__ import annotations
 
-import functools
 from typing import TYPE_CHECKING, Any
 
 import pyarrow as pa
 
 from lakeload.delta.commit import DeltaTarget, txn_version
 from lakeload.delta.commit_order import nested_parents_first, removal_app, removes_of
-from lakeload.delta.executor_files import FILE_COLUMN, partition_value
-from lakeload.delta.executor_read import file_name
-from lakeload.delta.spark_io import package_frame, read_snapshot, snapshot_spec, write_frame
+from lakeload.delta.executor_files import FILE_COLUMN, ROW_INDEX, partition_value
+from lakeload.delta.executor_rewrite import RewriteSpec
+from lakeload.delta.merge_keys import (
+    KEY_PREFIX,
+    MATCHED,
+    all_have_root_ids,
+    byte_size,
+    flag_matches,
+    keys_of,
+    match,
+    may_hold_keys,
+)
+from lakeload.delta.spark_io import (
+    Rewrite,
+    package_frame,
+    read_snapshot,
+    rewrite_files,
+    snapshot_spec,
+    write_frame,
+)
 from lakeload.normalize.executor_relational import (
     C_DLT_ID,
     C_DLT_LOAD_ID,
@@ -49,43 +71,10 @@ if TYPE_CHECKING:
     from lakeload.load.delta_loader import DeltaLoader
     from lakeload.schema.schema import Schema
 
-KEY_PREFIX = "__lakeload_k_"
-MATCHED = "__lakeload_matched"
 RANK = "__lakeload_rank"
 CACHED_PLAN_CONF = "spark.sql.optimizer.canChangeCachedPlanOutputPartitioning"
-
-
-def _keys(frame: DataFrame, columns: list[str], tag: str = "") -> DataFrame:
-    from pyspark.sql import functions as F
-
-    return frame.select(*[F.col(c).alias(f"{KEY_PREFIX}{tag}{c}") for c in columns]).distinct()
-
-
-def _match(target: DataFrame, keys: DataFrame, columns: list[str], how: str, tag: str = "") -> DataFrame:
-    """`target` joined with `keys` (made by `_keys`) on `columns`, nulls equal (partition values may be null)."""
-    from pyspark.sql import functions as F
-
-    condition = functools.reduce(lambda a, b: a & b, [target[c].eqNullSafe(F.col(f"{KEY_PREFIX}{tag}{c}")) for c in columns])
-    return target.join(keys, condition, how)
-
-
-def flag_matches(stored: DataFrame, key_sets: list[tuple[DataFrame, list[str]]]) -> DataFrame:
-    """`stored` with a boolean MATCHED column: whether any of the key sets holds the row's key.
-
-    One left join per key set against its distinct keys (small: Spark broadcasts them), so the stored rows
-    are read once and not multiplied.
-    """
-    from pyspark.sql import functions as F
-
-    flags = []
-    for i, (keys, columns) in enumerate(key_sets):
-        tag = f"{i}_"
-        marker = f"{KEY_PREFIX}{tag}hit"
-        stored = _match(stored, _keys(keys, columns, tag).withColumn(marker, F.lit(True)), columns, "left", tag)
-        stored = stored.drop(*[f"{KEY_PREFIX}{tag}{c}" for c in columns])
-        flags.append(marker)
-    matched = functools.reduce(lambda a, b: a | b, [F.coalesce(F.col(m), F.lit(False)) for m in flags])
-    return stored.withColumn(MATCHED, matched).drop(*flags)
+BROADCAST_CONF = "spark.sql.autoBroadcastJoinThreshold"
+BROADCAST_BYTES = 128 * 1024 * 1024
 
 
 class MergeJob:
@@ -129,10 +118,14 @@ class MergeJob:
         # let adaptive execution coalesce the shuffle partitions of persisted frames too: without it, every
         # later job over them runs spark.sql.shuffle.partitions (200) tasks, mostly empty (2x slower at 100k)
         conf.set(CACHED_PLAN_CONF, "true")
+        # the cleared root ids (~40 bytes each) are joined with every nested table: broadcast them up to ~3M ids
+        threshold = conf.get(BROADCAST_CONF) or "10485760"
+        conf.set(BROADCAST_CONF, str(max(byte_size(threshold), BROADCAST_BYTES)) if byte_size(threshold) >= 0 else threshold)
         try:
             return self._merge(root, nested, pending)
         finally:
             conf.set(CACHED_PLAN_CONF, previous)
+            conf.set(BROADCAST_CONF, threshold)
             for frame in self._persisted:
                 frame.unpersist()
 
@@ -148,17 +141,40 @@ class MergeJob:
         plan = self._plan_root(root, incoming, inserts)
         all_inserted = every_row_wins and not self.hard_delete and plan["inserted"] is inserts
         inserted = None if all_inserted else plan["inserted"]
-        if not self.root_done:  # 1. nested rows below touched root rows go, children first
+        drops: dict[str, DataFrame] = {}
+        if not self.root_done:
+            if plan["rewrite"]:
+                drops[self.root_name] = plan["matched"]
             ids = incoming.select(C_DLT_ID).unionByName(plan["matched"].select(C_DLT_ID)).distinct()
-            self._remove_nested(pending, {self.root_name: self._persist(ids)})
+            drops.update(self._nested_drops(pending, {self.root_name: self._persist(ids)}))
+        # every file is written first (one job for the rewrites, one for the new rows), then committed in order
+        rewritten = self._rewrite(drops)
+        new = self._new_rows([self.root_name, *pending] if not self.root_done else pending, plan, inserted)
         loaded: list[dict[str, Any]] = []
+        removal = removal_app(self.app)
+        for name in reversed(pending):  # 1. nested rows below touched root rows go, children first
+            kept, replaced = rewritten.get(name, ([], []))
+            if replaced:
+                self._commit(self.targets[name], kept, replaced, removal)
+                self.targets[name].open()  # its additions (step 3) commit on top of this version
         if not self.root_done:  # 2. the root
-            loaded += committed_files(self.root_name, self._commit(root, plan["new"], plan["touched"]))
+            kept, replaced = rewritten.get(self.root_name, ([], []))
+            loaded += committed_files(self.root_name, self._commit(root, kept + new[self.root_name], replaced))
         for name in pending:  # 3. the winners' nested rows, parents first
-            rows = self._nested_rows(self.targets[name], inserted)
-            if rows is not None:
-                loaded += committed_files(name, self._commit(self.targets[name], rows, []))
+            loaded += committed_files(name, self._commit(self.targets[name], new[name], []))
         return loaded
+
+    def _new_rows(self, names: list[str], plan: dict[str, Any], inserted: DataFrame | None) -> dict[str, list[dict[str, Any]]]:
+        """Write the new rows of the `names` tables (not committed): their add actions. When every incoming
+        record is inserted (`inserted` None), the package's files are copied as they are, in one job."""
+        if inserted is None:
+            targets = [self.targets[n] for n in names]
+            return self.loader.package_adds(targets, self.load_id, self.by_table, "merge")
+        new = {}
+        for name in names:
+            rows = plan["new"] if name == self.root_name else self._nested_rows(self.targets[name], inserted)
+            new[name] = [] if rows is None else self._write(self.targets[name], rows)
+        return new
 
     def _drop_absent_hints(self, present: set[str]) -> None:
         """Hint columns the package has no data for are all null in it: a null `hard_delete` deletes
@@ -209,9 +225,9 @@ class MergeJob:
             order.append(F.col(column).desc_nulls_last() if direction == "desc" else F.col(column).asc_nulls_last())
         order.append(F.col(C_OCCURRENCE).desc())
         rank = F.row_number().over(Window.partitionBy(*keys).orderBy(*order))
-        dup_keys = _keys(duplicated, keys)
-        ranked = _match(incoming, dup_keys, keys, "left_semi").withColumn(RANK, rank).filter(F.col(RANK) == 1).drop(RANK)
-        return _match(incoming, dup_keys, keys, "left_anti").unionByName(ranked), False
+        dup_keys = keys_of(duplicated, keys)
+        ranked = match(incoming, dup_keys, keys, "left_semi").withColumn(RANK, rank).filter(F.col(RANK) == 1).drop(RANK)
+        return match(incoming, dup_keys, keys, "left_anti").unionByName(ranked), False
 
     def _deleted(self) -> Column:
         from pyspark.sql import functions as F
@@ -223,45 +239,40 @@ class MergeJob:
         return column.isNotNull()
 
     def _plan_root(self, target: DeltaTarget, incoming: DataFrame, inserts: DataFrame) -> dict[str, Any]:
-        """Matched stored root rows, the files holding them, the root rows inserted and the root table's new rows."""
+        """Matched stored root rows (key columns, file and row index), whether the files holding them are
+        rewritten, the root rows inserted and the root table's new rows."""
         from pyspark.sql import functions as F
 
         data_columns = target.table_schema().names
         if target.table is None or (self.root_done and self.strategy != "insert-only"):
             # (a committed upsert inserted every winner: its nested rows are all that is left to add)
             empty = self.spark.createDataFrame([], "`_dlt_id` string")
-            return {"matched": empty, "touched": [], "new": _select(inserts, data_columns), "inserted": inserts}
-        files = target.files()
+            return {"matched": empty, "rewrite": False, "new": _select(inserts, data_columns), "inserted": inserts}
         match_on = [*self.primary_key, *self.partition_by] if self.primary_key else []
         key_sets = [(incoming, match_on)] if match_on else []
         if self.merge_key:
             key_sets.append((incoming, [*self.merge_key, *self.partition_by]))
         key_columns = list(dict.fromkeys([C_DLT_ID, C_DLT_LOAD_ID, *(c for _, cols in key_sets for c in cols)]))
-        candidates = self._candidate_files(target, files, incoming)
-        flagged = self._persist(flag_matches(self._read(target, candidates, key_columns), key_sets))
-        matched = flagged.filter(F.col(MATCHED))
+        candidates = self._candidate_files(target, target.files(), incoming)
+        flagged = flag_matches(self._read(target, candidates, key_columns, row_index=True), key_sets)
+        matched = self._persist(flagged.filter(F.col(MATCHED)))
         if self.strategy == "insert-only":
             if C_DLT_LOAD_ID in flagged.columns:  # rows this load inserted (a rerun after the root commit) stay inserted
                 matched = matched.filter(F.col(C_DLT_LOAD_ID) != F.lit(self.load_id))
-            inserted = _match(inserts, _keys(matched, match_on), match_on, "left_anti") if match_on else inserts
-            return {"matched": matched.limit(0), "touched": [], "new": _select(inserted, data_columns), "inserted": inserted}
-        touched = self._touched(matched, files)
-        new = self._kept(target, touched, key_sets).unionByName(_select(inserts, data_columns), allowMissingColumns=True)
-        return {"matched": matched, "touched": touched, "new": new, "inserted": inserts}
+            inserted = match(inserts, keys_of(matched, match_on), match_on, "left_anti") if match_on else inserts
+            return {"matched": matched.limit(0), "rewrite": False, "new": _select(inserted, data_columns), "inserted": inserted}
+        return {"matched": matched, "rewrite": True, "new": _select(inserts, data_columns), "inserted": inserts}
 
-    def _kept(self, target: DeltaTarget, touched: list[dict[str, Any]], key_sets: list[tuple[DataFrame, list[str]]]) -> DataFrame:
-        """Rows of the touched files that no incoming row replaces (only those files are read whole)."""
-        from pyspark.sql import functions as F
-
-        if not touched:
-            return self._read(target, []).drop(FILE_COLUMN)
-        return flag_matches(self._read(target, touched), key_sets).filter(~F.col(MATCHED)).drop(FILE_COLUMN, MATCHED)
-
-    @staticmethod
-    def _touched(matched: DataFrame, files: list[dict[str, Any]]) -> list[dict[str, Any]]:
-        """Add actions of the files holding matched rows (only file names reach the driver)."""
-        names = {row[0] for row in matched.select(FILE_COLUMN).distinct().collect()}
-        return [f for f in files if file_name(f["path"]) in names]
+    def _rewrite(self, drops: dict[str, DataFrame]) -> dict[str, tuple[list[dict[str, Any]], list[dict[str, Any]]]]:
+        """Rewrite the files of each table of `drops` that hold its dropped rows without them, all tables in one
+        Spark job (whole rows are read and written by pyarrow in the tasks): per table, the new files' add
+        actions and the replaced files."""
+        tables = {}
+        for name, dropped in drops.items():
+            target = self.targets[name]
+            spec = RewriteSpec(snapshot_spec(self._spec(target), target.table_schema(), with_file=False), self._spec(target, "merge-kept"))
+            tables[name] = Rewrite(dropped.select(FILE_COLUMN, ROW_INDEX), target.files(), spec)
+        return rewrite_files(self.spark, tables, f"lakeload load {self.load_id}: rewrite {', '.join(drops)}")
 
     def _candidate_files(self, target: DeltaTarget, files: list[dict[str, Any]], incoming: DataFrame) -> list[dict[str, Any]]:
         """The files that may hold rows matching `incoming` (partition and key-range pruning)."""
@@ -273,46 +284,47 @@ class MergeJob:
                 for row in incoming.select(*target.partition_by).distinct().collect()
             }
             files = [f for f in files if tuple(f["partition_values"][c] for c in target.partition_by) in wanted]
-        if len(self.primary_key) == 1 and not self.merge_key:
-            key = self.primary_key[0]
-            low, high = incoming.agg(F.min(key), F.max(key)).collect()[0]
-            files = [f for f in files if _may_overlap(f["stats"], key, low, high)]
+        if self.primary_key and not self.merge_key and files:
+            bounds = incoming.agg(*[F.min(k) for k in self.primary_key], *[F.max(k) for k in self.primary_key]).collect()[0]
+            ranges = {k: (bounds[i], bounds[len(self.primary_key) + i]) for i, k in enumerate(self.primary_key)}
+            files = [f for f in files if may_hold_keys(f["stats"], ranges)]
         return files
 
-    def _remove_nested(self, names: list[str], cleared: dict[str, DataFrame]) -> None:
-        """Step 1: rewrite the files of each nested table without the rows below cleared root/parent rows,
-        then commit the tables children first (the rows to go are found parents first).
+    def _nested_drops(self, names: list[str], cleared: dict[str, DataFrame]) -> dict[str, DataFrame]:
+        """Step 1's rows: per nested table, its stored rows below cleared root/parent rows (file and row index).
 
         A stored row goes when its `_dlt_root_id` is a cleared root id, or its `_dlt_parent_id` a removed
-        parent row (tables filled before the root table was merged have no `_dlt_root_id`).
+        parent row (tables filled before the root table was merged have no `_dlt_root_id`; the parent link
+        is followed only where some file may hold rows without one).
         """
         from pyspark.sql import functions as F
 
         app = removal_app(self.app)
-        removals = []
+        drops = {}
         for name in names:
             target = self.targets[name]
             if target.table is None or self.strategy == "insert-only" or target.committed(app, self.version):
                 continue
             stored_columns = set(target.stored_schema().names)
+            files = target.files()
             key_sets = []
             if C_DLT_ROOT_ID in stored_columns:
                 key_sets.append((cleared[self.root_name].select(F.col(C_DLT_ID).alias(C_DLT_ROOT_ID)), [C_DLT_ROOT_ID]))
             parent = self.schema.tables[name].get("parent")
-            if parent in cleared and C_DLT_PARENT_ID in stored_columns:
+            if parent in cleared and C_DLT_PARENT_ID in stored_columns and not all_have_root_ids(files, stored_columns):
                 key_sets.append((cleared[parent].select(F.col(C_DLT_ID).alias(C_DLT_PARENT_ID)), [C_DLT_PARENT_ID]))
             if not key_sets:
                 continue
-            files = target.files()
             key_columns = list(dict.fromkeys([C_DLT_ID, *(cols[0] for _, cols in key_sets)]))
-            matched = self._persist(flag_matches(self._read(target, files, key_columns), key_sets)).filter(F.col(MATCHED))
-            cleared[name] = matched.select(C_DLT_ID)
-            touched = self._touched(matched, files)
-            if touched:
-                removals.append((target, self._kept(target, touched, key_sets), touched))
-        for target, kept, touched in reversed(removals):
-            self._commit(target, kept, touched, app)
-            target.open()  # its additions (step 3) commit on top of this version
+            stored = self._read(target, files, key_columns, row_index=True)
+            if len(key_sets) == 1:  # one id column: a semi join (Spark broadcasts the ids), no distinct pass
+                (cleared_ids, (column,)), = key_sets
+                ids = cleared_ids.select(F.col(column).alias(KEY_PREFIX))
+                drops[name] = stored.join(ids, stored[column] == ids[KEY_PREFIX], "left_semi")
+            else:
+                drops[name] = flag_matches(stored, key_sets).filter(F.col(MATCHED))
+            cleared[name] = drops[name].select(C_DLT_ID)  # read again only by a child that follows parent links
+        return drops
 
     def _nested_rows(self, target: DeltaTarget, inserted: DataFrame | None) -> DataFrame | None:
         """Step 3: the package's rows of a nested table that belong to inserted root rows (`inserted` None:
@@ -328,25 +340,26 @@ class MergeJob:
             rows = rows.join(winners, rows[C_OCCURRENCE] == F.col(KEY_PREFIX + C_OCCURRENCE), "left_semi")
         return _select(rows, target.table_schema().names)
 
-    def _read(self, target: DeltaTarget, files: list[dict[str, Any]], columns: list[str] | None = None) -> DataFrame:
-        """The rows of `files` (only `columns`, when given), with the name of the file each comes from."""
-        schema = target.table_schema()
-        if columns is not None:
-            schema = pa.schema([f for f in schema if f.name in columns])
-        spec = snapshot_spec(self._spec(target), schema, with_file=True)
+    def _read(self, target: DeltaTarget, files: list[dict[str, Any]], columns: list[str], row_index: bool = False) -> DataFrame:
+        """The `columns` of the rows of `files`, with the name of the file each comes from (and its position
+        in it, with `row_index`)."""
+        schema = pa.schema([f for f in target.table_schema() if f.name in columns])
+        spec = snapshot_spec(self._spec(target), schema, with_file=True, with_row_index=row_index)
         return read_snapshot(self.spark, spec, files)
 
     def _spec(self, target: DeltaTarget, operation: str = "merge") -> Any:
         return self.loader.file_spec(target, self.load_id, operation)
 
+    def _write(self, target: DeltaTarget, rows: DataFrame) -> list[dict[str, Any]]:
+        """Write `rows` as new data files of `target` (on the executors): their add actions."""
+        return write_frame(self.spark, rows, self._spec(target), f"lakeload load {self.load_id}: merge {target.name}")
+
     def _commit(
-        self, target: DeltaTarget, new: DataFrame, touched: list[dict[str, Any]], app: str | None = None
+        self, target: DeltaTarget, adds: list[dict[str, Any]], replaced: list[dict[str, Any]], app: str | None = None
     ) -> list[dict[str, Any]]:
-        """Write `new` as data files and commit them with the removal of the `touched` files, tagged with
-        `app` (the pipeline's application id unless given) at the load's transaction version."""
-        operation = "merge" if app is None else "merge-kept"  # file names must differ between a table's two commits
-        adds = write_frame(self.spark, new, self._spec(target, operation), f"lakeload load {self.load_id}: {operation} {target.name}")
-        removes = removes_of(touched)
+        """Commit the written `adds` with the removal of the `replaced` files, tagged with `app` (the pipeline's
+        application id unless given) at the load's transaction version; returns `adds`."""
+        removes = removes_of(replaced)
         if adds or removes:
             target.commit(adds, removes, "append", app or self.app, self.version)
         return adds
@@ -354,14 +367,3 @@ class MergeJob:
 
 def _select(frame: DataFrame, columns: list[str]) -> DataFrame:
     return frame.select(*[c for c in columns if c in frame.columns])
-
-
-def _may_overlap(stats: dict[str, Any], key: str, low: Any, high: Any) -> bool:
-    """Whether a file's min/max statistics of `key` can include a value in [low, high]."""
-    file_min, file_max = stats.get(f"min.{key}"), stats.get(f"max.{key}")
-    if file_min is None or file_max is None or low is None or high is None:
-        return True
-    try:
-        return not (file_max < low or file_min > high)
-    except TypeError:
-        return True

@@ -3,6 +3,7 @@
 - `write_frame` writes a DataFrame's rows as Delta data files on the executors and returns only the
   add-action metadata (one small JSON per file);
 - `read_snapshot` is a DataFrame over chosen data files of a snapshot, read on the executors;
+- `rewrite_files` rewrites data files without chosen rows on the executors (copy-on-write);
 - `package_frame` reads a package's normalized Parquet files of one table.
 """
 
@@ -10,6 +11,9 @@ from __future__ import annotations
 
 import functools
 import json
+import os
+import re
+from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 from urllib.parse import unquote
 
@@ -17,8 +21,9 @@ import pyarrow as pa
 import pyarrow.parquet as pq
 
 import lakeload.spark.executor_working as wio
-from lakeload.delta.executor_files import ACTION_SCHEMA, FILE_COLUMN, DeltaFileSpec, write_task
+from lakeload.delta.executor_files import ACTION_SCHEMA, FILE_COLUMN, ROW_INDEX, DeltaFileSpec, write_task
 from lakeload.delta.executor_read import LISTING_SCHEMA, SnapshotSpec, file_name, read_task
+from lakeload.delta.executor_rewrite import REWRITE_SCHEMA, RewriteSpec, rewrite_task
 from lakeload.errors import LoadError
 from lakeload.spark.connect_session import default_parallelism
 from lakeload.spark.errors import summarize
@@ -57,6 +62,75 @@ def write_frame(spark: SparkSession, frame: DataFrame, spec: DeltaFileSpec, desc
     return [json.loads(row[0]) for row in rows]
 
 
+@dataclass
+class Rewrite:
+    """One table's part of `rewrite_files`: the rows to drop (file column and row index, as read with
+    `snapshot_spec(..., with_file=True, with_row_index=True)`), the snapshot's files and how to read and write."""
+
+    drops: DataFrame
+    files: list[dict[str, Any]]
+    spec: RewriteSpec
+
+
+def rewrite_files(
+    spark: SparkSession, tables: dict[str, Rewrite], description: str, retry_hint: str = RETRY_LOAD
+) -> dict[str, tuple[list[dict[str, Any]], list[dict[str, Any]]]]:
+    """Rewrite the files that hold dropped rows without those rows, on the executors, for several tables in one
+    Spark job: per table, the add actions of the new files and the snapshot files they replace.
+
+    The positions are grouped by file; each task reads its files once with pyarrow and writes what is left.
+
+    >>> done = rewrite_files(spark, {"users": Rewrite(matched.select(FILE_COLUMN, ROW_INDEX), files, spec)}, "merge")  # doctest: +SKIP
+    >>> adds, replaced = done["users"]  # doctest: +SKIP
+    """
+    from pyspark.sql import functions as F
+
+    tables = {name: t for name, t in tables.items() if t.files}
+    if not tables:
+        return {}
+    by_name = {(table, file_name(f["path"])): f for table, t in tables.items() for f in t.files}
+    listing = spark.createDataFrame(
+        [(table, name, f["path"], json.dumps(f["partition_values"])) for (table, name), f in by_name.items()],
+        f"table string, `{FILE_COLUMN}` string, path string, partition_values string",
+    )
+    drops = functools.reduce(
+        lambda a, b: a.unionByName(b), [t.drops.select(F.lit(n).alias("table"), FILE_COLUMN, ROW_INDEX) for n, t in tables.items()]
+    )
+    positions = drops.groupBy("table", FILE_COLUMN).agg(F.collect_list(ROW_INDEX).alias("rows"))
+    work = positions.join(F.broadcast(listing), ["table", FILE_COLUMN]).select("table", "path", "partition_values", "rows")
+    tasks = max(1, min(len(by_name), 2 * task_slots(spark)))
+    specs = {name: t.spec for name, t in tables.items()}
+    try:
+        rows = map_in_arrow(work.repartition(tasks), functools.partial(rewrite_task, specs), spark_schema(REWRITE_SCHEMA)).collect()
+    except Exception as exc:
+        raise LoadError(f"{description} failed: {summarize(exc)}. {retry_hint}") from None
+    done: dict[str, tuple[list[dict[str, Any]], list[dict[str, Any]]]] = {name: ([], []) for name in tables}
+    for table, kind, value in rows:
+        if kind == "add":
+            done[table][0].append(json.loads(value))
+        else:
+            done[table][1].append(by_name[(table, file_name(value))])
+    return done
+
+
+def task_slots(spark: SparkSession) -> int:
+    """How many tasks the session's executors run at once, from its master URL and executor settings.
+
+    >>> task_slots(spark)  # `local[2]`  # doctest: +SKIP
+    2
+    """
+    master = spark.conf.get("spark.master", "local[*]") or "local[*]"
+    local = re.fullmatch(r"local(?:\[(\d+|\*)(?:,\d+)?\])?", master)
+    if local:
+        count = local.group(1) or "1"
+        return (os.cpu_count() or 1) if count == "*" else int(count)
+    cluster = re.fullmatch(r"local-cluster\[(\d+),\s*(\d+),\s*\d+\]", master)
+    if cluster:
+        return int(cluster.group(1)) * int(cluster.group(2))
+    executors = int(spark.conf.get("spark.executor.instances", "2") or 2)
+    return executors * int(spark.conf.get("spark.executor.cores", "1") or 1)
+
+
 def read_snapshot(spark: SparkSession, spec: SnapshotSpec, files: list[dict[str, Any]]) -> DataFrame:
     """A DataFrame over `files` (their `path` and `partition_values` as in the log) in `spec.schema`.
 
@@ -81,10 +155,12 @@ def _read_local(spark: SparkSession, spec: SnapshotSpec, files: list[dict[str, A
     from pyspark.sql import functions as F
 
     partition_by = [c for c in files[0]["partition_values"] if c in spec.schema.names]
-    stored = [f for f in spec.schema if f.name != FILE_COLUMN and f.name not in partition_by]
+    stored = [f for f in spec.schema if f.name not in (FILE_COLUMN, ROW_INDEX) and f.name not in partition_by]
     paths = [local_uri(f"{spec.table_dir}/{unquote(f['path'])}") for f in files]
     frame = spark.read.schema(spark_schema(pa.schema(stored))).parquet(*paths)
     frame = frame.withColumn(FILE_COLUMN, F.col("_metadata.file_name"))
+    if spec.with_row_index:
+        frame = frame.withColumn(ROW_INDEX, F.col("_metadata.row_index"))
     if partition_by:
         rows = [(file_name(f["path"]), *[f["partition_values"][c] for c in partition_by]) for f in files]
         names = [FILE_COLUMN, *[f"{PARTITION_PREFIX}{c}" for c in partition_by]]
@@ -99,11 +175,14 @@ def _read_local(spark: SparkSession, spec: SnapshotSpec, files: list[dict[str, A
     return frame.select(*[f"`{n}`" for n in spec.schema.names])
 
 
-def snapshot_spec(spec: DeltaFileSpec, schema: pa.Schema, with_file: bool) -> SnapshotSpec:
-    """How to read back the table `spec` writes, in `schema` (plus the file column when `with_file`)."""
+def snapshot_spec(spec: DeltaFileSpec, schema: pa.Schema, with_file: bool, with_row_index: bool = False) -> SnapshotSpec:
+    """How to read back the table `spec` writes, in `schema` (plus the file column when `with_file`, and the
+    row's position in its file when `with_row_index`)."""
     if with_file:
         schema = schema.append(pa.field(FILE_COLUMN, pa.string()))
-    return SnapshotSpec(spec.bucket_url, spec.fs_kwargs, spec.table_dir, schema, with_file, spec.is_local)
+    if with_row_index:
+        schema = schema.append(pa.field(ROW_INDEX, pa.int64()))
+    return SnapshotSpec(spec.bucket_url, spec.fs_kwargs, spec.table_dir, schema, with_file, spec.is_local, with_row_index)
 
 
 def package_frame(spark: SparkSession, files: list[dict[str, Any]], working: WorkingStore | None = None) -> DataFrame:

@@ -23,7 +23,7 @@ from typing import TYPE_CHECKING, Any
 import lakeload.spark.executor_working as wio
 from lakeload.delta.commit import DeltaTarget, app_id, txn_version
 from lakeload.delta.commit_order import nested_parents_first, removal_app, removes_of
-from lakeload.delta.executor_files import DeltaFileSpec, delta_schema, write_package_files
+from lakeload.delta.executor_files import DeltaFileSpec, delta_schema, write_tables_package_files
 from lakeload.delta.merge import MergeJob
 from lakeload.delta.storage import retry_storage_options, storage_options, table_uri
 from lakeload.delta.tables import is_delta_table
@@ -146,13 +146,26 @@ class DeltaLoader:
             return []
         if not files and (disposition != "replace" or target.table is None):
             return []
-        spec = self.file_spec(target, load_id, disposition)
-        chunks = [files[i : i + FILES_PER_TASK] for i in range(0, len(files), FILES_PER_TASK)]
-        description = f"lakeload load {load_id}: write {target.name}"
-        written = run_tasks(self.spark, write_package_files, spec, chunks, description, working=self.working, error=LoadError)
-        adds = [a for chunk in written for a in chunk]
+        adds = self.package_adds([target], load_id, {target.name: files}, disposition)[target.name]
         target.commit(adds, [], "overwrite" if disposition == "replace" else "append", self.app, version)
         return committed_files(target.name, adds)
+
+    def package_adds(
+        self, targets: list[DeltaTarget], load_id: str, by_table: dict[str, list[dict[str, Any]]], operation: str
+    ) -> dict[str, list[dict[str, Any]]]:
+        """Rewrite a package's normalized files of the `targets` as data files of them, in one Spark job (no
+        commit, no Spark SQL plan: each task copies whole files with pyarrow): the add actions per table."""
+        specs = {t.name: self.file_spec(t, load_id, operation) for t in targets}
+        chunks = [
+            (name, files[i : i + FILES_PER_TASK]) for name in specs
+            for files in [by_table.get(name, [])] for i in range(0, len(files), FILES_PER_TASK)
+        ]
+        description = f"lakeload load {load_id}: write {', '.join(specs)}"
+        written = run_tasks(self.spark, write_tables_package_files, specs, chunks, description, working=self.working, error=LoadError)
+        adds: dict[str, list[dict[str, Any]]] = {name: [] for name in specs}
+        for result in written:
+            adds[result["table"]] += result["actions"]
+        return adds
 
 
 def committed_files(table_name: str, adds: list[dict[str, Any]]) -> list[dict[str, Any]]:

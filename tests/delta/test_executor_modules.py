@@ -7,8 +7,8 @@ import sys
 import pytest
 from executor_safety import imported_names, module_docstring
 
-EXECUTOR_MODULES = ["lakeload.delta.executor_files", "lakeload.delta.executor_read"]
-ALLOWED_PACKAGES = {*sys.stdlib_module_names, "__future__", "pyarrow"}
+EXECUTOR_MODULES = ["lakeload.delta.executor_files", "lakeload.delta.executor_read", "lakeload.delta.executor_rewrite"]
+ALLOWED_PACKAGES = {*sys.stdlib_module_names, "__future__", "pyarrow", "numpy"}
 # pyspark itself only: TaskContext, imported inside the Spark task
 ALLOWED_MODULES = {
     "pyspark", "lakeload.destinations.impl.filesystem.executor_fs", "lakeload.destinations.impl.filesystem.executor_retry",

@@ -225,3 +225,27 @@ def test_merge_reads_back_partition_values_of_every_kind(bucket: Path, pipelines
     assert stamps == {"2024-01-01T10:00:00.123456+00:00"}
     frame = p.dataset().events.spark()
     assert sorted((r["id"], r["region"]) for r in frame.collect()) == [(0, "a b"), (1, "x/y"), (2, "é%"), (3, None)]
+
+
+def test_merge_rewrites_only_files_with_matches_keeping_their_other_rows(bucket: Path, pipelines_dir: Path) -> None:
+    """Multi-column key: files whose key ranges miss the incoming keys stay; a touched file is rewritten without
+    exactly the matched rows (dropped by position) and its other rows keep their nested rows."""
+    p = make_pipeline(bucket, pipelines_dir)
+    items = upsert("items", primary_key=["shop", "sku"])
+    p.run(items([{"shop": "a", "sku": i, "v": "old", "tags": [f"a{i}"]} for i in range(4)]))
+    p.run(items([{"shop": "b", "sku": i, "v": "old", "tags": [f"b{i}", "x"]} for i in range(4)]))
+    before = set(table(bucket, "items").file_uris())
+    nested_before = set(table(bucket, "items__tags").file_uris())
+    p.run(items([{"shop": "b", "sku": 1, "v": "new", "tags": ["n"]}, {"shop": "b", "sku": 3, "v": "new", "tags": []}]))
+    after = set(table(bucket, "items").file_uris())
+    assert len(before - after) == 1 and len(before & after) == 1  # shop "a"'s file untouched, shop "b"'s rewritten
+    assert rows(bucket, "items", "shop", "sku", "v") == [
+        ("a", 0, "old"), ("a", 1, "old"), ("a", 2, "old"), ("a", 3, "old"),
+        ("b", 0, "old"), ("b", 1, "new"), ("b", 2, "old"), ("b", 3, "new"),
+    ]
+    assert rows(bucket, "items__tags", "value") == sorted(
+        [(f"a{i}",) for i in range(4)] + [("b0",), ("x",), ("b2",), ("x",), ("n",)]
+    )
+    assert len(nested_before & set(table(bucket, "items__tags").file_uris())) == 1  # shop "a"'s nested file too
+    ids = {r["_dlt_id"] for r in table(bucket, "items").to_pyarrow_table().to_pylist()}
+    assert {r["_dlt_root_id"] for r in table(bucket, "items__tags").to_pyarrow_table().to_pylist()} <= ids

@@ -1,0 +1,91 @@
+"""Driver side: the key matching of a Delta merge (`lakeload.delta.merge`), as Spark joins and file pruning.
+
+- `flag_matches` marks stored rows whose key any of several key sets holds (null-safe, one left join each);
+- `may_hold_keys` tells from a data file's min/max statistics whether it can hold an incoming key (every
+  key column's range must overlap: multi-column keys prune too);
+- `all_have_root_ids` tells from null counts whether every nested row carries its `_dlt_root_id`.
+"""
+
+from __future__ import annotations
+
+import functools
+from typing import TYPE_CHECKING, Any
+
+from lakeload.normalize.executor_relational import C_DLT_ROOT_ID
+
+if TYPE_CHECKING:
+    from pyspark.sql import DataFrame
+
+KEY_PREFIX = "__lakeload_k_"
+MATCHED = "__lakeload_matched"
+
+
+def keys_of(frame: DataFrame, columns: list[str], tag: str = "") -> DataFrame:
+    from pyspark.sql import functions as F
+
+    return frame.select(*[F.col(c).alias(f"{KEY_PREFIX}{tag}{c}") for c in columns]).distinct()
+
+
+def match(target: DataFrame, keys: DataFrame, columns: list[str], how: str, tag: str = "") -> DataFrame:
+    """`target` joined with `keys` (made by `keys_of`) on `columns`, nulls equal (partition values may be null)."""
+    from pyspark.sql import functions as F
+
+    condition = functools.reduce(lambda a, b: a & b, [target[c].eqNullSafe(F.col(f"{KEY_PREFIX}{tag}{c}")) for c in columns])
+    return target.join(keys, condition, how)
+
+
+def flag_matches(stored: DataFrame, key_sets: list[tuple[DataFrame, list[str]]]) -> DataFrame:
+    """`stored` with a boolean MATCHED column: whether any of the key sets holds the row's key.
+
+    One left join per key set against its distinct keys (small: Spark broadcasts them), so the stored rows
+    are read once and not multiplied.
+    """
+    from pyspark.sql import functions as F
+
+    flags = []
+    for i, (keys, columns) in enumerate(key_sets):
+        tag = f"{i}_"
+        marker = f"{KEY_PREFIX}{tag}hit"
+        stored = match(stored, keys_of(keys, columns, tag).withColumn(marker, F.lit(True)), columns, "left", tag)
+        stored = stored.drop(*[f"{KEY_PREFIX}{tag}{c}" for c in columns])
+        flags.append(marker)
+    matched = functools.reduce(lambda a, b: a | b, [F.coalesce(F.col(m), F.lit(False)) for m in flags])
+    return stored.withColumn(MATCHED, matched).drop(*flags)
+
+
+
+def byte_size(size: str) -> int:
+    """A Spark byte size (`10485760`, `10MB`, `-1`) in bytes."""
+    units = {"b": 1, "k": 1024, "kb": 1024, "m": 1024**2, "mb": 1024**2, "g": 1024**3, "gb": 1024**3}
+    text = size.strip().lower()
+    number = text.rstrip("kmgb")
+    return int(number) * units.get(text[len(number):], 1) if number.lstrip("-").isdigit() else 10 * 1024**2
+
+
+def all_have_root_ids(files: list[dict[str, Any]], stored_columns: set[str]) -> bool:
+    """Whether every row of `files` has a `_dlt_root_id` (by the files' null counts), so that the rows below a
+    removed parent row are found by their root id alone."""
+    if C_DLT_ROOT_ID not in stored_columns:
+        return False
+    return all(f["stats"].get(f"null_count.{C_DLT_ROOT_ID}") == 0 for f in files)
+
+
+def may_hold_keys(stats: dict[str, Any], ranges: dict[str, tuple[Any, Any]]) -> bool:
+    """Whether a data file (its flattened add-action `stats`) can hold a row whose key lies in `ranges`
+    (each key column's lowest and highest incoming value): every column's range must overlap the file's.
+
+    >>> may_hold_keys({"min.id": 1, "max.id": 9, "min.kind": "a", "max.kind": "c"}, {"id": (5, 20), "kind": ("d", "f")})
+    False
+    """
+    return all(_may_overlap(stats, key, low, high) for key, (low, high) in ranges.items())
+
+
+def _may_overlap(stats: dict[str, Any], key: str, low: Any, high: Any) -> bool:
+    """Whether a file's min/max statistics of `key` can include a value in [low, high]."""
+    file_min, file_max = stats.get(f"min.{key}"), stats.get(f"max.{key}")
+    if file_min is None or file_max is None or low is None or high is None:
+        return True
+    try:
+        return not (file_max < low or file_min > high)
+    except TypeError:
+        return True
