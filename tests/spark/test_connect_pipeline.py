@@ -1,4 +1,8 @@
-"""lakeload's core path (records, DataFrames, Delta append and merge) through the session's local Spark Connect server, compared with the same runs in-process.
+"""lakeload's core path (records, DataFrames, file sources, sinks, Delta append and merge) through the session's
+local Spark Connect server, compared with the same runs in-process.
+
+The server's Python workers cannot import lakeload (see tests/servers/spark_connect.py): every run here works
+only because lakeload ships its own code to the session with `addArtifacts`.
 
 The Connect runs happen in a child process (tests/spark/connect_child.py) that is a Connect-only client: it
 refuses every way to a JVM before lakeload is imported, so any `sparkContext` / `_jvm` / RDD use on the path
@@ -17,7 +21,7 @@ from typing import Any
 import compat.compat_harness  # noqa: F401 - puts tests/conformance (harness) on sys.path
 import pyarrow as pa
 import pytest
-from connect_child import FRAME_ROWS, FRAME_SCHEMA, records, run_delta
+from connect_child import FRAME_ROWS, FRAME_SCHEMA, records, run_delta, run_files, sink_recorder, sink_rows
 from harness import canonicalize, diff, read_bucket
 from servers.spark_connect import ConnectServer
 
@@ -26,7 +30,8 @@ import lakeload
 CHILD = Path(__file__).with_name("connect_child.py")
 
 
-def _in_process(spark: Any, parquet_bucket: Path, jsonl_bucket: Path, delta_bucket: Path, pipelines_dir: Path) -> None:
+def _in_process(spark: Any, local: Path, files_source: Path) -> None:
+    parquet_bucket, jsonl_bucket, delta_bucket, pipelines_dir = (local / name for name in ("parquet", "jsonl", "delta", "pipelines"))
     first = lakeload.pipeline("connect_parquet", destination=lakeload.destinations.filesystem(str(parquet_bucket)),
                               dataset_name="ds", pipelines_dir=str(pipelines_dir))
     first.run(records(), table_name="items", loader_file_format="parquet")
@@ -37,6 +42,12 @@ def _in_process(spark: Any, parquet_bucket: Path, jsonl_bucket: Path, delta_buck
     delta = lakeload.pipeline("connect_delta", destination=lakeload.destinations.filesystem(str(delta_bucket)),
                               dataset_name="ds", pipelines_dir=str(pipelines_dir))
     run_delta(delta)
+    files = lakeload.pipeline("connect_files", destination=lakeload.destinations.filesystem(str(local / "files")),
+                              dataset_name="ds", pipelines_dir=str(pipelines_dir))
+    run_files(files, str(files_source))
+    (local / "sink").mkdir()
+    sink = lakeload.pipeline("connect_sink", destination=sink_recorder(str(local / "sink")), pipelines_dir=str(pipelines_dir))
+    sink.run(records(), table_name="items")
 
 
 def _delta_rows(bucket: Path, table: str) -> list[tuple[Any, ...]]:
@@ -55,7 +66,10 @@ def test_records_frames_and_delta_through_connect_match_in_process(
     remote, local = tmp_path / "connect", tmp_path / "in_process"
     args = {"url": connect_server.url, "parquet_bucket": str(remote / "parquet"),
             "jsonl_bucket": str(remote / "jsonl"), "delta_bucket": str(remote / "delta"),
+            "files_bucket": str(remote / "files"), "files_source": str(tmp_path / "source"),
+            "sink_out": str(remote / "sink"), "missing_module_dir": str(tmp_path / "client_only"),
             "pipelines_dir": str(remote / "pipelines")}
+    (remote / "sink").mkdir(parents=True)
     done = subprocess.run([sys.executable, str(CHILD), json.dumps(args)], env=connect_server.env(),
                           capture_output=True, text=True, timeout=600, cwd=tmp_path)
     assert done.returncode == 0, done.stderr[-4000:]
@@ -71,12 +85,22 @@ def test_records_frames_and_delta_through_connect_match_in_process(
     assert result["delta_counts"] == [{"appended": 6, "appended__kids": 6}] * 2 + [
         {"merged": 6, "merged__kids": 6}, {"merged": 5, "merged__kids": 5}]
 
-    _in_process(spark, local / "parquet", local / "jsonl", local / "delta", local / "pipelines")
-    for kind in ("parquet", "jsonl"):
+    # lakeload reached the server's Python workers only by the shipped, versioned zip
+    before, after = result["workers_lakeload"]
+    assert before == "" and "/lakeload-" in after and after.endswith(".zip/lakeload/__init__.py"), after
+    assert result["files_counts"] == {"events": 8, "events__parts": 7}
+    assert result["sink_counts"] == {"items": 12}
+    missing = result["missing_module_error"]  # a sink from a package the server lacks: named, with the fix
+    assert "client_only_helpers" in missing and "spark.addArtifacts(" in missing, missing
+
+    _in_process(spark, local, tmp_path / "source")
+    assert sink_rows(str(remote / "sink")) == sink_rows(str(local / "sink")) and sink_rows(str(local / "sink"))["items"]
+    for kind in ("parquet", "jsonl", "files"):
         expected, actual = canonicalize(read_bucket(local / kind)), canonicalize(read_bucket(remote / kind))
         assert diff(expected, actual) == [], kind
         assert sorted(expected["tables"]) == sorted(actual["tables"])
-        assert {"items", "items__tags", "items__orders"} <= set(actual["tables"])
+        expected_tables = {"events", "events__parts"} if kind == "files" else {"items", "items__tags", "items__orders"}
+        assert expected_tables <= set(actual["tables"])
     for table in ("appended", "appended__kids", "merged", "merged__kids"):
         assert _delta_rows(remote / "delta", table) == _delta_rows(local / "delta", table), table
     assert len(_delta_rows(remote / "delta", "merged")) == 8 and len(_delta_rows(remote / "delta", "merged__kids")) == 8
