@@ -45,7 +45,12 @@ def planned_connect_url(pipeline_name: str, session: Any) -> str | None:
 
 def check_shared_working(pipeline_name: str, session: Any, storage: PipelineStorage) -> None:
     """Raise `WorkingUrlRequiredError` when the pipeline runs on a remote Connect server and packages are local."""
-    url = planned_connect_url(pipeline_name, session)
+    require_shared_working(pipeline_name, planned_connect_url(pipeline_name, session), storage)
+
+
+def require_shared_working(pipeline_name: str, url: str | None, storage: PipelineStorage) -> None:
+    """Raise `WorkingUrlRequiredError` when `url` names a Connect server on another host and `storage` keeps
+    package data on this machine (no `[spark] working_url` on an object store)."""
     if url is None or is_loopback_url(url) or storage.working is not None:
         return
     raise WorkingUrlRequiredError(

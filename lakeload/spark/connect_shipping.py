@@ -97,7 +97,7 @@ def package_archive(cache_dir: str | None = None) -> str:
 
 def ship_lakeload(session: SparkSession) -> None:
     """Add lakeload's zip to the Connect `session` as a Python file artifact, once per session."""
-    session_id = str(session.session_id)
+    session_id = str(session.session_id)  # type: ignore[attr-defined]  # Connect sessions only
     with _lock:
         if session_id in _shipped:
             return
