@@ -150,9 +150,67 @@ def missing_module_error(folder: str, pipelines_dir: str) -> str:
     return ""
 
 
+SLOW_SECONDS = 12.0
+
+
+def interrupt_main(args: dict[str, Any]) -> None:
+    """Ctrl-C while a sink runs on the server, then `pipeline.load()` resumes the package on the same server.
+
+    The sink sleeps while the `slow` flag file exists (after writing `started`, and `finished` if the sleep ever
+    ends); the parent sends SIGINT once `started` is there.
+    """
+    import logging
+    import os
+    import time
+
+    import lakeload
+
+    out, flag = args["sink_out"], args["slow_flag"]
+    messages: list[str] = []
+    handler = logging.Handler()
+    handler.emit = lambda record: messages.append(record.getMessage())  # type: ignore[method-assign]
+    logging.getLogger("lakeload.spark").addHandler(handler)
+    logging.getLogger("lakeload.spark").setLevel(logging.INFO)
+
+    @lakeload.destination(batch_size=4, name="slow_sink")
+    def slow(items: list[dict[str, Any]], table: dict[str, Any]) -> None:
+        import uuid
+
+        if os.path.exists(flag):
+            with open(os.path.join(out, "started"), "w") as handle:
+                handle.write(str(time.time()))
+            time.sleep(SLOW_SECONDS)
+            with open(os.path.join(out, "finished"), "w") as handle:
+                handle.write(str(time.time()))
+        with open(os.path.join(out, f"{table['name']}-{uuid.uuid4().hex}.json"), "w") as handle:
+            json.dump(items, handle, default=str)
+
+    pipeline = lakeload.pipeline("connect_interrupt", destination=slow, pipelines_dir=args["pipelines_dir"])
+    started = time.monotonic()
+    try:
+        pipeline.run(records(), table_name="items")
+        interrupted = False
+    except KeyboardInterrupt:
+        interrupted = True
+    stopped = time.monotonic() - started
+    os.remove(flag)
+    resumed = pipeline.load()
+    with open(os.path.join(out, "started")) as handle:  # the slow sink would have finished 3 s before this wait ends
+        time.sleep(max(0.0, float(handle.read()) + SLOW_SECONDS + 3 - time.time()))
+    print(json.dumps({
+        "interrupted": interrupted, "stopped_after": stopped, "messages": messages,
+        "resumed_packages": len(resumed.loads_ids), "finished": os.path.exists(os.path.join(out, "finished")),
+        "rows": {table: len(rows) for table, rows in sink_rows(out).items()},
+        "pending": pipeline.storage.list_packages("normalized"),
+    }))
+
+
 def main() -> None:
     args = json.loads(sys.argv[1])
     refuse_jvm()
+    if args.get("mode") == "interrupt":
+        interrupt_main(args)
+        return
     from pyspark.core.context import SparkContext
     from pyspark.sql import SparkSession
 

@@ -13,8 +13,10 @@ in-process tests that share it.)
 from __future__ import annotations
 
 import json
+import signal
 import subprocess
 import sys
+import time
 from pathlib import Path
 from typing import Any
 
@@ -105,3 +107,36 @@ def test_records_frames_and_delta_through_connect_match_in_process(
         assert _delta_rows(remote / "delta", table) == _delta_rows(local / "delta", table), table
     assert len(_delta_rows(remote / "delta", "merged")) == 8 and len(_delta_rows(remote / "delta", "merged__kids")) == 8
     assert all(path.name.endswith(".jsonl.gz") for path in (remote / "jsonl" / "ds" / "items").iterdir())
+
+
+@pytest.mark.slow  # waits out a slow sink on the server (about 15 s) to prove it was stopped
+def test_ctrl_c_interrupts_the_steps_connect_operations_and_the_package_resumes(
+    connect_server: ConnectServer, tmp_path: Path
+) -> None:
+    out, flag = tmp_path / "sink", tmp_path / "slow"
+    out.mkdir()
+    flag.write_text("sleep")
+    args = {"mode": "interrupt", "url": connect_server.url, "sink_out": str(out), "slow_flag": str(flag),
+            "pipelines_dir": str(tmp_path / "pipelines")}
+    child = subprocess.Popen([sys.executable, str(CHILD), json.dumps(args)], env=connect_server.env(),
+                             stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, cwd=tmp_path)
+    try:
+        deadline = time.monotonic() + 300
+        while not (out / "started").exists():  # the sink runs on the server's Python worker
+            assert child.poll() is None and time.monotonic() < deadline, child.communicate()[1][-4000:]
+            time.sleep(0.1)
+        child.send_signal(signal.SIGINT)
+        stdout, stderr = child.communicate(timeout=300)
+    finally:
+        if child.poll() is None:
+            child.kill()
+    assert child.returncode == 0, stderr[-4000:]
+    result = json.loads(stdout.strip().splitlines()[-1])
+    assert result["interrupted"] is True
+    # the step's tagged operations were interrupted on the server (by interruptTag, or already by pyspark's release
+    # of the abandoned execution, whichever the server handled first): the sleeping task never finished
+    assert any(message.startswith("Interrupted ") and "tagged lakeload-" in message for message in result["messages"])
+    assert result["finished"] is False, result
+    # the same server then ran `pipeline.load()`, which delivered the package once, completely
+    assert result["resumed_packages"] == 1 and result["pending"] == []
+    assert result["rows"] == {"items": 12}
