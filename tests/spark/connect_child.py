@@ -114,6 +114,27 @@ def lakeload_on_workers(spark: Any) -> str:
     return str(spark.range(1).mapInArrow(_worker_has_lakeload, "where string").collect()[0][0])
 
 
+def isolated_sessions(url: str, shipped_to: Any, folder: str) -> list[str]:
+    """Where lakeload is imported from in two sessions of one server: `shipped_to`, which got this client's zip,
+    and a new session given another version's zip (this one with a marker file added)."""
+    import os
+    import shutil
+    import zipfile
+
+    from pyspark.sql import SparkSession
+
+    from lakeload.spark.connect_shipping import package_archive
+
+    other = os.path.join(folder, "lakeload-0.0.1-0123456789abcdef.zip")
+    os.makedirs(folder, exist_ok=True)
+    shutil.copy(package_archive(), other)
+    with zipfile.ZipFile(other, "a") as archive:
+        archive.writestr("lakeload/other_version.txt", "0.0.1")
+    second = SparkSession.builder.remote(url).create()
+    second.addArtifacts(other, pyfile=True)
+    return [lakeload_on_workers(shipped_to), lakeload_on_workers(second)]
+
+
 def refuse_jvm() -> None:
     """Make every way to a JVM in this process raise."""
     import pyspark.core.context as context
@@ -237,6 +258,8 @@ def main() -> None:
     sink = lakeload.pipeline("connect_sink", destination=sink_recorder(args["sink_out"]), pipelines_dir=args["pipelines_dir"])
     sink_counts = dict(sink.run(records(), table_name="items").row_counts)
     missing = missing_module_error(args["missing_module_dir"], args["pipelines_dir"])
+    isolated = isolated_sessions(args["url"], auto.spark, args["missing_module_dir"])
+    dataset_rows = auto.dataset()["items"].spark(auto.spark).count()
     from lakeload.spark.session import run_tasks
 
     progress: list[int] = []
@@ -258,6 +281,8 @@ def main() -> None:
         "files_counts": files_counts,
         "sink_counts": sink_counts,
         "missing_module_error": missing,
+        "isolated_sessions": isolated,
+        "dataset_rows": dataset_rows,
     }))
 
 

@@ -94,6 +94,10 @@ def test_records_frames_and_delta_through_connect_match_in_process(
     assert result["sink_counts"] == {"items": 12}
     missing = result["missing_module_error"]  # a sink from a package the server lacks: named, with the fix
     assert "client_only_helpers" in missing and "spark.addArtifacts(" in missing, missing
+    # two lakeload versions on one server: each session's workers import the zip that session was given
+    mine, other = result["isolated_sessions"]
+    assert mine == after and other.endswith("/lakeload-0.0.1-0123456789abcdef.zip/lakeload/__init__.py"), other
+    assert result["dataset_rows"] == 12  # dataset().spark() through Connect
 
     _in_process(spark, local, tmp_path / "source")
     assert sink_rows(str(remote / "sink")) == sink_rows(str(local / "sink")) and sink_rows(str(local / "sink"))["items"]
