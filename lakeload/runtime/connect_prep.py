@@ -3,7 +3,8 @@ server's executors cannot read this machine's disk) and lakeload's code on the s
 
 A server is local when its Connect URL names this host's loopback (`localhost`, `127.0.0.1`, `::1`), as the
 server of `lakeload spark start` does; then the pipeline folder still holds package data. Any other host
-needs `[spark] working_url` on an object store, checked before anything is extracted.
+needs `[spark] working_url` on an object store, checked before anything is extracted. A client that died
+mid-step leaves its operations running on the server; the next run of the pipeline stops them first.
 
 >>> is_loopback_url("sc://127.0.0.1:15002/;token=x"), is_loopback_url("sc://spark.example.com:443")
 (True, False)
@@ -11,25 +12,32 @@ needs `[spark] working_url` on an object store, checked before anything is extra
 
 from __future__ import annotations
 
+import atexit
+import contextlib
+import json
+import logging
+import os
 import sys
 from typing import TYPE_CHECKING, Any
 from urllib.parse import urlsplit
 
 from lakeload.errors import WorkingUrlRequiredError
-from lakeload.spark.connect_session import connect_url, is_connect, mask_connect_url, resolve_engine
+from lakeload.spark.connect_session import (
+    connect_url,
+    interrupt_session,
+    is_connect,
+    is_loopback_url,
+    mask_connect_url,
+    opened_url,
+    resolve_engine,
+)
 
 if TYPE_CHECKING:
     from pyspark.sql import SparkSession
 
     from lakeload.runtime.packages import PipelineStorage
-
-LOOPBACK_HOSTS = frozenset({"localhost", "127.0.0.1", "::1"})
-
-
-def is_loopback_url(url: str) -> bool:
-    """True when the Connect URL `url` names a server on this host's loopback interface."""
-    host = urlsplit(url.split(";", 1)[0].replace("sc://", "http://", 1)).hostname or ""
-    return host.lower() in LOOPBACK_HOSTS
+SESSION_RECORD = "connect_session.json"
+logger = logging.getLogger("lakeload.spark")
 
 
 def planned_connect_url(pipeline_name: str, session: Any) -> str | None:
@@ -62,10 +70,52 @@ def require_shared_working(pipeline_name: str, url: str | None, storage: Pipelin
 
 
 def prepare_session(pipeline_name: str, session: SparkSession, storage: PipelineStorage) -> None:
-    """Check shared storage and ship lakeload's code when `session` is a Connect session (once per session)."""
+    """Check shared storage, stop a dead client's operations and ship lakeload's code when `session` is a Connect
+    session (once per session)."""
     if not is_connect(session):
         return
     from lakeload.spark.connect_shipping import ship_lakeload
 
     check_shared_working(pipeline_name, session, storage)
+    url = opened_url(session)
+    if url is not None:
+        stop_abandoned(storage.root, url, str(session.session_id))  # type: ignore[attr-defined]
     ship_lakeload(session)
+
+
+def _server(url: str) -> str:
+    parts = urlsplit(url.split(";", 1)[0].replace("sc://", "http://", 1))
+    return f"{parts.hostname}:{parts.port}"
+
+
+def stop_abandoned(root: str, url: str, session_id: str) -> None:
+    """Interrupt the server-side operations of a client of this pipeline that died (`kill -9`, power loss)
+    without ending its Connect session, then record this session as the pipeline's.
+
+    The record (`connect_session.json` in the pipeline folder: session id and server, no secrets) is removed
+    when this process exits normally; one left behind names a session whose client never got to clean up.
+    Its running operations (a load step's tasks, say) would otherwise go on beside the run that redoes them.
+    """
+    path = os.path.join(root, SESSION_RECORD)
+    server = _server(url)
+    try:
+        with open(path, encoding="utf-8") as handle:
+            record = json.load(handle)
+    except (OSError, ValueError):
+        record = None
+    if isinstance(record, dict) and record.get("session_id") not in (None, session_id) and record.get("server") == server:
+        stopped = interrupt_session(url, str(record["session_id"]))
+        if stopped:
+            logger.warning("Stopped %d Spark operation(s) a previous run of this pipeline left running on %s.",
+                           stopped, server)
+    os.makedirs(root, exist_ok=True)
+    with open(path, "w", encoding="utf-8") as handle:
+        json.dump({"session_id": session_id, "server": server, "pid": os.getpid()}, handle)
+    atexit.register(_forget, path, session_id)
+
+
+def _forget(path: str, session_id: str) -> None:
+    """Remove the session record at a normal exit, when it still names this process's session."""
+    with contextlib.suppress(OSError, ValueError), open(path, encoding="utf-8") as handle:
+        if json.load(handle).get("session_id") == session_id:
+            os.remove(path)

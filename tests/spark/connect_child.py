@@ -174,24 +174,13 @@ def missing_module_error(folder: str, pipelines_dir: str) -> str:
 SLOW_SECONDS = 12.0
 
 
-def interrupt_main(args: dict[str, Any]) -> None:
-    """Ctrl-C while a sink runs on the server, then `pipeline.load()` resumes the package on the same server.
-
-    The sink sleeps while the `slow` flag file exists (after writing `started`, and `finished` if the sleep ever
-    ends); the parent sends SIGINT once `started` is there.
-    """
-    import logging
+def slow_sink(out: str, flag: str) -> Any:
+    """A sink that sleeps while the `flag` file exists (after writing `started`, and `finished` if the sleep ever
+    ends), then writes each batch to its own file in `out`."""
     import os
     import time
 
     import lakeload
-
-    out, flag = args["sink_out"], args["slow_flag"]
-    messages: list[str] = []
-    handler = logging.Handler()
-    handler.emit = lambda record: messages.append(record.getMessage())  # type: ignore[method-assign]
-    logging.getLogger("lakeload.spark").addHandler(handler)
-    logging.getLogger("lakeload.spark").setLevel(logging.INFO)
 
     @lakeload.destination(batch_size=4, name="slow_sink")
     def slow(items: list[dict[str, Any]], table: dict[str, Any]) -> None:
@@ -206,7 +195,43 @@ def interrupt_main(args: dict[str, Any]) -> None:
         with open(os.path.join(out, f"{table['name']}-{uuid.uuid4().hex}.json"), "w") as handle:
             json.dump(items, handle, default=str)
 
-    pipeline = lakeload.pipeline("connect_interrupt", destination=slow, pipelines_dir=args["pipelines_dir"])
+    return slow
+
+
+def wait_out_slow_sink(out: str) -> bool:
+    """Wait until the slow sink would have finished (3 s to spare); True when it did finish."""
+    import os
+    import time
+
+    with open(os.path.join(out, "started")) as handle:
+        time.sleep(max(0.0, float(handle.read()) + SLOW_SECONDS + 3 - time.time()))
+    return os.path.exists(os.path.join(out, "finished"))
+
+
+def interrupt_main(args: dict[str, Any]) -> None:
+    """Ctrl-C while a sink runs on the server (the parent sends SIGINT once `started` is there), then
+    `pipeline.load()` resumes the package on the same server. With mode `kill`, the parent kills this
+    process instead and mode `resume` finishes the package in a new one."""
+    import logging
+    import os
+    import time
+
+    import lakeload
+
+    out, flag = args["sink_out"], args["slow_flag"]
+    messages: list[str] = []
+    handler = logging.Handler()
+    handler.emit = lambda record: messages.append(record.getMessage())  # type: ignore[method-assign]
+    logging.getLogger("lakeload.spark").addHandler(handler)
+    logging.getLogger("lakeload.spark").setLevel(logging.INFO)
+    pipeline = lakeload.pipeline("connect_interrupt", destination=slow_sink(out, flag), pipelines_dir=args["pipelines_dir"])
+    if args["mode"] == "resume":
+        info = pipeline.run()
+        finished = wait_out_slow_sink(out)
+        print(json.dumps({"resumed_packages": len(info.loads_ids), "finished": finished, "messages": messages,
+                          "rows": {table: len(rows) for table, rows in sink_rows(out).items()},
+                          "pending": pipeline.storage.list_packages("normalized")}))
+        return
     started = time.monotonic()
     try:
         pipeline.run(records(), table_name="items")
@@ -216,11 +241,9 @@ def interrupt_main(args: dict[str, Any]) -> None:
     stopped = time.monotonic() - started
     os.remove(flag)
     resumed = pipeline.load()
-    with open(os.path.join(out, "started")) as handle:  # the slow sink would have finished 3 s before this wait ends
-        time.sleep(max(0.0, float(handle.read()) + SLOW_SECONDS + 3 - time.time()))
     print(json.dumps({
         "interrupted": interrupted, "stopped_after": stopped, "messages": messages,
-        "resumed_packages": len(resumed.loads_ids), "finished": os.path.exists(os.path.join(out, "finished")),
+        "resumed_packages": len(resumed.loads_ids), "finished": wait_out_slow_sink(out),
         "rows": {table: len(rows) for table, rows in sink_rows(out).items()},
         "pending": pipeline.storage.list_packages("normalized"),
     }))
@@ -229,7 +252,7 @@ def interrupt_main(args: dict[str, Any]) -> None:
 def main() -> None:
     args = json.loads(sys.argv[1])
     refuse_jvm()
-    if args.get("mode") == "interrupt":
+    if args.get("mode") in ("interrupt", "kill", "resume"):
         interrupt_main(args)
         return
     from pyspark.core.context import SparkContext

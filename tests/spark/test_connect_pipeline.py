@@ -113,22 +113,30 @@ def test_records_frames_and_delta_through_connect_match_in_process(
     assert all(path.name.endswith(".jsonl.gz") for path in (remote / "jsonl" / "ds" / "items").iterdir())
 
 
+def _slow_sink_child(connect_server: ConnectServer, tmp_path: Path, mode: str) -> tuple[subprocess.Popen[str], dict[str, str]]:
+    """A Connect client whose pipeline's sink sleeps on the server: returned once the sink has started."""
+    out, flag = tmp_path / "sink", tmp_path / "slow"
+    out.mkdir()
+    flag.write_text("sleep")
+    args = {"mode": mode, "url": connect_server.url, "sink_out": str(out), "slow_flag": str(flag),
+            "pipelines_dir": str(tmp_path / "pipelines")}
+    child = subprocess.Popen([sys.executable, str(CHILD), json.dumps(args)], env=connect_server.env(),
+                             stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, cwd=tmp_path)
+    deadline = time.monotonic() + 300
+    while not (out / "started").exists():  # the sink runs on the server's Python worker
+        if child.poll() is not None or time.monotonic() > deadline:
+            child.kill()
+            raise AssertionError(child.communicate()[1][-4000:])
+        time.sleep(0.1)
+    return child, args
+
+
 @pytest.mark.slow  # waits out a slow sink on the server (about 15 s) to prove it was stopped
 def test_ctrl_c_interrupts_the_steps_connect_operations_and_the_package_resumes(
     connect_server: ConnectServer, tmp_path: Path
 ) -> None:
-    out, flag = tmp_path / "sink", tmp_path / "slow"
-    out.mkdir()
-    flag.write_text("sleep")
-    args = {"mode": "interrupt", "url": connect_server.url, "sink_out": str(out), "slow_flag": str(flag),
-            "pipelines_dir": str(tmp_path / "pipelines")}
-    child = subprocess.Popen([sys.executable, str(CHILD), json.dumps(args)], env=connect_server.env(),
-                             stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, cwd=tmp_path)
+    child, args = _slow_sink_child(connect_server, tmp_path, "interrupt")
     try:
-        deadline = time.monotonic() + 300
-        while not (out / "started").exists():  # the sink runs on the server's Python worker
-            assert child.poll() is None and time.monotonic() < deadline, child.communicate()[1][-4000:]
-            time.sleep(0.1)
         child.send_signal(signal.SIGINT)
         stdout, stderr = child.communicate(timeout=300)
     finally:
@@ -144,3 +152,23 @@ def test_ctrl_c_interrupts_the_steps_connect_operations_and_the_package_resumes(
     # the same server then ran `pipeline.load()`, which delivered the package once, completely
     assert result["resumed_packages"] == 1 and result["pending"] == []
     assert result["rows"] == {"items": 12}
+
+
+@pytest.mark.slow  # two client processes and a slow sink waited out on the server
+def test_kill_9_of_the_connect_client_mid_load_then_next_run_completes_the_package_once(
+    connect_server: ConnectServer, tmp_path: Path
+) -> None:
+    child, args = _slow_sink_child(connect_server, tmp_path, "kill")
+    child.kill()  # SIGKILL of the client only: the server and its Python worker live on
+    child.communicate(timeout=60)
+    assert child.returncode == -signal.SIGKILL
+    Path(args["slow_flag"]).unlink()
+    done = subprocess.run([sys.executable, str(CHILD), json.dumps({**args, "mode": "resume"})], env=connect_server.env(),
+                          capture_output=True, text=True, timeout=300, cwd=tmp_path)
+    assert done.returncode == 0, done.stderr[-4000:]
+    result = json.loads(done.stdout.strip().splitlines()[-1])
+    assert result["resumed_packages"] == 1 and result["pending"] == [], (result, done.stderr[-3000:])
+    # the next run stopped the dead client's operation on the server before redoing the load: it never finished
+    assert any(message.startswith("Stopped 1 Spark operation") for message in result["messages"]), result
+    assert result["finished"] is False, result
+    assert result["rows"] == {"items": 12}  # every row delivered exactly once

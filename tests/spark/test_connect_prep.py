@@ -11,8 +11,9 @@ from pathlib import Path
 import pytest
 
 from lakeload.errors import WorkingUrlRequiredError
-from lakeload.runtime.connect_prep import is_loopback_url, require_shared_working
+from lakeload.runtime.connect_prep import require_shared_working
 from lakeload.runtime.working import pipeline_storage
+from lakeload.spark.connect_session import is_loopback_url
 
 REMOTE = "sc://spark-cluster.invalid:15002/;token=s3cr3t"  # never contacted: the check runs before any session
 
