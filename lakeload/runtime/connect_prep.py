@@ -17,6 +17,7 @@ import contextlib
 import json
 import logging
 import os
+import socket
 import sys
 from typing import TYPE_CHECKING, Any
 from urllib.parse import urlsplit
@@ -103,15 +104,29 @@ def stop_abandoned(root: str, url: str, session_id: str) -> None:
             record = json.load(handle)
     except (OSError, ValueError):
         record = None
-    if isinstance(record, dict) and record.get("session_id") not in (None, session_id) and record.get("server") == server:
+    if (isinstance(record, dict) and record.get("session_id") not in (None, session_id) and record.get("server") == server
+            and _client_died(record)):
         stopped = interrupt_session(url, str(record["session_id"]))
         if stopped:
             logger.warning("Stopped %d Spark operation(s) a previous run of this pipeline left running on %s.",
                            stopped, server)
     os.makedirs(root, exist_ok=True)
     with open(path, "w", encoding="utf-8") as handle:
-        json.dump({"session_id": session_id, "server": server, "pid": os.getpid()}, handle)
+        json.dump({"session_id": session_id, "server": server, "pid": os.getpid(), "host": socket.gethostname()}, handle)
     atexit.register(_forget, path, session_id)
+
+
+def _client_died(record: dict[str, Any]) -> bool:
+    """True when the recorded client was a process on this host that no longer runs."""
+    if record.get("host") != socket.gethostname() or not isinstance(record.get("pid"), int):
+        return False  # another host's client (a shared pipeline folder): not ours to judge
+    try:
+        os.kill(record["pid"], 0)
+    except ProcessLookupError:
+        return True
+    except OSError:
+        return False
+    return False
 
 
 def _forget(path: str, session_id: str) -> None:
