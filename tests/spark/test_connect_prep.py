@@ -66,3 +66,37 @@ def test_remote_connect_without_working_url_fails_before_extract(tmp_path: Path)
     assert result["extracted"] == 0 and result["packages"] == []  # failed before the resource was read
     assert result["pyspark"] is False  # decided from configuration alone: no session was opened
     assert not (tmp_path / "bucket").exists()
+
+
+def test_only_a_dead_client_on_this_host_counts_as_abandoned() -> None:
+    import socket
+
+    from lakeload.runtime.connect_prep import _client_died
+
+    gone = subprocess.Popen(["true"])
+    gone.wait()
+    here = socket.gethostname()
+    assert _client_died({"pid": gone.pid, "host": here}) is True
+    assert _client_died({"pid": os.getpid(), "host": here}) is False  # a live client's session is left alone
+    assert _client_died({"pid": gone.pid, "host": "another-host"}) is False
+    assert _client_died({"host": here}) is False
+
+
+def test_shipped_archive_is_named_by_version_and_content(tmp_path: Path) -> None:
+    import zipfile
+
+    import lakeload
+    from lakeload.spark.connect_shipping import _package_files, content_hash, package_archive
+
+    first = package_archive(str(tmp_path / "cache"))
+    assert Path(first).name.startswith(f"lakeload-{lakeload.__version__}-") and Path(first).suffix == ".zip"
+    assert package_archive(str(tmp_path / "cache")) == first  # built once, then reused
+    names = zipfile.ZipFile(first).namelist()
+    assert "lakeload/__init__.py" in names and "lakeload/spark/executor_runner.py" in names
+    assert not any("__pycache__" in name for name in names)
+    package = tmp_path / "pkg" / "lakeload"
+    package.mkdir(parents=True)
+    (package / "__init__.py").write_text("x = 1\n")
+    before = content_hash(_package_files(str(package)))
+    (package / "__init__.py").write_text("x = 2\n")
+    assert content_hash(_package_files(str(package))) != before
