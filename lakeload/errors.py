@@ -227,6 +227,10 @@ class SparkSetupError(LakeloadError):
     """Spark or Java could not be started."""
 
 
+class WorkingUrlRequiredError(ConfigurationError):
+    """A remote Spark Connect server cannot read this machine's disk: `[spark] working_url` must name a bucket."""
+
+
 class PipelineStepFailed(LakeloadError):
     """A pipeline step failed; `step` names it and `__cause__` is the original error."""
 

@@ -28,6 +28,7 @@ from lakeload.load.loader import Loader, LoadResult
 from lakeload.load.sink_loader import SinkLoader
 from lakeload.normalize.early import EarlyNormalize
 from lakeload.normalize.normalizer import EarlyResults, Normalizer
+from lakeload.runtime.connect_prep import check_shared_working, prepare_session
 from lakeload.runtime.info import LoadInfo, PackageInfo
 from lakeload.runtime.lock import PipelineLock, holds_lock
 from lakeload.runtime.log_secrets import install_secret_masking
@@ -117,6 +118,7 @@ class Pipeline(PipelineMaintenance):
 
                 self._spark = session_for(self.pipeline_name, self._spark)
                 warn_unreachable_packages(session_master(self._spark), self.storage)
+                prepare_session(self.pipeline_name, self._spark, self.storage)  # Connect: shared data, shipped code
                 self._spark_checked = True
             return self._spark
 
@@ -161,6 +163,7 @@ class Pipeline(PipelineMaintenance):
         """`extract()`; with `overlap`, normalize starts on each extracted file while extract goes on (`run()`)."""
         started = time.perf_counter()
         current.activate(self)
+        check_shared_working(self.pipeline_name, self._spark, self.storage)  # a remote Connect server: before extract
         refresh = check_refresh(refresh) or self.refresh
         resources, source_name = resources_from(data, overrides["table_name"] or self.pipeline_name)
         if any(v is not None for v in overrides.values()):

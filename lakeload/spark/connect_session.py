@@ -18,11 +18,13 @@ local server; an error when there is neither. Every parameter of a Connect URL a
 
 from __future__ import annotations
 
+import contextlib
 import os
 import re
 from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
+from urllib.parse import urlsplit
 
 from lakeload.config.credentials import MASK
 from lakeload.config.resolver import resolve
@@ -37,6 +39,9 @@ SPARK_REMOTE = "SPARK_REMOTE"  # Spark's own variable for a Connect URL
 _PARAM = re.compile(r"(;[^;=/]+=)([^;]*)")
 # Parallelism lakeload assumes on a Connect server that sets no `spark.default.parallelism` and no local master
 CONNECT_DEFAULT_PARALLELISM = 8
+LOOPBACK_HOSTS = frozenset({"localhost", "127.0.0.1", "::1"})
+INTERRUPT_TIMEOUT = 30.0  # seconds to wait for a dead client's operations to stop
+_opened: dict[str, str] = {}  # session id -> the Connect URL lakeload opened it on
 
 
 def mask_connect_url(url: str) -> str:
@@ -109,6 +114,16 @@ def connect_url(engine: EngineSettings) -> str | None:
     return None
 
 
+def is_loopback_url(url: str) -> bool:
+    """True when the Connect URL `url` names a server on this host's loopback interface (a local server).
+
+    >>> is_loopback_url("sc://127.0.0.1:15002/;token=x"), is_loopback_url("sc://spark.example.com:443")
+    (True, False)
+    """
+    host = urlsplit(url.split(";", 1)[0].replace("sc://", "http://", 1)).hostname or ""
+    return host.lower() in LOOPBACK_HOSTS
+
+
 def is_connect(session: Any) -> bool:
     """True for a Spark Connect session (its driver is on a server: no `sparkContext`, no JVM here)."""
     return type(session).__module__.startswith("pyspark.sql.connect")
@@ -134,7 +149,39 @@ def connect_session(url: str) -> SparkSession:
             f"Could not open a Spark Connect session on {mask_connect_url(url)}: {type(exc).__name__} {cause}. "
             "Check that the server runs (`lakeload spark status`) and the URL and token are right."
         ) from None
+    _opened[str(session.session_id)] = url  # type: ignore[attr-defined]
     return session
+
+
+def opened_url(session: Any) -> str | None:
+    """The Connect URL lakeload opened `session` on (None for a session the user opened)."""
+    return _opened.get(str(getattr(session, "session_id", "")))
+
+
+def interrupt_session(url: str, session_id: str, timeout: float = INTERRUPT_TIMEOUT) -> int:
+    """Interrupt every operation of the server session `session_id` (a dead client's) and release it; returns how
+    many operations were running. Waits until the server reports none left, at most `timeout` seconds."""
+    import time
+
+    from pyspark.sql.connect.session import SparkSession as ConnectSession
+
+    sep = ";" if ";" in url else ("" if url.endswith("/") else "/") + ";"
+    orphan = ConnectSession(connection=f"{url}{sep}session_id={session_id}")
+    interrupted: set[str] = set()
+    deadline = time.monotonic() + timeout
+    try:
+        while time.monotonic() < deadline:
+            running = orphan.interruptAll()
+            if not running:
+                break
+            interrupted.update(running)
+            time.sleep(0.2)
+    finally:
+        with contextlib.suppress(Exception):
+            orphan.client.release_session()
+        with contextlib.suppress(Exception):
+            orphan.client.close()
+    return len(interrupted)
 
 
 def apply_session_settings(session: SparkSession) -> None:

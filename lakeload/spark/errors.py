@@ -65,5 +65,8 @@ def spark_errors(error: type[LakeloadError], what: str, hint: str = "") -> Itera
     except LakeloadError:
         raise
     except spark_exception_types() as exc:
+        from lakeload.spark.connect_shipping import missing_module_hint
+
         message = f"{what} failed in Spark: {summarize(exc)}."
+        hint = missing_module_hint(str(exc)) or hint
         raise error(f"{message} {hint}".strip()) from exc

@@ -12,6 +12,7 @@ operations only (`spark.interruptTag`).
 from __future__ import annotations
 
 import contextlib
+import logging
 import threading
 import uuid
 from collections.abc import Callable, Iterable, Iterator
@@ -23,6 +24,7 @@ if TYPE_CHECKING:
     from pyspark.sql import SparkSession
 
 POLL_SECONDS = 0.5
+logger = logging.getLogger("lakeload.spark")
 
 
 def _poll_progress(spark: SparkSession, group: str, on_progress: Callable[[int], None], stop: threading.Event) -> None:
@@ -96,7 +98,8 @@ def _connect_jobs(spark: SparkSession, on_progress: Callable[[int], None] | None
         yield
     except KeyboardInterrupt:
         with contextlib.suppress(Exception):  # the server may be gone; the interrupt is what matters
-            spark.interruptTag(tag)
+            interrupted = spark.interruptTag(tag)
+            logger.info("Interrupted %d Spark Connect operation(s) tagged %s", len(interrupted), tag)
         raise
     finally:
         if handler is not None:

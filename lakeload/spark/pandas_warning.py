@@ -39,7 +39,16 @@ def pandas_check_silenced() -> Iterator[None]:
 def map_in_arrow(frame: DataFrame, func: Callable[[Iterator[Any]], Iterator[Any]], schema: StructType | str) -> DataFrame:
     """`frame.mapInArrow(func, schema)` without PySpark's pandas warning (building the plan only; no data moves).
 
+    Every lakeload function that runs in Spark's Python workers goes through here; on a Spark Connect session,
+    lakeload's code is shipped to the session first (`connect_shipping`, once per session).
+
     >>> rows = map_in_arrow(spark.range(3), lambda batches: batches, "id long").collect()  # doctest: +SKIP
     """
+    from lakeload.spark.connect_session import is_connect
+
+    if is_connect(frame.sparkSession):
+        from lakeload.spark.connect_shipping import ship_lakeload
+
+        ship_lakeload(frame.sparkSession)
     with pandas_check_silenced():
         return frame.mapInArrow(func, schema)

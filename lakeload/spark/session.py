@@ -26,6 +26,7 @@ from lakeload.spark.connect_session import (  # noqa: F401 - session_master is r
     session_master,
     use_connect_mode,
 )
+from lakeload.spark.connect_shipping import missing_module_hint
 from lakeload.spark.errors import spark_errors
 from lakeload.spark.job_progress import tracked_jobs
 from lakeload.spark.pandas_warning import map_in_arrow, pandas_check_silenced
@@ -241,6 +242,6 @@ def run_tasks(
         decoded = orjson.loads(row[0])
         if "error" in decoded:
             logger.debug("task %s failed:\n%s", decoded["index"], decoded.get("trace"))
-            raise error(f"{description}: {decoded['error']}")
+            raise error(f"{description}: {decoded['error']} {missing_module_hint(decoded['error'])}".strip())
         results[decoded["index"]] = decoded["ok"]
     return results

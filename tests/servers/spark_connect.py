@@ -8,8 +8,12 @@ and never more than once per session.
 
 The server is recorded in ``<home>/.lakeload/spark/connect_server.json`` as ``lakeload spark start`` would
 record it, so a child process run with ``HOME=<home>`` finds it (``[spark] mode = "auto"``) and so do
-``lakeload spark status | stop`` there. Its Python workers inherit this process's environment (PYTHONPATH),
-so they import the lakeload under test.
+``lakeload spark status | stop`` there.
+
+Its Python workers cannot import lakeload, as on a server that never installed it: they run a throwaway venv's
+Python that sees the test venv's site-packages (pyspark, pyarrow, ...) through a plain path entry, so the
+editable install's import hook there is never run; PYTHONPATH is dropped and the server runs in its own
+folder. lakeload reaches them only the way it reaches any Connect server: shipped with `addArtifacts`.
 """
 
 from __future__ import annotations
@@ -17,6 +21,8 @@ from __future__ import annotations
 import atexit
 import os
 import subprocess
+import sys
+import sysconfig
 import time
 from collections.abc import Iterator
 from dataclasses import dataclass
@@ -51,6 +57,14 @@ class ConnectServer:
         return {**os.environ, "HOME": str(self.home)}
 
 
+def python_without_lakeload(folder: Path) -> str:
+    """A Python with this venv's packages but without lakeload (not installed, not on any path)."""
+    subprocess.run([sys.executable, "-m", "venv", "--without-pip", str(folder)], check=True, timeout=120)
+    purelib = sysconfig.get_paths(vars={"base": str(folder), "platbase": str(folder)})["purelib"]
+    Path(purelib, "shared_site_packages.pth").write_text(sysconfig.get_paths()["purelib"] + "\n")
+    return str(folder / "bin" / "python")
+
+
 def _state_file(home: Path) -> str:
     return str(home / ".lakeload" / "spark" / "connect_server.json")
 
@@ -69,13 +83,16 @@ def connect_server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Connect
     log_dir = home / ".lakeload" / "logs"
     log_dir.mkdir(parents=True)
     log_file = str(log_dir / "connect_server.log")
-    conf = {**session_conf(SparkSettings(log_file=str(log_dir / "spark.log"))), **TEST_CONF}
-    port = server.free_port()
     started = time.monotonic()
+    workers_python = python_without_lakeload(home / "server-venv")
+    conf = {**session_conf(SparkSettings(log_file=str(log_dir / "spark.log"))), **TEST_CONF,
+            "spark.pyspark.python": workers_python}
+    env = {**server.server_environment(conf), "HOME": str(home)}
+    env.pop("PYTHONPATH", None)
+    port = server.free_port()
     with open(log_file, "ab") as log:
         process = subprocess.Popen(
-            server.server_command(MASTER, port, conf), env={**server.server_environment(conf), "HOME": str(home)},
-            stdin=subprocess.DEVNULL,
+            server.server_command(MASTER, port, conf), env=env, cwd=str(home), stdin=subprocess.DEVNULL,
             stdout=log, stderr=subprocess.STDOUT, start_new_session=True, preexec_fn=_die_with_parent,
         )
     atexit.register(server.terminate, process.pid, 5)

@@ -1,4 +1,8 @@
-"""lakeload's core path (records, DataFrames, Delta append and merge) through the session's local Spark Connect server, compared with the same runs in-process.
+"""lakeload's core path (records, DataFrames, file sources, sinks, Delta append and merge) through the session's
+local Spark Connect server, compared with the same runs in-process.
+
+The server's Python workers cannot import lakeload (see tests/servers/spark_connect.py): every run here works
+only because lakeload ships its own code to the session with `addArtifacts`.
 
 The Connect runs happen in a child process (tests/spark/connect_child.py) that is a Connect-only client: it
 refuses every way to a JVM before lakeload is imported, so any `sparkContext` / `_jvm` / RDD use on the path
@@ -9,15 +13,17 @@ in-process tests that share it.)
 from __future__ import annotations
 
 import json
+import signal
 import subprocess
 import sys
+import time
 from pathlib import Path
 from typing import Any
 
 import compat.compat_harness  # noqa: F401 - puts tests/conformance (harness) on sys.path
 import pyarrow as pa
 import pytest
-from connect_child import FRAME_ROWS, FRAME_SCHEMA, records, run_delta
+from connect_child import FRAME_ROWS, FRAME_SCHEMA, records, run_delta, run_files, sink_recorder, sink_rows
 from harness import canonicalize, diff, read_bucket
 from servers.spark_connect import ConnectServer
 
@@ -26,7 +32,8 @@ import lakeload
 CHILD = Path(__file__).with_name("connect_child.py")
 
 
-def _in_process(spark: Any, parquet_bucket: Path, jsonl_bucket: Path, delta_bucket: Path, pipelines_dir: Path) -> None:
+def _in_process(spark: Any, local: Path, files_source: Path) -> None:
+    parquet_bucket, jsonl_bucket, delta_bucket, pipelines_dir = (local / name for name in ("parquet", "jsonl", "delta", "pipelines"))
     first = lakeload.pipeline("connect_parquet", destination=lakeload.destinations.filesystem(str(parquet_bucket)),
                               dataset_name="ds", pipelines_dir=str(pipelines_dir))
     first.run(records(), table_name="items", loader_file_format="parquet")
@@ -37,6 +44,12 @@ def _in_process(spark: Any, parquet_bucket: Path, jsonl_bucket: Path, delta_buck
     delta = lakeload.pipeline("connect_delta", destination=lakeload.destinations.filesystem(str(delta_bucket)),
                               dataset_name="ds", pipelines_dir=str(pipelines_dir))
     run_delta(delta)
+    files = lakeload.pipeline("connect_files", destination=lakeload.destinations.filesystem(str(local / "files")),
+                              dataset_name="ds", pipelines_dir=str(pipelines_dir))
+    run_files(files, str(files_source))
+    (local / "sink").mkdir()
+    sink = lakeload.pipeline("connect_sink", destination=sink_recorder(str(local / "sink")), pipelines_dir=str(pipelines_dir))
+    sink.run(records(), table_name="items")
 
 
 def _delta_rows(bucket: Path, table: str) -> list[tuple[Any, ...]]:
@@ -55,7 +68,10 @@ def test_records_frames_and_delta_through_connect_match_in_process(
     remote, local = tmp_path / "connect", tmp_path / "in_process"
     args = {"url": connect_server.url, "parquet_bucket": str(remote / "parquet"),
             "jsonl_bucket": str(remote / "jsonl"), "delta_bucket": str(remote / "delta"),
+            "files_bucket": str(remote / "files"), "files_source": str(tmp_path / "source"),
+            "sink_out": str(remote / "sink"), "missing_module_dir": str(tmp_path / "client_only"),
             "pipelines_dir": str(remote / "pipelines")}
+    (remote / "sink").mkdir(parents=True)
     done = subprocess.run([sys.executable, str(CHILD), json.dumps(args)], env=connect_server.env(),
                           capture_output=True, text=True, timeout=600, cwd=tmp_path)
     assert done.returncode == 0, done.stderr[-4000:]
@@ -71,13 +87,88 @@ def test_records_frames_and_delta_through_connect_match_in_process(
     assert result["delta_counts"] == [{"appended": 6, "appended__kids": 6}] * 2 + [
         {"merged": 6, "merged__kids": 6}, {"merged": 5, "merged__kids": 5}]
 
-    _in_process(spark, local / "parquet", local / "jsonl", local / "delta", local / "pipelines")
-    for kind in ("parquet", "jsonl"):
+    # lakeload reached the server's Python workers only by the shipped, versioned zip
+    before, after = result["workers_lakeload"]
+    assert before == "" and "/lakeload-" in after and after.endswith(".zip/lakeload/__init__.py"), after
+    assert result["files_counts"] == {"events": 8, "events__parts": 7}
+    assert result["sink_counts"] == {"items": 12}
+    missing = result["missing_module_error"]  # a sink from a package the server lacks: named, with the fix
+    assert "client_only_helpers" in missing and "spark.addArtifacts(" in missing, missing
+    # two lakeload versions on one server: each session's workers import the zip that session was given
+    mine, other = result["isolated_sessions"]
+    assert mine == after and other.endswith("/lakeload-0.0.1-0123456789abcdef.zip/lakeload/__init__.py"), other
+    assert result["dataset_rows"] == 12  # dataset().spark() through Connect
+
+    _in_process(spark, local, tmp_path / "source")
+    assert sink_rows(str(remote / "sink")) == sink_rows(str(local / "sink")) and sink_rows(str(local / "sink"))["items"]
+    for kind in ("parquet", "jsonl", "files"):
         expected, actual = canonicalize(read_bucket(local / kind)), canonicalize(read_bucket(remote / kind))
         assert diff(expected, actual) == [], kind
         assert sorted(expected["tables"]) == sorted(actual["tables"])
-        assert {"items", "items__tags", "items__orders"} <= set(actual["tables"])
+        expected_tables = {"events", "events__parts"} if kind == "files" else {"items", "items__tags", "items__orders"}
+        assert expected_tables <= set(actual["tables"])
     for table in ("appended", "appended__kids", "merged", "merged__kids"):
         assert _delta_rows(remote / "delta", table) == _delta_rows(local / "delta", table), table
     assert len(_delta_rows(remote / "delta", "merged")) == 8 and len(_delta_rows(remote / "delta", "merged__kids")) == 8
     assert all(path.name.endswith(".jsonl.gz") for path in (remote / "jsonl" / "ds" / "items").iterdir())
+
+
+def _slow_sink_child(connect_server: ConnectServer, tmp_path: Path, mode: str) -> tuple[subprocess.Popen[str], dict[str, str]]:
+    """A Connect client whose pipeline's sink sleeps on the server: returned once the sink has started."""
+    out, flag = tmp_path / "sink", tmp_path / "slow"
+    out.mkdir()
+    flag.write_text("sleep")
+    args = {"mode": mode, "url": connect_server.url, "sink_out": str(out), "slow_flag": str(flag),
+            "pipelines_dir": str(tmp_path / "pipelines")}
+    child = subprocess.Popen([sys.executable, str(CHILD), json.dumps(args)], env=connect_server.env(),
+                             stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, cwd=tmp_path)
+    deadline = time.monotonic() + 300
+    while not (out / "started").exists():  # the sink runs on the server's Python worker
+        if child.poll() is not None or time.monotonic() > deadline:
+            child.kill()
+            raise AssertionError(child.communicate()[1][-4000:])
+        time.sleep(0.1)
+    return child, args
+
+
+@pytest.mark.slow  # waits out a slow sink on the server (about 15 s) to prove it was stopped
+def test_ctrl_c_interrupts_the_steps_connect_operations_and_the_package_resumes(
+    connect_server: ConnectServer, tmp_path: Path
+) -> None:
+    child, args = _slow_sink_child(connect_server, tmp_path, "interrupt")
+    try:
+        child.send_signal(signal.SIGINT)
+        stdout, stderr = child.communicate(timeout=300)
+    finally:
+        if child.poll() is None:
+            child.kill()
+    assert child.returncode == 0, stderr[-4000:]
+    result = json.loads(stdout.strip().splitlines()[-1])
+    assert result["interrupted"] is True
+    # the step's tagged operations were interrupted on the server (by interruptTag, or already by pyspark's release
+    # of the abandoned execution, whichever the server handled first): the sleeping task never finished
+    assert any(message.startswith("Interrupted ") and "tagged lakeload-" in message for message in result["messages"])
+    assert result["finished"] is False, result
+    # the same server then ran `pipeline.load()`, which delivered the package once, completely
+    assert result["resumed_packages"] == 1 and result["pending"] == []
+    assert result["rows"] == {"items": 12}
+
+
+@pytest.mark.slow  # two client processes and a slow sink waited out on the server
+def test_kill_9_of_the_connect_client_mid_load_then_next_run_completes_the_package_once(
+    connect_server: ConnectServer, tmp_path: Path
+) -> None:
+    child, args = _slow_sink_child(connect_server, tmp_path, "kill")
+    child.kill()  # SIGKILL of the client only: the server and its Python worker live on
+    child.communicate(timeout=60)
+    assert child.returncode == -signal.SIGKILL
+    Path(args["slow_flag"]).unlink()
+    done = subprocess.run([sys.executable, str(CHILD), json.dumps({**args, "mode": "resume"})], env=connect_server.env(),
+                          capture_output=True, text=True, timeout=300, cwd=tmp_path)
+    assert done.returncode == 0, done.stderr[-4000:]
+    result = json.loads(done.stdout.strip().splitlines()[-1])
+    assert result["resumed_packages"] == 1 and result["pending"] == [], (result, done.stderr[-3000:])
+    # the next run stopped the dead client's operation on the server before redoing the load: it never finished
+    assert any(message.startswith("Stopped 1 Spark operation") for message in result["messages"]), result
+    assert result["finished"] is False, result
+    assert result["rows"] == {"items": 12}  # every row delivered exactly once
