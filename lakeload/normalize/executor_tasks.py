@@ -9,8 +9,8 @@
   table schema (columns in final order, nulls for columns the split never saw): Arrow work only. The
   vectorized path writes Parquet tables straight into final files (drafts, see `executor_arrow`): the
   driver keeps those whose columns and types are the table's final ones, and only the others come here.
-- `infer_split` and `write_split` redo a split from its source when its first guesses disagreed
-  with the folded schema (rare), so the result is exactly that of one sequential normalizer.
+- A split whose first guesses disagreed with the folded schema (rare) runs pass 1 again, seeded with the
+  schema of the splits before it, so the result is exactly that of one sequential normalizer.
 
 All run inside Spark executors (see `lakeload.spark.executor_runner`), import no driver-side
 lakeload module and never send table rows back to the driver.
@@ -144,11 +144,11 @@ def _rows(
         yield from normalizer.normalize(item, split.root_table)
 
 
-def _coercer(plan: NormalizePlan, split: Split, tables: dict[str, TTable], frozen: bool = False) -> RowCoercer:
+def _coercer(plan: NormalizePlan, split: Split, tables: dict[str, TTable]) -> RowCoercer:
     checker = None
     if plan.contracts is not None:
         checker = ContractChecker(plan.contracts, tables, arrow=split.file_format == "parquet")
-    return RowCoercer(tables, plan.naming, plan.detections, plan.default_hints, frozen=frozen, contracts=checker)
+    return RowCoercer(tables, plan.naming, plan.detections, plan.default_hints, contracts=checker)
 
 
 def _report(
@@ -166,19 +166,6 @@ def _report(
         "row_counts": coercer.row_counts,
         "null_only": {t: sorted(c) for t, c in coercer.null_only.items()},
     }
-
-
-def infer_split(plan: NormalizePlan, split: Split) -> dict[str, Any]:
-    """Sequential dlt inference over one split, without writing; returns the schema additions in order."""
-    tables = copy.deepcopy(plan.tables)
-    coercer = _coercer(plan, split, tables)
-    normalizer = _normalizer(plan, split)
-    try:
-        for table_name, parent_table, row in _rows(plan, split, normalizer):
-            coercer.coerce_row(table_name, parent_table, row)
-    except ContractViolation as stop:
-        return dict(_report(split, coercer, tables, normalizer), violation=stop.violation)
-    return _report(split, coercer, tables, normalizer)
 
 
 def _new_file_path(plan: NormalizePlan, table_name: str, ext: str) -> tuple[str, str]:
@@ -268,25 +255,6 @@ def normalize_split(plan: NormalizePlan, split: Split) -> dict[str, Any]:
     return report
 
 
-def write_split(plan: NormalizePlan, split: Split) -> list[dict[str, Any]]:
-    """Normalize one split again against the final schema and write final files (the slow, exact path)."""
-    tables = plan.tables
-    coercer = _coercer(plan, split, tables, frozen=True)
-    writers: dict[str, Any] = {}
-    try:
-        for table_name, parent_table, row in _rows(plan, split):
-            out = coercer.coerce_row(table_name, parent_table, row)
-            if out:
-                writer = writers.get(table_name)
-                if writer is None:
-                    writer = writers[table_name] = _final_writer(plan, split, table_name, tables)
-                writer.write(out)
-        return _close_all(writers, split)
-    except BaseException:
-        _abort_all(writers)
-        raise
-
-
 def conform(table: pa.Table, schema: pa.Schema) -> pa.Table:
     """`table` with exactly the columns of `schema`, in its order; missing columns are all null."""
     arrays = []
@@ -301,10 +269,8 @@ def conform(table: pa.Table, schema: pa.Schema) -> pa.Table:
 
 
 def finalize_split(plan: NormalizePlan, job: dict[str, Any]) -> list[dict[str, Any]]:
-    """Pass 2 for one split: Arrow chunks to final files, or a full rewrite when the split was redone."""
+    """Pass 2 for one split: its Arrow chunks and unfitting draft files to final files in the final schema."""
     split: Split = job["split"]
-    if job.get("rewrite"):
-        return write_split(plan, split)
     files: list[dict[str, Any]] = []
     by_table: dict[str, list[str]] = {}
     for chunk in job["chunks"]:

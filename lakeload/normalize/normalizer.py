@@ -34,7 +34,6 @@ from lakeload.normalize.executor_tasks import (
     NormalizePlan,
     Split,
     finalize_split,
-    infer_split,
     normalize_split,
 )
 from lakeload.normalize.executor_writers import arrow_schema, complete_columns, schema_signature
@@ -359,18 +358,16 @@ class Normalizer:
                 seeded.tables = copy.deepcopy(tables)
                 logger.info("split %s starts with another type than earlier splits; normalizing it again", split.index)
                 description = f"lakeload normalize {plan.load_id}: re-infer"
-                result = run_tasks(self.spark, infer_split, seeded, [split], description, working=self.storage.working)[0]
+                # pass 1 again, seeded with the schema of the splits before it: its types are the sequential ones
+                result = run_tasks(self.spark, normalize_split, seeded, [split], description, working=self.storage.working)[0]
                 if clash := _conflicts(tables, result):
                     raise NormalizeError(f"Schema inference did not converge for {clash}")
-                _raise_violation(plan, result)
-                jobs.append({"split": split, "rewrite": True})
-            else:
-                _raise_violation(plan, result)
-                chunks = [f for f in result.get("files", ()) if f.get("chunk")]
-                drafts += [(split, f) for f in result.get("files", ()) if f.get("draft")]
-                final_files += [f for f in result.get("files", ()) if not f.get("chunk") and not f.get("draft")]
-                if chunks:
-                    jobs.append({"split": split, "chunks": chunks})
+            _raise_violation(plan, result)
+            chunks = [f for f in result.get("files", ()) if f.get("chunk")]
+            drafts += [(split, f) for f in result.get("files", ()) if f.get("draft")]
+            final_files += [f for f in result.get("files", ()) if not f.get("chunk") and not f.get("draft")]
+            if chunks:
+                jobs.append({"split": split, "chunks": chunks})
             _fold(tables, result)
             for table_name, cols in result["null_only"].items():
                 self.null_only.setdefault(table_name, set()).update(cols)
