@@ -288,9 +288,9 @@ def connect_files_goals(results: list[dict[str, Any]]) -> list[Goal]:
     connect = by.get("lakeload_files_connect", {})
     if connect.get("total_s"):
         start = connect.get("connect_server_start_s")
+        server = "it was already running" if start is None else f"it started in {start:.1f} s"
         print("\n(totals after the session is ready: in-process excludes Spark's session start, Connect excludes the "
-              "client's connect; the server's start, "
-              + ("a server was already running" if start is None else f"{start:.1f} s") + ", is in neither)")
+              f"client's connect; the local Connect server's start is in neither: {server})")
     return [connect_goal("files", connect, by.get("lakeload_files"))]
 
 
