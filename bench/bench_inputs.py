@@ -10,6 +10,11 @@ Scenarios (each tool/configuration in its own fresh process, like ``bench_vs_dlt
   ``spark.read.json(files).write.parquet(...)`` (Spark's inference pass plus its parse pass), DuckDB's
   ``COPY (SELECT * FROM read_json(files)) TO parquet`` on 2 threads (the floor: every byte parsed once, every
   column written) and Polars' ``scan_ndjson(files).sink_parquet(...)`` (skipped if polars is not installed);
+  on request (``--tools ...,lakeload_files_connect``, not in the default tools) ``lakeload_files`` once more on a
+  local Spark Connect server (issue 17): the parent starts the server first when none runs (its start is
+  printed on its own and in no figure) and stops it afterwards if it started it; the child runs exactly
+  ``lakeload_files`` with ``SPARK__MODE=remote``. Every Spark child otherwise runs with ``SPARK__MODE=local``, so a
+  running server never changes an in-process figure;
 - ``small``: in one process, Spark's own session start and first Python job (JVM and worker warm-up), lakeload's
   first 10-record run (cold) and the median of 5 more 10-record runs (warm, session already started); then
   the same in a fresh process without the warm-up job (lakeload's first run pays Spark's warm-up).
@@ -18,9 +23,11 @@ Examples::
 
     python bench/bench_inputs.py --events 1000000 --scenarios files --check
     python bench/bench_inputs.py --scenarios small
+    python bench/bench_inputs.py --events 1000000 --scenarios files --tools lakeload_files,lakeload_files_connect --check
 
 ``--check`` prints issue 16's goal 1 (lakeload <= 2x DuckDB, >= 2x bare Spark, >= 8x dlt; totals without
-Spark's session start) with PASS/MISS and exits 1 if any measured goal is missed.
+Spark's session start) and, when both lakeload runs were measured, issue 17's Connect / in-process <= 1.15
+with PASS/MISS, and exits 1 if any measured goal is missed.
 """
 
 from __future__ import annotations
@@ -38,6 +45,14 @@ from typing import Any
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 import bench_vs_dlt as core  # noqa: E402
+from connect_runs import (  # noqa: E402
+    LOCAL_ENV,
+    REMOTE_ENV,
+    child_environment,
+    connect_goal,
+    run_on_server,
+    spark_engine,
+)
 from goals import Goal, print_goals, ratio  # noqa: E402
 
 WORKDIR = core.DEFAULT_WORKDIR / "inputs"
@@ -115,7 +130,7 @@ def child_lakeload_files(spec: dict[str, Any]) -> dict[str, Any]:
     pipeline.load()
     end = time.perf_counter()
     stages = {"extract": t_extract - ready, "normalize": t_normalize - t_extract, "load": end - t_normalize}
-    return _result(spec["events"], started, ready, end, stages, bucket)
+    return {**_result(spec["events"], started, ready, end, stages, bucket), "spark_engine": spark_engine()}
 
 
 def child_spark_files(spec: dict[str, Any]) -> dict[str, Any]:
@@ -196,8 +211,12 @@ def child_small(spec: dict[str, Any]) -> dict[str, Any]:
 
 
 CHILDREN = {"dlt_files": child_dlt_files, "lakeload_files": child_lakeload_files, "spark_files": child_spark_files,
-            "duckdb_files": child_duckdb_files, "polars_files": child_polars_files, "small": child_small}
+            "duckdb_files": child_duckdb_files, "polars_files": child_polars_files, "small": child_small,
+            "lakeload_files_connect": child_lakeload_files}
 FILE_TOOLS = "dlt_files,lakeload_files,spark_files,duckdb_files,polars_files"
+SPARK_ENV = {"lakeload_files": LOCAL_ENV, "spark_files": LOCAL_ENV, "small": LOCAL_ENV,
+             "lakeload_files_connect": REMOTE_ENV}
+"""Spark's mode per child: in-process, or the local Connect server the parent started (issue 17)."""
 
 
 def run_child(spec: dict[str, Any]) -> dict[str, Any]:
@@ -207,7 +226,7 @@ def run_child(spec: dict[str, Any]) -> dict[str, Any]:
     spec_path = run_dir / "spec.json"
     spec_path.write_text(json.dumps(spec))
     print(f"--> {spec['label']} log: {run_dir / 'child.log'}", flush=True)
-    env = dict(os.environ, PYTHONPATH=str(core.REPO_ROOT))
+    env = child_environment(dict(os.environ, PYTHONPATH=str(core.REPO_ROOT)), SPARK_ENV.get(spec["tool"]))
     with open(run_dir / "child.log", "wb") as log:
         proc = subprocess.Popen([sys.executable, __file__, "--child", str(spec_path)], stdout=log, stderr=subprocess.STDOUT,
                                 env=env, cwd=run_dir)
@@ -233,13 +252,16 @@ def print_files(results: list[dict[str, Any]]) -> None:
     dlt_total = by.get("dlt_files", {}).get("total_s")
     duckdb_total = by.get("duckdb_files", {}).get("total_s")
     print("\nvs dlt = dlt's total / this total (>1: faster than dlt); vs DuckDB = this total / DuckDB's (1: its speed)")
-    print(f"{'':18}{'total [s]':>12}{'vs dlt':>9}{'vs DuckDB':>11}{'driver RSS [MB]':>18}  stages")
+    print(f"{'':24}{'total [s]':>12}{'vs dlt':>9}{'vs DuckDB':>11}{'driver RSS [MB]':>18}  stages")
     for label, r in by.items():
         total = r.get("total_s")
         vs_dlt, vs_duckdb = ratio(dlt_total, total), ratio(total, duckdb_total)
         rss = r.get("sampled_driver_peak_rss_mb") or 0
+        server_rss = r.get("connect_server_peak_rss_mb")
         stages = ", ".join(f"{k} {v:.1f}" for k, v in r.get("stages", {}).items())
-        print(f"{label:18}{total or float('nan'):12.1f}{_times(vs_dlt):>9}{_times(vs_duckdb):>11}{rss:18.0f}  {stages}")
+        stages += f" (Spark {r['spark_engine']})" if r.get("spark_engine") else ""
+        stages += f", Connect server peak RSS {server_rss:.0f} MB" if server_rss else ""
+        print(f"{label:24}{total or float('nan'):12.1f}{_times(vs_dlt):>9}{_times(vs_duckdb):>11}{rss:18.0f}  {stages}")
     counted = {label: rows(r).get(core.RESOURCE_NAME) for label, r in by.items()}
     print(f"root rows per tool: {counted}")
 
@@ -258,6 +280,18 @@ def files_goals(results: list[dict[str, Any]]) -> list[Goal]:
              2.0, at_most=False),
         Goal("dlt / lakeload (speed-up)", ratio(total.get("dlt_files"), lakeload), 8.0, at_most=False),
     ]
+
+
+def connect_files_goals(results: list[dict[str, Any]]) -> list[Goal]:
+    """Issue 17: lakeload_files through a local Connect server against lakeload_files in-process."""
+    by = {r["label"]: r for r in results}
+    connect = by.get("lakeload_files_connect", {})
+    if connect.get("total_s"):
+        start = connect.get("connect_server_start_s")
+        server = "it was already running" if start is None else f"it started in {start:.1f} s"
+        print("\n(totals after the session is ready: in-process excludes Spark's session start, Connect excludes the "
+              f"client's connect; the local Connect server's start is in neither: {server})")
+    return [connect_goal("files", connect, by.get("lakeload_files"))]
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -287,9 +321,14 @@ def main(argv: list[str] | None = None) -> int:
                 print("--> polars_files skipped: polars is not installed in this environment", flush=True)
                 continue
             spec = {"label": tool, "tool": tool, "events": args.events, "source": str(source), "run_dir": str(WORKDIR / tool)}
-            results.append(run_child(spec))
+            if tool == "lakeload_files_connect":
+                results.append(run_on_server(lambda spec=spec: run_child(spec), core.TreeRssSampler))
+            else:
+                results.append(run_child(spec))
         print_files(results)
         misses += print_goals(f"issue 16 goal 1, JSONL files -> parquet, {args.events:,} events", files_goals(results))
+        misses += print_goals(f"issue 17, JSONL files -> parquet through Connect, {args.events:,} events",
+                              connect_files_goals(results))
     if "small" in scenarios:
         for warm_up in (True, False):
             label = "small" if warm_up else "small, no Spark warm-up job first"

@@ -21,10 +21,14 @@ Examples::
     python bench/bench_vs_dlt.py --events 100000 --json bench/results/100k.json
     python bench/bench_vs_dlt.py --events 1000000 --dlt-workers 1,2 --lakeload-modes cold --check
     python bench/bench_vs_dlt.py --events 1000000,10000000 --only lakeload --lakeload-modes run --check
+    python bench/bench_vs_dlt.py --events 1000000 --only lakeload --lakeload-modes cold,cold_connect --check
 
 With lakeload's ``cold`` mode, two more children run: the generator alone (the same pages, iterated and
 dropped) and Spark's session start (``get_spark()``), the floor of issue 16's goal 2. Several ``--events``
 sizes give goal 4 (driver peak RSS <= 200 MB at each size, time grows at most linearly in events).
+Mode ``cold_connect`` (issue 17) is ``cold``'s child on a local Spark Connect server (``SPARK__MODE=remote``):
+the parent starts the server first when none runs (its start is printed on its own, in no figure) and stops
+it afterwards if it started it; every other Spark child runs with ``SPARK__MODE=local`` (in-process).
 The goals are printed after the tables; ``--check`` exits 1 if a measured one is missed.
 
 The lakeload side is isolated in :func:`run_lakeload_child` so it is easy to adapt to the API.
@@ -53,6 +57,14 @@ from types import ModuleType
 from typing import Any
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
+from connect_runs import (  # noqa: E402
+    LOCAL_ENV,
+    REMOTE_ENV,
+    child_environment,
+    connect_goal,
+    run_on_server,
+    spark_engine,
+)
 from goals import Goal, print_goals, ratio  # noqa: E402
 
 REPO_ROOT = Path(__file__).resolve().parents[1]
@@ -286,7 +298,7 @@ def run_lakeload_child(spec: dict[str, Any]) -> dict[str, Any]:
         from lakeload.spark.session import get_spark
     except ImportError:  # pragma: no cover - API not there yet
         get_spark = None
-    if get_spark is not None and mode != "cold":  # cold: run() starts Spark itself, beside the extract
+    if get_spark is not None and not mode.startswith("cold"):  # cold: run() starts Spark itself, beside the extract
         get_spark()
         spark_start = time.perf_counter() - t_import
     t_ready = time.perf_counter()
@@ -315,7 +327,7 @@ def run_lakeload_child(spec: dict[str, Any]) -> dict[str, Any]:
         stages.update(
             extract=t_extract - t_setup, normalize=t_normalize - t_extract, load=t_end - t_normalize
         )
-    elif mode in ("run", "cold"):
+    elif mode in ("run", "cold", "cold_connect"):
         info = pipeline.run(resource_, loader_file_format=fmt)
         t_end = time.perf_counter()
         stages["run"] = t_end - t_setup
@@ -327,6 +339,7 @@ def run_lakeload_child(spec: dict[str, Any]) -> dict[str, Any]:
     return {
         "version": getattr(lakeload, "__version__", None),
         "settings": {"mode": mode, **kwargs},
+        "spark_engine": spark_engine(),  # after the clock: "connect" or "in-process"
         "import_s": t_import - t0,
         "spark_start_s": spark_start,
         "stages": stages,
@@ -496,6 +509,7 @@ def run_child(spec: dict[str, Any], timeout: float, verbose: bool) -> dict[str, 
     log_path = run_dir / "child.log"
     env = dict(os.environ)
     env["PYTHONPATH"] = os.pathsep.join(filter(None, [str(REPO_ROOT), env.get("PYTHONPATH")]))
+    env = child_environment(env, spec.get("process_env"))  # Spark in-process, or on the local Connect server
     print(f"--> {spec['label']} ({spec['events']:,} events) log: {log_path}", flush=True)
     t0 = time.perf_counter()
     with open(log_path, "wb") as log:
@@ -550,6 +564,7 @@ def build_specs(args: argparse.Namespace, workdir: Path) -> list[dict[str, Any]]
                 **base,
                 "tool": "spark_baseline",
                 "label": "spark baseline",
+                "process_env": LOCAL_ENV,
                 "run_dir": str(workdir / "spark_baseline"),
             }
         ]
@@ -579,11 +594,14 @@ def build_specs(args: argparse.Namespace, workdir: Path) -> list[dict[str, Any]]
                     "mode": mode,
                     "progress": None if args.ll_progress == "none" else args.ll_progress,
                     "run_dir": str(workdir / f"lakeload_{mode}"),
+                    "process_env": REMOTE_ENV if mode == "cold_connect" else LOCAL_ENV,
+                    "connect": mode == "cold_connect",
                 }
             )
         if "cold" in modes:  # goal 2's floor: the generator alone plus Spark's session start
             for tool, label in (("generator", "generator alone"), ("spark_start", "spark session start")):
-                specs.append({**base, "tool": tool, "label": label, "run_dir": str(workdir / tool)})
+                specs.append({**base, "tool": tool, "label": label, "run_dir": str(workdir / tool),
+                              "process_env": LOCAL_ENV})
     return specs
 
 
@@ -640,6 +658,7 @@ def result_rows(results: list[dict[str, Any]]) -> list[tuple[str, str, list[Any]
     rows: list[tuple[str, str, list[Any]]] = [
         ("import", "s", [r.get("import_s") for r in results]),
         ("spark start", "s", [r.get("spark_start_s") for r in results]),
+        ("spark engine", "", [r.get("spark_engine") for r in results]),
     ]
     rows += [(s, "s", [(r.get("stages") or {}).get(s) for r in results]) for s in stage_names]
     rows += [
@@ -649,6 +668,7 @@ def result_rows(results: list[dict[str, Any]]) -> list[tuple[str, str, list[Any]
         ("driver peak RSS (getrusage)", "MB", [r.get("driver_peak_rss_mb") for r in results]),
         ("children peak RSS (psutil)", "MB", [r.get("sampled_children_peak_rss_mb") for r in results]),
         ("process tree peak RSS (psutil)", "MB", [r.get("sampled_tree_peak_rss_mb") for r in results]),
+        ("Connect server peak RSS (psutil)", "MB", [r.get("connect_server_peak_rss_mb") for r in results]),
         ("dlt extracted files", "", [r.get("extracted_files") for r in results]),
         ("data files", "", [(r.get("readback") or {}).get("data_files") for r in results]),
     ]
@@ -769,6 +789,18 @@ def generator_goals(results: list[dict[str, Any]]) -> list[Goal]:
     ]
 
 
+def connect_generator_goals(results: list[dict[str, Any]]) -> list[Goal]:
+    """Issue 17: lakeload's cold ``run()`` through a local Connect server against the same run in-process."""
+    connect = next((r for r in results if r.get("ok") and r["label"] == "lakeload cold_connect"), {})
+    if connect:
+        start = connect.get("connect_server_start_s")
+        server = "a server was already running" if start is None else f"it started in {start:.1f} s"
+        print("\n(lakeload cold's total includes Spark's in-process session start (JVM launch); cold_connect's "
+              f"includes only the Connect client's session on the running local server ({server}, in no total))")
+    cold = next((r for r in results if r.get("ok") and r["label"] == "lakeload cold"), None)
+    return [connect_goal("generator, cold", connect, cold)]
+
+
 def scaling_goals(by_events: dict[int, list[dict[str, Any]]]) -> list[Goal]:
     """Issue 16 goal 4: lakeload's driver peak RSS at each size, and time growing at most linearly in events."""
     lakeload = {n: {r["label"]: r for r in rs if r.get("ok") and r["tool"] == "lakeload"} for n, rs in by_events.items()}
@@ -801,7 +833,9 @@ def parse_args(argv: list[str] | None) -> argparse.Namespace:
     )
     p.add_argument("--dlt-files-per-worker", type=int, default=8, help="extracted event files per dlt worker")
     p.add_argument("--dlt-env", action="append", default=[], metavar="KEY=VALUE", help="extra dlt config env")
-    p.add_argument("--lakeload-modes", default="stages,run", help="'stages' (extract/normalize/load), 'run' (Spark started first), 'cold' (run() starts Spark itself)")
+    p.add_argument("--lakeload-modes", default="stages,run",
+                   help="'stages' (extract/normalize/load), 'run' (Spark started first), 'cold' (run() starts Spark "
+                   "itself), 'cold_connect' (cold on a local Spark Connect server the parent starts if none runs)")
     p.add_argument("--ll-progress", default="log", help="lakeload pipeline(progress=...); 'none' to omit")
     p.add_argument("--workdir", type=Path, default=DEFAULT_WORKDIR, help="output dir (default bench/results)")
     p.add_argument("--json", type=Path, help="save all results to this JSON file")
@@ -825,7 +859,10 @@ def run_size(args: argparse.Namespace, events: int, meta: dict[str, Any]) -> lis
     workdir.mkdir(parents=True, exist_ok=True)
     results = []
     for spec in build_specs(argparse.Namespace(**{**vars(args), "events": events}), workdir):
-        result = run_child(spec, args.timeout, args.verbose)
+        if spec.get("connect"):
+            result = run_on_server(lambda spec=spec: run_child(spec, args.timeout, args.verbose), TreeRssSampler)
+        else:
+            result = run_child(spec, args.timeout, args.verbose)
         results.append(result)
         if args.cleanup and result.get("ok"):
             shutil.rmtree(Path(spec["run_dir"]) / "bucket", ignore_errors=True)
@@ -864,6 +901,8 @@ def main(argv: list[str] | None = None) -> int:
         if not args.spark_baseline:
             for n, rs in by_events.items():
                 misses += print_goals(f"issue 16 goal 2, generator -> parquet, {n:,} events", generator_goals(rs))
+                misses += print_goals(f"issue 17, generator -> parquet through Connect, {n:,} events",
+                                      connect_generator_goals(rs))
             if len(by_events) > 1:
                 misses += print_goals("issue 16 goal 4, scaling", scaling_goals(by_events))
             else:
