@@ -16,6 +16,8 @@ REPLACED = [[{"id": i, "value": f"r{i}", "kids": [{"k": j} for j in range(i % 3)
             [{"id": i, "value": f"s{i}", "kids": [{"k": 7}]} for i in range(2, 5)]]
 DAGSTER_ROWS = [(i, f"d{i}", float(i) / 2) for i in range(6)]
 DAGSTER_SCHEMA = "id long, label string, score double"
+PARTS_SCHEMA = "kind string, run long, i long"
+PARTITION_A = [("a", 3, 0), ("a", 3, 1)]  # the third run replaced the first one's slice
 
 
 def run_delta_replace(pipeline: Any) -> list[dict[str, int]]:
@@ -99,4 +101,28 @@ def run_dagster(spark: Any, root: str) -> dict[str, Any]:
     result = materialize([frame, reader], resources={"io_manager": io})
     events = result.get_asset_materialization_events()
     metadata = {k: v.value for k, v in events[0].materialization.metadata.items()}
-    return {"success": result.success, "row_count": metadata.get("dagster/row_count"), **seen}
+    partitioned = _partitioned(spark, io)
+    return {"success": result.success, "row_count": metadata.get("dagster/row_count"), **seen, **partitioned}
+
+
+def _partitioned(spark: Any, io: Any) -> dict[str, Any]:
+    """A static-partitioned asset materialized for a, b, then a again (its slice replaced), and partition a
+    loaded into a downstream asset (only its rows are read)."""
+    from dagster import AssetExecutionContext, StaticPartitionsDefinition, asset, materialize
+    from pyspark.sql import DataFrame
+
+    kinds, runs, seen = StaticPartitionsDefinition(["a", "b"]), {"n": 0}, {}
+
+    @asset(key_prefix="connect", partitions_def=kinds, metadata={"partition_expr": "kind"})
+    def parts(context: AssetExecutionContext) -> DataFrame:
+        runs["n"] += 1
+        return spark.createDataFrame([(context.partition_key, runs["n"], i) for i in range(2)], PARTS_SCHEMA)
+
+    @asset(key_prefix="connect", partitions_def=kinds)
+    def part_reader(parts: DataFrame) -> None:
+        seen["rows"] = sorted(tuple(row) for row in parts.collect())
+
+    ok = [materialize([parts], partition_key=key, resources={"io_manager": io}).success for key in ("a", "b", "a")]
+    ok.append(materialize([parts, part_reader], selection=[part_reader], partition_key="a",
+                          resources={"io_manager": io}).success)
+    return {"partitions_ok": ok, "partition_a": seen.get("rows")}

@@ -25,7 +25,7 @@ import compat.compat_harness  # noqa: F401 - puts tests/conformance (harness) on
 import pyarrow as pa
 import pytest
 from connect_child import FRAME_ROWS, FRAME_SCHEMA, records, run_delta, run_files, sink_recorder, sink_rows
-from connect_extras import DAGSTER_ROWS, run_csv, run_dagster, run_delta_replace
+from connect_extras import DAGSTER_ROWS, PARTITION_A, run_csv, run_dagster, run_delta_replace
 from harness import canonicalize, diff, read_bucket
 from servers.fixtures import S3Server, fresh_prefix
 from servers.spark_connect import ConnectServer
@@ -56,6 +56,7 @@ def _in_process(spark: Any, local: Path, files_source: Path) -> None:
     plain.run(records(), table_name="items", loader_file_format="parquet")  # the same rows, package data at home
     dagster = run_dagster(spark, str(local / "dagster"))
     assert dagster["success"] and dagster["rows"] == sorted(DAGSTER_ROWS)
+    assert dagster["partitions_ok"] == [True] * 4 and dagster["partition_a"] == PARTITION_A
     files = lakeload.pipeline("connect_files", destination=lakeload.destinations.filesystem(str(local / "files")),
                               dataset_name="ds", pipelines_dir=str(pipelines_dir))
     run_files(files, str(files_source))
@@ -123,6 +124,8 @@ def test_records_frames_and_delta_through_connect_match_in_process(
     dagster = result["dagster"]
     assert dagster["success"] and dagster["row_count"] == len(DAGSTER_ROWS), dagster
     assert dagster["type"] == "pyspark.sql.connect.dataframe" and dagster["rows"] == [list(r) for r in sorted(DAGSTER_ROWS)]
+    # a partitioned asset: the re-materialized slice replaced, one partition loaded with only its rows
+    assert dagster["partitions_ok"] == [True] * 4 and dagster["partition_a"] == [list(r) for r in PARTITION_A], dagster
 
     _in_process(spark, local, tmp_path / "source")
     assert sink_rows(str(remote / "sink")) == sink_rows(str(local / "sink")) and sink_rows(str(local / "sink"))["items"]
@@ -136,6 +139,8 @@ def test_records_frames_and_delta_through_connect_match_in_process(
         assert _delta_rows(remote / "delta", table) == _delta_rows(local / "delta", table), table
     assert len(_delta_rows(remote / "delta", "replaced")) == 3 and len(_delta_rows(remote / "delta", "replaced__kids")) == 3
     assert _delta_rows(remote / "dagster", "frame", "connect") == _delta_rows(local / "dagster", "frame", "connect") == sorted(DAGSTER_ROWS)
+    parts = _delta_rows(remote / "dagster", "parts", "connect")
+    assert parts == _delta_rows(local / "dagster", "parts", "connect") and len(parts) == 4, parts
     assert len(_delta_rows(remote / "delta", "merged")) == 8 and len(_delta_rows(remote / "delta", "merged__kids")) == 8
     assert all(path.name.endswith(".jsonl.gz") for path in (remote / "jsonl" / "ds" / "items").iterdir())
 
