@@ -79,8 +79,9 @@ def run_s3_working(s3: dict[str, str], bucket: str, pipelines_dir: str, rows: li
             "row_counts": info.row_counts}
 
 
-def run_dagster(spark: Any, root: str) -> dict[str, Any]:
-    """Store a Spark DataFrame asset with lakeload's Delta Spark I/O manager and load it into the next asset."""
+def run_dagster(spark: Any, root: str, partitioned: bool = True) -> dict[str, Any]:
+    """Store a Spark DataFrame asset with lakeload's Delta Spark I/O manager and load it into the next asset; then,
+    when `partitioned`, the same for a partitioned asset."""
     from dagster import asset, materialize
     from pyspark.sql import DataFrame
 
@@ -101,8 +102,8 @@ def run_dagster(spark: Any, root: str) -> dict[str, Any]:
     result = materialize([frame, reader], resources={"io_manager": io})
     events = result.get_asset_materialization_events()
     metadata = {k: v.value for k, v in events[0].materialization.metadata.items()}
-    partitioned = _partitioned(spark, io)
-    return {"success": result.success, "row_count": metadata.get("dagster/row_count"), **seen, **partitioned}
+    parts = _partitioned(spark, io) if partitioned else {}
+    return {"success": result.success, "row_count": metadata.get("dagster/row_count"), **seen, **parts}
 
 
 def _partitioned(spark: Any, io: Any) -> dict[str, Any]:
