@@ -1,7 +1,8 @@
 """Child process: lakeload's core path on a Spark Connect server, in a Connect-only client.
 
-usage: connect_child.py JSON  with keys url, parquet_bucket, jsonl_bucket, delta_bucket, files_bucket,
-files_source, sink_out, missing_module_dir, pipelines_dir; prints one JSON line.
+usage: connect_child.py JSON  with keys url, parquet_bucket, jsonl_bucket, csv_bucket, delta_bucket, files_bucket,
+files_source, sink_out, missing_module_dir, pipelines_dir, s3 (the S3 server: prefix, keys, endpoint_url, region),
+s3_bucket, dagster_root; prints one JSON line. (More paths in connect_extras.py.)
 
 Before lakeload is imported, every way to a JVM in this process is refused (py4j's gateway launch and
 `SparkContext._ensure_initialized` raise), so a `sparkContext`, `_jvm` or RDD use anywhere on the path fails
@@ -255,6 +256,7 @@ def main() -> None:
     if args.get("mode") in ("interrupt", "kill", "resume"):
         interrupt_main(args)
         return
+    from connect_extras import run_csv, run_dagster, run_delta_replace, run_s3_working
     from pyspark.core.context import SparkContext
     from pyspark.sql import SparkSession
 
@@ -274,6 +276,12 @@ def main() -> None:
     delta = lakeload.pipeline("connect_delta", destination=lakeload.destinations.filesystem(args["delta_bucket"]),
                               dataset_name="ds", pipelines_dir=args["pipelines_dir"])
     delta_counts = run_delta(delta)
+    replace_counts = run_delta_replace(delta)
+    csv = lakeload.pipeline("connect_csv", destination=lakeload.destinations.filesystem(args["csv_bucket"]),
+                            dataset_name="ds", pipelines_dir=args["pipelines_dir"])
+    csv_counts = run_csv(csv, records())
+    s3_working = run_s3_working(args["s3"], args["s3_bucket"], args["pipelines_dir"], records())
+    dagster = run_dagster(auto.spark, args["dagster_root"])
     files = lakeload.pipeline("connect_files", destination=lakeload.destinations.filesystem(args["files_bucket"]),
                               dataset_name="ds", pipelines_dir=args["pipelines_dir"])
     write_jsonl_files(args["files_source"])
@@ -306,6 +314,10 @@ def main() -> None:
         "missing_module_error": missing,
         "isolated_sessions": isolated,
         "dataset_rows": dataset_rows,
+        "replace_counts": replace_counts,
+        "csv_counts": csv_counts,
+        "s3_working": s3_working,
+        "dagster": dagster,
     }))
 
 

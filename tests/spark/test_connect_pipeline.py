@@ -1,5 +1,6 @@
-"""lakeload's core path (records, DataFrames, file sources, sinks, Delta append and merge) through the session's
-local Spark Connect server, compared with the same runs in-process.
+"""lakeload's core path (records, DataFrames, file sources, sinks, Parquet/JSONL/CSV, Delta append, merge and
+replace, `working_url` on S3, the Dagster Spark I/O manager) through the session's local Spark Connect server,
+compared with the same runs in-process.
 
 The server's Python workers cannot import lakeload (see tests/servers/spark_connect.py): every run here works
 only because lakeload ships its own code to the session with `addArtifacts`.
@@ -24,7 +25,9 @@ import compat.compat_harness  # noqa: F401 - puts tests/conformance (harness) on
 import pyarrow as pa
 import pytest
 from connect_child import FRAME_ROWS, FRAME_SCHEMA, records, run_delta, run_files, sink_recorder, sink_rows
+from connect_extras import DAGSTER_ROWS, PARTITION_A, run_csv, run_dagster, run_delta_replace
 from harness import canonicalize, diff, read_bucket
+from servers.fixtures import S3Server, fresh_prefix
 from servers.spark_connect import ConnectServer
 
 import lakeload
@@ -44,6 +47,15 @@ def _in_process(spark: Any, local: Path, files_source: Path) -> None:
     delta = lakeload.pipeline("connect_delta", destination=lakeload.destinations.filesystem(str(delta_bucket)),
                               dataset_name="ds", pipelines_dir=str(pipelines_dir))
     run_delta(delta)
+    run_delta_replace(delta)
+    csv = lakeload.pipeline("connect_csv", destination=lakeload.destinations.filesystem(str(local / "csv")),
+                            dataset_name="ds", pipelines_dir=str(pipelines_dir))
+    run_csv(csv, records())
+    plain = lakeload.pipeline("connect_s3", destination=lakeload.destinations.filesystem(str(local / "s3_working")),
+                              dataset_name="ds", pipelines_dir=str(pipelines_dir))
+    plain.run(records(), table_name="items", loader_file_format="parquet")  # the same rows, package data at home
+    dagster = run_dagster(spark, str(local / "dagster"), partitioned=False)
+    assert dagster["success"] and dagster["rows"] == sorted(DAGSTER_ROWS)
     files = lakeload.pipeline("connect_files", destination=lakeload.destinations.filesystem(str(local / "files")),
                               dataset_name="ds", pipelines_dir=str(pipelines_dir))
     run_files(files, str(files_source))
@@ -52,22 +64,25 @@ def _in_process(spark: Any, local: Path, files_source: Path) -> None:
     sink.run(records(), table_name="items")
 
 
-def _delta_rows(bucket: Path, table: str) -> list[tuple[Any, ...]]:
+def _delta_rows(bucket: Path, table: str, dataset: str = "ds") -> list[tuple[Any, ...]]:
     """The current snapshot of a Delta table, ids and load ids left out, sorted."""
     from deltalake import DeltaTable
 
-    data = pa.table(DeltaTable(str(bucket / "ds" / table)).to_pyarrow_table())
+    data = pa.table(DeltaTable(str(bucket / dataset / table)).to_pyarrow_table())
     keep = [name for name in data.column_names if not name.startswith("_dlt_")]
     return sorted(tuple(row.values()) for row in data.select(keep).to_pylist())
 
 
 @pytest.mark.slow  # a child process on the Connect server (its first Python workers start cold)
 def test_records_frames_and_delta_through_connect_match_in_process(
-    connect_server: ConnectServer, spark: Any, tmp_path: Path
+    connect_server: ConnectServer, s3_server: S3Server, spark: Any, tmp_path: Path
 ) -> None:
     remote, local = tmp_path / "connect", tmp_path / "in_process"
+    s3 = {"prefix": f"{s3_server.bucket}/{fresh_prefix('connect-work')}", "access_key": s3_server.access_key,
+          "secret_key": s3_server.secret_key, "endpoint_url": s3_server.endpoint_url, "region": s3_server.region}
     args = {"url": connect_server.url, "parquet_bucket": str(remote / "parquet"),
-            "jsonl_bucket": str(remote / "jsonl"), "delta_bucket": str(remote / "delta"),
+            "jsonl_bucket": str(remote / "jsonl"), "csv_bucket": str(remote / "csv"), "delta_bucket": str(remote / "delta"),
+            "s3": s3, "s3_bucket": str(remote / "s3_working"), "dagster_root": str(remote / "dagster"),
             "files_bucket": str(remote / "files"), "files_source": str(tmp_path / "source"),
             "sink_out": str(remote / "sink"), "missing_module_dir": str(tmp_path / "client_only"),
             "pipelines_dir": str(remote / "pipelines")}
@@ -98,17 +113,35 @@ def test_records_frames_and_delta_through_connect_match_in_process(
     mine, other = result["isolated_sessions"]
     assert mine == after and other.endswith("/lakeload-0.0.1-0123456789abcdef.zip/lakeload/__init__.py"), other
     assert result["dataset_rows"] == 12  # dataset().spark() through Connect
+    assert result["replace_counts"] == [{"replaced": 5, "replaced__kids": 4}, {"replaced": 3, "replaced__kids": 3}]
+    assert result["csv_counts"] == items
+    # package data went to the S3 working bucket (none at home), the load left nothing there
+    s3_working = result["s3_working"]
+    assert s3_working["extracted"] > 0 and s3_working["local_data_files"] == 0 and s3_working["left"] == 0, s3_working
+    assert s3_working["loads"] == 1 and s3_working["row_counts"] == items
+    # the Dagster Spark I/O manager stored the Connect DataFrame and loaded it back as one
+    dagster = result["dagster"]
+    assert dagster["success"] and dagster["row_count"] == len(DAGSTER_ROWS), dagster
+    assert dagster["type"] == "pyspark.sql.connect.dataframe" and dagster["rows"] == [list(r) for r in sorted(DAGSTER_ROWS)]
+    # a partitioned asset: the re-materialized slice replaced, one partition loaded with only its rows
+    assert dagster["partitions_ok"] == [True] * 4 and dagster["partition_a"] == [list(r) for r in PARTITION_A], dagster
 
     _in_process(spark, local, tmp_path / "source")
     assert sink_rows(str(remote / "sink")) == sink_rows(str(local / "sink")) and sink_rows(str(local / "sink"))["items"]
-    for kind in ("parquet", "jsonl", "files"):
+    for kind in ("parquet", "jsonl", "csv", "files", "s3_working"):
         expected, actual = canonicalize(read_bucket(local / kind)), canonicalize(read_bucket(remote / kind))
         assert diff(expected, actual) == [], kind
         assert sorted(expected["tables"]) == sorted(actual["tables"])
         expected_tables = {"events", "events__parts"} if kind == "files" else {"items", "items__tags", "items__orders"}
         assert expected_tables <= set(actual["tables"])
-    for table in ("appended", "appended__kids", "merged", "merged__kids"):
+    for table in ("appended", "appended__kids", "merged", "merged__kids", "replaced", "replaced__kids"):
         assert _delta_rows(remote / "delta", table) == _delta_rows(local / "delta", table), table
+    assert len(_delta_rows(remote / "delta", "replaced")) == 3 and len(_delta_rows(remote / "delta", "replaced__kids")) == 3
+    assert _delta_rows(remote / "dagster", "frame", "connect") == _delta_rows(local / "dagster", "frame", "connect") == sorted(DAGSTER_ROWS)
+    from deltalake import DeltaTable
+
+    parts = DeltaTable(str(remote / "dagster" / "connect" / "parts")).to_pyarrow_table().select(["kind", "run", "i"])
+    assert sorted(tuple(row.values()) for row in parts.to_pylist()) == [*PARTITION_A, ("b", 2, 0), ("b", 2, 1)]
     assert len(_delta_rows(remote / "delta", "merged")) == 8 and len(_delta_rows(remote / "delta", "merged__kids")) == 8
     assert all(path.name.endswith(".jsonl.gz") for path in (remote / "jsonl" / "ds" / "items").iterdir())
 
