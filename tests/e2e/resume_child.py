@@ -3,8 +3,8 @@
 usage: resume_child.py BUCKET PIPELINES_DIR MODE [--pause-in normalize|load] [--marker FILE]
 
 MODE is `first` (load batch A), `second` (load batch B) or `resume` (run() with no data).
-With --pause-in, the run stops in the middle of that step (normalize: after pass 1, before
-finalize; load: after copying the first file; commit: with --table-format delta, after the first
+With --pause-in, the run stops in the middle of that step (normalize: after pass 1, before its
+files are settled; load: after copying the first file; commit: with --table-format delta, after the first
 table's commit, once the second table's files are written), creates MARKER and sleeps until killed.
 """
 
@@ -44,19 +44,13 @@ def install_pause(step: str, marker: str) -> None:
 
         DeltaTarget.commit = commit  # type: ignore[method-assign]
         return
-    if step == "normalize":
+    if step == "normalize":  # pass 1 wrote its (draft) files; the driver never settles them
         from lakeload.normalize import normalizer
 
-        real = normalizer.run_tasks
+        def settle(*args: Any, **kwargs: Any) -> None:
+            pause_forever(marker)
 
-        def run_tasks(
-            spark: Any, task: Any, payload: Any, items: list[Any], description: str, *args: Any, **kwargs: Any
-        ) -> Any:
-            if "finalize" in description:
-                pause_forever(marker)
-            return real(spark, task, payload, items, description, *args, **kwargs)
-
-        normalizer.run_tasks = run_tasks  # type: ignore[assignment]
+        normalizer._settle_drafts = settle  # type: ignore[assignment]
     else:
         from lakeload.load import loader
 
