@@ -13,8 +13,13 @@ Root table:
 4. new files hold the kept rows of rewritten files and the winning incoming rows, except those
    flagged by the `hard_delete` column, which only delete.
 Nested tables: every stored nested row whose `_dlt_root_id` is the id of an incoming or matched root row
-is removed (files rewritten as above), and the winners' nested rows are added, so an element removed
-from a list is removed from the nested table, and a hard-deleted root takes its nested rows with it.
+is removed (files rewritten as above; the nested tables' ids are read as one union and joined once with
+the root ids, see `lakeload.delta.merge_nested`), and the winners' nested rows are added, so an element
+removed from a list is removed from the nested table, and a hard-deleted root takes its nested rows with it.
+
+Small metadata comes in few round trips: one aggregation of the incoming keys tells whether any key
+arrives twice and gives each primary key column's range (for file pruning); keys known unique are joined
+without a distinct pass.
 
 Every file is written before the first commit: one Spark job rewrites the touched files of all tables of
 the tree (pyarrow in the tasks reads each file once and drops rows by position; only positions pass through
@@ -41,13 +46,13 @@ from lakeload.delta.executor_rewrite import RewriteSpec
 from lakeload.delta.merge_keys import (
     KEY_PREFIX,
     MATCHED,
-    all_have_root_ids,
     byte_size,
     flag_matches,
     keys_of,
     match,
     may_hold_keys,
 )
+from lakeload.delta.merge_nested import NestedDrops, nested_drops
 from lakeload.delta.spark_io import (
     Rewrite,
     package_frame,
@@ -59,8 +64,6 @@ from lakeload.delta.spark_io import (
 from lakeload.normalize.executor_relational import (
     C_DLT_ID,
     C_DLT_LOAD_ID,
-    C_DLT_PARENT_ID,
-    C_DLT_ROOT_ID,
     C_OCCURRENCE,
 )
 from lakeload.schema.schema import columns_with_hint
@@ -75,6 +78,7 @@ RANK = "__lakeload_rank"
 CACHED_PLAN_CONF = "spark.sql.optimizer.canChangeCachedPlanOutputPartitioning"
 BROADCAST_CONF = "spark.sql.autoBroadcastJoinThreshold"
 BROADCAST_BYTES = 128 * 1024 * 1024
+ID_BYTES = 48  # a `_dlt_id` in a broadcast hash relation, with its overhead
 
 
 class MergeJob:
@@ -103,6 +107,7 @@ class MergeJob:
         self.hard_delete = next(iter(columns_with_hint(root, "hard_delete")), None)
         self.dedup_sort = next(((n, c["dedup_sort"]) for n, c in root["columns"].items() if c.get("dedup_sort")), None)
         self._persisted: list[DataFrame] = []
+        self._key_ranges: dict[str, tuple[Any, Any]] = {}  # incoming primary key ranges, from `_has_duplicates`
 
     def run(self) -> list[dict[str, Any]]:
         """Merge the package's rows; commits in the order of `lakeload.delta.commit_order` (removals children
@@ -138,17 +143,22 @@ class MergeJob:
         if every_row_wins and not self.hard_delete and all(t.table is None for t in self.targets.values()):
             return self._create_tables(nested)
         inserts = winners.filter(~self._deleted()) if self.hard_delete else winners
-        plan = self._plan_root(root, incoming, inserts)
+        plan = self._plan_root(root, incoming, inserts, unique_keys=every_row_wins)
         all_inserted = every_row_wins and not self.hard_delete and plan["inserted"] is inserts
         inserted = None if all_inserted else plan["inserted"]
-        drops: dict[str, DataFrame] = {}
+        drops: dict[str, DataFrame | None] = {}
+        tagged = None
         if not self.root_done:
             if plan["rewrite"]:
                 drops[self.root_name] = plan["matched"]
-            ids = incoming.select(C_DLT_ID).unionByName(plan["matched"].select(C_DLT_ID)).distinct()
-            drops.update(self._nested_drops(pending, {self.root_name: self._persist(ids)}))
+            # no distinct pass nor cache: an id listed twice drops its rows once, and the ids are read in one query
+            ids = incoming.select(C_DLT_ID).unionByName(plan["matched"].select(C_DLT_ID))
+            nested_rows = self._nested_drops(pending, ids)
+            drops.update(nested_rows.by_table)
+            drops.update(dict.fromkeys(nested_rows.tagged_tables))
+            tagged = nested_rows.tagged
         # every file is written first (one job for the rewrites, one for the new rows), then committed in order
-        rewritten = self._rewrite(drops)
+        rewritten = self._rewrite(drops, tagged)
         new = self._new_rows([self.root_name, *pending] if not self.root_done else pending, plan, inserted)
         loaded: list[dict[str, Any]] = []
         removal = removal_app(self.app)
@@ -216,9 +226,9 @@ class MergeJob:
         if not self.primary_key:
             return incoming, True
         keys = [*self.primary_key, *self.partition_by]
-        duplicated = incoming.groupBy(*keys).count().filter("count > 1").drop("count")
-        if not duplicated.limit(1).collect():
+        if not self._has_duplicates(incoming, keys):
             return incoming, True
+        duplicated = incoming.groupBy(*keys).count().filter("count > 1").drop("count")
         order = []
         if self.dedup_sort:
             column, direction = self.dedup_sort
@@ -229,6 +239,18 @@ class MergeJob:
         ranked = match(incoming, dup_keys, keys, "left_semi").withColumn(RANK, rank).filter(F.col(RANK) == 1).drop(RANK)
         return match(incoming, dup_keys, keys, "left_anti").unionByName(ranked), False
 
+    def _has_duplicates(self, incoming: DataFrame, keys: list[str]) -> bool:
+        """Whether two incoming rows share a key; the same query keeps each primary key column's lowest and
+        highest incoming value for `_candidate_files` (one aggregation, one round trip)."""
+        from pyspark.sql import functions as F
+
+        counted = incoming.groupBy(*keys).count()
+        n = len(self.primary_key)
+        bounds = [F.min(k) for k in self.primary_key] + [F.max(k) for k in self.primary_key]
+        row = counted.agg(F.max("count"), *bounds).collect()[0]
+        self._key_ranges = {k: (row[1 + i], row[1 + n + i]) for i, k in enumerate(self.primary_key)}
+        return (row[0] or 0) > 1
+
     def _deleted(self) -> Column:
         from pyspark.sql import functions as F
 
@@ -238,9 +260,10 @@ class MergeJob:
             return F.coalesce(column, F.lit(False))
         return column.isNotNull()
 
-    def _plan_root(self, target: DeltaTarget, incoming: DataFrame, inserts: DataFrame) -> dict[str, Any]:
+    def _plan_root(self, target: DeltaTarget, incoming: DataFrame, inserts: DataFrame, unique_keys: bool) -> dict[str, Any]:
         """Matched stored root rows (key columns, file and row index), whether the files holding them are
-        rewritten, the root rows inserted and the root table's new rows."""
+        rewritten, the root rows inserted and the root table's new rows (`unique_keys`: no incoming primary
+        key twice, so the keys are matched without a distinct pass)."""
         from pyspark.sql import functions as F
 
         data_columns = target.table_schema().names
@@ -254,7 +277,8 @@ class MergeJob:
             key_sets.append((incoming, [*self.merge_key, *self.partition_by]))
         key_columns = list(dict.fromkeys([C_DLT_ID, C_DLT_LOAD_ID, *(c for _, cols in key_sets for c in cols)]))
         candidates = self._candidate_files(target, target.files(), incoming)
-        flagged = flag_matches(self._read(target, candidates, key_columns, row_index=True), key_sets)
+        unique = frozenset([0]) if match_on and unique_keys else frozenset()
+        flagged = flag_matches(self._read(target, candidates, key_columns, row_index=True), key_sets, unique)
         matched = self._persist(flagged.filter(F.col(MATCHED)))
         if self.strategy == "insert-only":
             if C_DLT_LOAD_ID in flagged.columns:  # rows this load inserted (a rerun after the root commit) stay inserted
@@ -263,20 +287,22 @@ class MergeJob:
             return {"matched": matched.limit(0), "rewrite": False, "new": _select(inserted, data_columns), "inserted": inserted}
         return {"matched": matched, "rewrite": True, "new": _select(inserts, data_columns), "inserted": inserts}
 
-    def _rewrite(self, drops: dict[str, DataFrame]) -> dict[str, tuple[list[dict[str, Any]], list[dict[str, Any]]]]:
-        """Rewrite the files of each table of `drops` that hold its dropped rows without them, all tables in one
-        Spark job (whole rows are read and written by pyarrow in the tasks): per table, the new files' add
-        actions and the replaced files."""
+    def _rewrite(
+        self, drops: dict[str, DataFrame | None], tagged: DataFrame | None
+    ) -> dict[str, tuple[list[dict[str, Any]], list[dict[str, Any]]]]:
+        """Rewrite the files of each table of `drops` that hold its dropped rows (None: in `tagged`) without
+        them, all tables in one Spark job (whole rows are read and written by pyarrow in the tasks): per
+        table, the new files' add actions and the replaced files."""
         tables = {}
         for name, dropped in drops.items():
             target = self.targets[name]
             spec = RewriteSpec(snapshot_spec(self._spec(target), target.table_schema(), with_file=False), self._spec(target, "merge-kept"))
-            tables[name] = Rewrite(dropped.select(FILE_COLUMN, ROW_INDEX), target.files(), spec)
-        return rewrite_files(self.spark, tables, f"lakeload load {self.load_id}: rewrite {', '.join(drops)}")
+            rows = None if dropped is None else dropped.select(FILE_COLUMN, ROW_INDEX)
+            tables[name] = Rewrite(rows, target.files(), spec)
+        return rewrite_files(self.spark, tables, f"lakeload load {self.load_id}: rewrite {', '.join(drops)}", tagged=tagged)
 
     def _candidate_files(self, target: DeltaTarget, files: list[dict[str, Any]], incoming: DataFrame) -> list[dict[str, Any]]:
         """The files that may hold rows matching `incoming` (partition and key-range pruning)."""
-        from pyspark.sql import functions as F
 
         if target.partition_by and not self.merge_key:
             wanted = {
@@ -285,46 +311,32 @@ class MergeJob:
             }
             files = [f for f in files if tuple(f["partition_values"][c] for c in target.partition_by) in wanted]
         if self.primary_key and not self.merge_key and files:
-            bounds = incoming.agg(*[F.min(k) for k in self.primary_key], *[F.max(k) for k in self.primary_key]).collect()[0]
-            ranges = {k: (bounds[i], bounds[len(self.primary_key) + i]) for i, k in enumerate(self.primary_key)}
-            files = [f for f in files if may_hold_keys(f["stats"], ranges)]
+            files = [f for f in files if may_hold_keys(f["stats"], self._key_ranges)]
         return files
 
-    def _nested_drops(self, names: list[str], cleared: dict[str, DataFrame]) -> dict[str, DataFrame]:
-        """Step 1's rows: per nested table, its stored rows below cleared root/parent rows (file and row index).
-
-        A stored row goes when its `_dlt_root_id` is a cleared root id, or its `_dlt_parent_id` a removed
-        parent row (tables filled before the root table was merged have no `_dlt_root_id`; the parent link
-        is followed only where some file may hold rows without one).
-        """
-        from pyspark.sql import functions as F
-
+    def _nested_drops(self, names: list[str], root_ids: DataFrame) -> NestedDrops:
+        """Step 1's rows: the stored rows of the `names` tables below cleared root rows (see `merge_nested`)."""
         app = removal_app(self.app)
-        drops = {}
-        for name in names:
-            target = self.targets[name]
-            if target.table is None or self.strategy == "insert-only" or target.committed(app, self.version):
-                continue
-            stored_columns = set(target.stored_schema().names)
-            files = target.files()
-            key_sets = []
-            if C_DLT_ROOT_ID in stored_columns:
-                key_sets.append((cleared[self.root_name].select(F.col(C_DLT_ID).alias(C_DLT_ROOT_ID)), [C_DLT_ROOT_ID]))
-            parent = self.schema.tables[name].get("parent")
-            if parent in cleared and C_DLT_PARENT_ID in stored_columns and not all_have_root_ids(files, stored_columns):
-                key_sets.append((cleared[parent].select(F.col(C_DLT_ID).alias(C_DLT_PARENT_ID)), [C_DLT_PARENT_ID]))
-            if not key_sets:
-                continue
-            key_columns = list(dict.fromkeys([C_DLT_ID, *(cols[0] for _, cols in key_sets)]))
-            stored = self._read(target, files, key_columns, row_index=True)
-            if len(key_sets) == 1:  # one id column: a semi join (Spark broadcasts the ids), no distinct pass
-                (cleared_ids, (column,)), = key_sets
-                ids = cleared_ids.select(F.col(column).alias(KEY_PREFIX))
-                drops[name] = stored.join(ids, stored[column] == ids[KEY_PREFIX], "left_semi")
-            else:
-                drops[name] = flag_matches(stored, key_sets).filter(F.col(MATCHED))
-            cleared[name] = drops[name].select(C_DLT_ID)  # read again only by a child that follows parent links
-        return drops
+        targets = [
+            self.targets[n] for n in names
+            if self.targets[n].table is not None and self.strategy != "insert-only" and not self.targets[n].committed(app, self.version)
+        ]
+        parents = {n: self.schema.tables[n].get("parent", "") for n in names}
+
+        def read(target: DeltaTarget, columns: list[str]) -> DataFrame:
+            return self._read(target, target.files(), columns, row_index=True)
+
+        return nested_drops(targets, parents, read, self.root_name, root_ids, self._ids_fit_broadcast())
+
+    def _ids_fit_broadcast(self) -> bool:
+        """Whether the cleared root ids (incoming rows' and matched rows', at most two per incoming row without a
+        `merge_key`) surely fit a broadcast, by the package's row counts: Spark cannot tell before it has
+        computed them, and would shuffle every nested table's ids instead."""
+        if self.merge_key or byte_size(self.spark.conf.get(BROADCAST_CONF) or "10485760") < 0:  # (-1: broadcasts off)
+            return False
+        rows = [f.get("rows") for f in self.by_table.get(self.root_name, [])]
+        counts = [n for n in rows if isinstance(n, int)]
+        return len(counts) == len(rows) and 2 * sum(counts) * ID_BYTES <= BROADCAST_BYTES
 
     def _nested_rows(self, target: DeltaTarget, inserted: DataFrame | None) -> DataFrame | None:
         """Step 3: the package's rows of a nested table that belong to inserted root rows (`inserted` None:

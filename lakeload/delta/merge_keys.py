@@ -20,10 +20,12 @@ KEY_PREFIX = "__lakeload_k_"
 MATCHED = "__lakeload_matched"
 
 
-def keys_of(frame: DataFrame, columns: list[str], tag: str = "") -> DataFrame:
+def keys_of(frame: DataFrame, columns: list[str], tag: str = "", unique: bool = False) -> DataFrame:
+    """The `columns` of `frame` renamed for `match`, distinct (a shuffle) unless `unique` says they already are."""
     from pyspark.sql import functions as F
 
-    return frame.select(*[F.col(c).alias(f"{KEY_PREFIX}{tag}{c}") for c in columns]).distinct()
+    keys = frame.select(*[F.col(c).alias(f"{KEY_PREFIX}{tag}{c}") for c in columns])
+    return keys if unique else keys.distinct()
 
 
 def match(target: DataFrame, keys: DataFrame, columns: list[str], how: str, tag: str = "") -> DataFrame:
@@ -34,11 +36,12 @@ def match(target: DataFrame, keys: DataFrame, columns: list[str], how: str, tag:
     return target.join(keys, condition, how)
 
 
-def flag_matches(stored: DataFrame, key_sets: list[tuple[DataFrame, list[str]]]) -> DataFrame:
+def flag_matches(stored: DataFrame, key_sets: list[tuple[DataFrame, list[str]]], unique: frozenset[int] = frozenset()) -> DataFrame:
     """`stored` with a boolean MATCHED column: whether any of the key sets holds the row's key.
 
     One left join per key set against its distinct keys (small: Spark broadcasts them), so the stored rows
-    are read once and not multiplied.
+    are read once and not multiplied; the key sets whose positions are in `unique` hold no key twice (no
+    distinct pass for them).
     """
     from pyspark.sql import functions as F
 
@@ -46,7 +49,8 @@ def flag_matches(stored: DataFrame, key_sets: list[tuple[DataFrame, list[str]]])
     for i, (keys, columns) in enumerate(key_sets):
         tag = f"{i}_"
         marker = f"{KEY_PREFIX}{tag}hit"
-        stored = match(stored, keys_of(keys, columns, tag).withColumn(marker, F.lit(True)), columns, "left", tag)
+        distinct_keys = keys_of(keys, columns, tag, unique=i in unique)
+        stored = match(stored, distinct_keys.withColumn(marker, F.lit(True)), columns, "left", tag)
         stored = stored.drop(*[f"{KEY_PREFIX}{tag}{c}" for c in columns])
         flags.append(marker)
     matched = functools.reduce(lambda a, b: a | b, [F.coalesce(F.col(m), F.lit(False)) for m in flags])

@@ -67,16 +67,18 @@ class Rewrite:
     """One table's part of `rewrite_files`: the rows to drop (file column and row index, as read with
     `snapshot_spec(..., with_file=True, with_row_index=True)`), the snapshot's files and how to read and write."""
 
-    drops: DataFrame
+    drops: DataFrame | None  # None: the table's rows are in the `tagged` frame given to `rewrite_files`
     files: list[dict[str, Any]]
     spec: RewriteSpec
 
 
 def rewrite_files(
-    spark: SparkSession, tables: dict[str, Rewrite], description: str, retry_hint: str = RETRY_LOAD
+    spark: SparkSession, tables: dict[str, Rewrite], description: str, retry_hint: str = RETRY_LOAD,
+    tagged: DataFrame | None = None,
 ) -> dict[str, tuple[list[dict[str, Any]], list[dict[str, Any]]]]:
     """Rewrite the files that hold dropped rows without those rows, on the executors, for several tables in one
-    Spark job: per table, the add actions of the new files and the snapshot files they replace.
+    Spark job: per table, the add actions of the new files and the snapshot files they replace. The dropped rows
+    of tables whose `drops` is None are in `tagged`, with a `table` column naming their table.
 
     The positions are grouped by file; each task reads its files once with pyarrow and writes what is left.
 
@@ -93,9 +95,10 @@ def rewrite_files(
         [(table, name, f["path"], json.dumps(f["partition_values"])) for (table, name), f in by_name.items()],
         f"table string, `{FILE_COLUMN}` string, path string, partition_values string",
     )
-    drops = functools.reduce(
-        lambda a, b: a.unionByName(b), [t.drops.select(F.lit(n).alias("table"), FILE_COLUMN, ROW_INDEX) for n, t in tables.items()]
-    )
+    parts = [t.drops.select(F.lit(n).alias("table"), FILE_COLUMN, ROW_INDEX) for n, t in tables.items() if t.drops is not None]
+    if tagged is not None and any(t.drops is None for t in tables.values()):
+        parts.append(tagged.select("table", FILE_COLUMN, ROW_INDEX))
+    drops = functools.reduce(lambda a, b: a.unionByName(b), parts)
     positions = drops.groupBy("table", FILE_COLUMN).agg(F.collect_list(ROW_INDEX).alias("rows"))
     work = positions.join(F.broadcast(listing), ["table", FILE_COLUMN]).select("table", "path", "partition_values", "rows")
     tasks = max(1, min(len(by_name), 2 * task_slots(spark)))
