@@ -13,6 +13,35 @@ import pytest
 pytest_plugins = ["servers.fixtures", "servers.spark_connect"]
 
 SPARK_MASTER = os.environ.get("LAKELOAD_TEST_SPARK_MASTER", "local[2]")
+# A small run whose Spark session writes the JVM class-data archive (lakeload.spark.class_archive) at its exit
+WARM_UP = """
+import sys, lakeload
+pipeline = lakeload.pipeline("warm_up", destination=lakeload.destinations.filesystem(sys.argv[1] + "/bucket"),
+                             dataset_name="ds", pipelines_dir=sys.argv[1] + "/pipelines")
+pipeline.run([{"id": 1, "tags": ["a"], "nested": {"x": 1.5}}], table_name="t", loader_file_format="parquet")
+"""
+
+
+def pytest_configure(config: pytest.Config) -> None:
+    """All test processes share one JVM class-data archive, written once before the tests start.
+
+    Tests give every test its own HOME; the archive stays in the real user cache (`XDG_CACHE_HOME`), where
+    lakeload keeps it for a user too, so the Spark sessions of the suite's child processes start from it.
+    """
+    import subprocess
+    import sys
+    import tempfile
+
+    os.environ.setdefault("XDG_CACHE_HOME", os.path.join(os.path.expanduser("~"), ".cache"))
+    from lakeload.spark.class_archive import class_archive
+
+    archive = class_archive({})
+    if archive is None or archive.part is None:  # written already (or no Java: the tests say so)
+        return
+    repo = str(Path(__file__).resolve().parents[1])
+    env = {**os.environ, "PYTHONPATH": repo, "SPARK__MASTER": "local[1]"}
+    with tempfile.TemporaryDirectory() as folder:
+        subprocess.run([sys.executable, "-c", WARM_UP, folder], env=env, cwd=folder, capture_output=True, timeout=600)
 
 
 @pytest.fixture(scope="session")

@@ -57,7 +57,8 @@ def archive_key(conf: Mapping[str, str]) -> str | None:
     binaries = [java, os.path.join(os.path.dirname(os.path.dirname(java)), "lib", "server", "libjvm.so")]
     stats = [f"{path}:{st.st_size}:{int(st.st_mtime)}" for path in binaries if (st := _stat(path)) is not None]
     listed = sorted(os.listdir(jars)) if os.path.isdir(jars) else []
-    parts = [*stats, pyspark.__version__, *listed, *(f"{k}={conf.get(k, '')}" for k in _KEYED_CONF)]
+    # the jars' folder itself: Java checks an archive's classpath, so another environment needs its own
+    parts = [*stats, pyspark.__version__, os.path.realpath(jars), *listed, *(f"{k}={conf.get(k, '')}" for k in _KEYED_CONF)]
     return hashlib.sha256("\0".join(parts).encode()).hexdigest()[:16]
 
 
