@@ -26,7 +26,7 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
 import lakeload.spark.executor_working as wio
-from lakeload.errors import DataValidationError, NormalizeError
+from lakeload.errors import NormalizeError
 from lakeload.normalize.executor_contract import ContractSettings
 from lakeload.normalize.executor_relational import C_OCCURRENCE, NormalizerSettings, RootTableSettings
 from lakeload.normalize.executor_tasks import (
@@ -36,7 +36,7 @@ from lakeload.normalize.executor_tasks import (
     finalize_split,
     normalize_split,
 )
-from lakeload.normalize.executor_writers import arrow_schema, complete_columns, schema_signature
+from lakeload.normalize.fold import conflicts, contract_conflicts, fold, raise_violation, settle_drafts
 from lakeload.normalize.frame_splits import plan_frame_split, write_frame_tables
 from lakeload.normalize.source_splits import OptionsFor, plan_splits
 from lakeload.runtime.packages import (
@@ -134,41 +134,6 @@ def _json_columns(schema: Schema) -> dict[str, frozenset[str]]:
     return found
 
 
-def _conflicts(tables: dict[str, dict[str, Any]], result: dict[str, Any]) -> list[str]:
-    found = []
-    for table_name, added in result["added"].items():
-        known = tables.get(table_name, {}).get("columns", {})
-        for col_name in added:
-            mine = result["tables"][table_name]["columns"][col_name]
-            theirs = known.get(col_name)
-            if theirs and theirs.get("data_type") and theirs["data_type"] != mine["data_type"]:
-                found.append(f"{table_name}.{col_name}: {theirs['data_type']} vs {mine['data_type']}")
-    return found
-
-
-def _contract_conflicts(
-    plan: NormalizePlan, stored: set[str], tables: dict[str, dict[str, Any]], result: dict[str, Any]
-) -> list[str]:
-    """Tables a split took for new (any column allowed) that an earlier split of the package had created already."""
-    if plan.contracts is None:
-        return []
-    found = []
-    for table_name in result["new_tables"]:
-        if table_name in tables and table_name not in stored:
-            known = tables[table_name]["columns"]
-            found += [f"{table_name}.{c}" for c in result["added"].get(table_name, ()) if c not in known]
-    return found
-
-
-def _raise_violation(plan: NormalizePlan, result: dict[str, Any]) -> None:
-    """A split stopped at a frozen contract (its view of the schema was the sequential one): fail the package."""
-    if violation := result.get("violation"):
-        raise DataValidationError(
-            plan.contracts.schema_name if plan.contracts else None, violation["table"], violation["column"],
-            violation["entity"], violation["mode"], violation["message"],
-        )
-
-
 def _clean_evolve_once(tables: dict[str, dict[str, Any]]) -> None:
     """A table's first normalize may add any column (`evolve-columns-once`); later ones follow its contract."""
     for table in tables.values():
@@ -177,37 +142,7 @@ def _clean_evolve_once(tables: dict[str, dict[str, Any]]) -> None:
             del table["x-normalizer"]
 
 
-def _fold(tables: dict[str, dict[str, Any]], result: dict[str, Any]) -> None:
-    for table_name in result["new_tables"]:
-        if table_name not in tables:
-            local = result["tables"][table_name]
-            tables[table_name] = {k: copy.deepcopy(v) for k, v in local.items() if k != "columns"}
-            tables[table_name]["columns"] = {}
-    for table_name, added in result["added"].items():
-        columns = tables[table_name]["columns"]
-        for col_name in added:
-            current = columns.get(col_name)
-            if current is None or not current.get("data_type"):
-                columns.pop(col_name, None)  # a hints-only column moves to the end once it gets data, as in dlt
-                columns[col_name] = copy.deepcopy(result["tables"][table_name]["columns"][col_name])
-    for table_name, count in result["row_counts"].items():
-        if count:
-            tables[table_name].setdefault("x-normalizer", {})["seen-data"] = True
-
-
 EarlyResults = dict[int, tuple[str, dict[str, Any]]]  # split index -> (file name, pass-1 result)
-
-
-def _settle_drafts(
-    tables: dict[str, dict[str, Any]], drafts: list[tuple[Split, dict[str, Any]]], final: list[dict[str, Any]],
-    jobs: list[dict[str, Any]],
-) -> None:
-    """Keep the draft files whose columns and types are their table's final ones; finalize the others."""
-    for split, meta in drafts:
-        if meta["draft"] == schema_signature(arrow_schema(complete_columns(tables[meta["table"]]))):
-            final.append({k: v for k, v in meta.items() if k != "draft"})
-        else:
-            jobs.append({"split": split, "chunks": [meta]})
 
 
 def _matching(splits: list[Split], early: EarlyResults) -> dict[int, dict[str, Any]]:
@@ -351,7 +286,7 @@ class Normalizer:
                 result = frame_plan.report
             else:
                 result = results[split.index]
-            if _conflicts(tables, result) or _contract_conflicts(plan, stored, tables, result):
+            if conflicts(tables, result) or contract_conflicts(plan, stored, tables, result):
                 for f in result["files"]:
                     wio.remove(f["path"], self.storage.working)
                 seeded = copy.copy(plan)
@@ -360,20 +295,20 @@ class Normalizer:
                 description = f"lakeload normalize {plan.load_id}: re-infer"
                 # pass 1 again, seeded with the schema of the splits before it: its types are the sequential ones
                 result = run_tasks(self.spark, normalize_split, seeded, [split], description, working=self.storage.working)[0]
-                if clash := _conflicts(tables, result):
+                if clash := conflicts(tables, result):
                     raise NormalizeError(f"Schema inference did not converge for {clash}")
-            _raise_violation(plan, result)
+            raise_violation(plan, result)
             chunks = [f for f in result.get("files", ()) if f.get("chunk")]
             drafts += [(split, f) for f in result.get("files", ()) if f.get("draft")]
             final_files += [f for f in result.get("files", ()) if not f.get("chunk") and not f.get("draft")]
             if chunks:
                 jobs.append({"split": split, "chunks": chunks})
-            _fold(tables, result)
+            fold(tables, result)
             for table_name, cols in result["null_only"].items():
                 self.null_only.setdefault(table_name, set()).update(cols)
             self._collect_collisions(result.get("collisions", {}))
         self._warn_collisions()
-        _settle_drafts(tables, drafts, final_files, jobs)
+        settle_drafts(tables, drafts, final_files, jobs)
         final_files += write_frame_tables(self.spark, plan, frames, self.on_progress)
         return final_files, jobs
 

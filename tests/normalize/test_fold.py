@@ -6,7 +6,7 @@ import copy
 from typing import Any
 
 from lakeload.normalize.executor_coerce import RowCoercer
-from lakeload.normalize.normalizer import _conflicts, _fold
+from lakeload.normalize.fold import conflicts, fold
 from lakeload.schema.naming import SnakeCaseNaming
 from lakeload.schema.schema import DEFAULT_HINTS
 
@@ -30,8 +30,8 @@ def test_fold_in_split_order_equals_sequential_inference() -> None:
     folded: dict[str, Any] = {}
     for part in (split_a, split_b):
         result = infer({}, part)
-        assert _conflicts(folded, result) == []
-        _fold(folded, result)
+        assert conflicts(folded, result) == []
+        fold(folded, result)
     assert columns(folded) == columns(infer({}, split_a + split_b)["tables"])
 
 
@@ -39,10 +39,10 @@ def test_a_split_that_starts_with_another_type_conflicts_and_reinference_fixes_i
     split_a = [{"a": 1}]
     split_b = [{"a": "ten"}, {"a": 3}]
     folded: dict[str, Any] = {}
-    _fold(folded, infer({}, split_a))
+    fold(folded, infer({}, split_a))
     naive = infer({}, split_b)
-    assert _conflicts(folded, naive) == ["t.a: bigint vs text"]
+    assert conflicts(folded, naive) == ["t.a: bigint vs text"]
     exact = infer(folded, split_b)  # seeded with what earlier splits fixed
-    assert _conflicts(folded, exact) == []
-    _fold(folded, exact)
+    assert conflicts(folded, exact) == []
+    fold(folded, exact)
     assert columns(folded) == columns(infer({}, split_a + split_b)["tables"]) == [("a", "bigint"), ("a__v_text", "text")]
