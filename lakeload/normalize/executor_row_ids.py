@@ -129,7 +129,12 @@ def key_row_id(row: dict[str, Any], primary_key: tuple[str, ...] | list[str]) ->
     >>> key_row_id({"b": "x", "a": 1, "c": 2.5}, ("b", "a"))
     'khlsLbyhkJKGeQ'
     """
-    return digest_id(orjson.dumps({k: row[k] for k in primary_key}, default=_encode, option=_KEY_JSON_OPTIONS))
+    return digest_id(_key_json(row, primary_key))
+
+
+def _key_json(row: dict[str, Any], primary_key: tuple[str, ...] | list[str]) -> bytes:
+    """The text dlt hashes for a key id: the compact JSON of the key values, keys sorted, typed values tagged."""
+    return orjson.dumps({k: row[k] for k in primary_key}, default=_encode, option=_KEY_JSON_OPTIONS)
 
 
 def key_ids_array(keys: pa.Array) -> pa.Array:
@@ -149,10 +154,7 @@ def key_ids_rows(rows: list[dict[str, Any]], primary_key: tuple[str, ...]) -> pa
     >>> key_ids_rows([{"id": 1}], ("id",)).to_pylist()
     ['z5jIxXIbUnmbKw']
     """
-    dumps = orjson.dumps
-    return digest_ids([
-        dumps({k: row[k] for k in primary_key}, default=_encode, option=_KEY_JSON_OPTIONS) for row in rows
-    ])
+    return digest_ids([_key_json(row, primary_key) for row in rows])
 
 
 def nested_ids_array(parent_ids: pa.Array, table: pa.Array, list_idx: pa.Array) -> pa.Array:

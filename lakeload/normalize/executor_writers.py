@@ -81,7 +81,7 @@ def write_ipc(path: str, data: pa.Table) -> None:
 
 
 def read_staged(path: str) -> pa.Table:
-    """Read a staged file of pass 1: an Arrow IPC chunk, or a draft Parquet file (`DRAFT`)."""
+    """Read a staged file of pass 1: an Arrow IPC chunk, or a draft Parquet file of the vectorized path."""
     if path.endswith(".parquet"):
         with wio.open_input(path) as raw:
             return pq.read_table(raw)
