@@ -50,7 +50,8 @@ def install_pause(step: str, marker: str) -> None:
         def settle(*args: Any, **kwargs: Any) -> None:
             pause_forever(marker)
 
-        normalizer._settle_drafts = settle  # type: ignore[assignment]
+        assert hasattr(normalizer, "settle_drafts"), "the pause point moved: patch what normalize now calls"
+        normalizer.settle_drafts = settle  # type: ignore[assignment]
     else:
         from lakeload.load import loader
 
