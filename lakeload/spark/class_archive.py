@@ -46,8 +46,9 @@ def _java() -> str | None:
     return os.path.realpath(candidate) if candidate and os.path.exists(candidate) else None
 
 
-def archive_key(conf: Mapping[str, str]) -> str | None:
-    """What an archive is valid for: the Java binary, pyspark's jars and the settings that change the classpath."""
+def archive_key(conf: Mapping[str, str], role: str = "session") -> str | None:
+    """What an archive is valid for: the Java binary, pyspark's jars, the settings that change the classpath and
+    the JVM's `role` (an in-process `session` or the `connect-server`, which loads other classes)."""
     import pyspark
 
     java = _java()
@@ -59,6 +60,8 @@ def archive_key(conf: Mapping[str, str]) -> str | None:
     listed = sorted(os.listdir(jars)) if os.path.isdir(jars) else []
     # the jars' folder itself: Java checks an archive's classpath, so another environment needs its own
     parts = [*stats, pyspark.__version__, os.path.realpath(jars), *listed, *(f"{k}={conf.get(k, '')}" for k in _KEYED_CONF)]
+    if role != "session":  # (the in-process key stays what it was: archives already written keep fitting)
+        parts.append(role)
     return hashlib.sha256("\0".join(parts).encode()).hexdigest()[:16]
 
 
@@ -96,6 +99,16 @@ class ClassArchive:
         for name in (self.path, self.part):
             if name is not None and os.path.exists(name):
                 os.remove(name)
+
+    def promote(self) -> bool:
+        """Put the archive a JVM wrote at exit in place (True), or remove a part that is not a usable archive."""
+        if self.part is None or not os.path.exists(self.part):
+            return False
+        if _usable(self.part):
+            os.replace(self.part, self.path)
+            return True
+        os.remove(self.part)
+        return False
 
     def finish_at_exit(self, gateway: Any) -> None:
         """When this process ends, wait for the JVM to write the archive, then put it in place."""
@@ -139,10 +152,10 @@ def _clean_parts(folder: str, key: str) -> bool:
     return busy
 
 
-def class_archive(conf: Mapping[str, str]) -> ClassArchive | None:
-    """The archive for a session started with `conf`, or None (no Java found, cache not writable, another
+def class_archive(conf: Mapping[str, str], role: str = "session") -> ClassArchive | None:
+    """The archive for a JVM in `role` started with `conf`, or None (no Java found, cache not writable, another
     process is writing it)."""
-    key = archive_key(conf)
+    key = archive_key(conf, role)
     if key is None:
         return None
     folder = cache_dir()

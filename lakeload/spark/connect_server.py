@@ -4,8 +4,10 @@ The server is pyspark's own (`SparkConnectServer` from the jars inside the pyspa
 `spark-submit` on `local[*]`, bound to 127.0.0.1 only, with lakeload's quiet logging and Spark settings. Its
 pid, port and log file are kept in `~/.lakeload/spark/connect_server.json`; pipelines in later processes find
 it there (`[spark] mode = "auto"`) and run on it through Spark Connect instead of starting Spark themselves.
+Like an in-process session, the server's JVM uses a class-data archive of its own (`class_archive`): the
+first server writes it when `stop_server` stops it, later ones start with it.
 
->>> state = start_server()          # returns once the server answers; about 10 s
+>>> state = start_server()          # returns once the server answers; ~10 s, ~6 s with its class archive
 >>> running_server().url
 'sc://127.0.0.1:15002'
 >>> stop_server()
@@ -25,6 +27,7 @@ from collections.abc import Mapping
 from dataclasses import asdict, dataclass
 
 from lakeload.errors import SparkSetupError
+from lakeload.spark.class_archive import ClassArchive, class_archive, with_archive
 
 HOST = "127.0.0.1"
 SERVER_CLASS = "org.apache.spark.sql.connect.service.SparkConnectServer"
@@ -33,6 +36,7 @@ LOG_FILE = os.path.join("~", ".lakeload", "logs", "connect_server.log")
 DEFAULT_PORT = 15002  # Spark Connect's own default port
 START_TIMEOUT = 120.0
 STOP_TIMEOUT = 30.0
+ROLE = "connect-server"  # the server's class archive is its own (`class_archive`)
 CLIENT_MODULES = ("grpc", "grpc_status", "google.rpc", "zstandard", "pandas", "pyarrow")
 
 
@@ -45,6 +49,8 @@ class ServerState:
     master: str
     log_file: str
     started_at: float
+    archive: str = ""  # the JVM class-data archive it started with or writes at exit (`class_archive`)
+    archive_part: str = ""  # where it writes that archive when it stops ("" when it started with one)
 
     @property
     def url(self) -> str:
@@ -230,9 +236,19 @@ def start_server(
     elif port_answers(port):
         raise SparkSetupError(f"Port {port} on {HOST} is already in use; choose another with `--port`.")
     log_file = os.path.expanduser(LOG_FILE)
-    process = launch(master, port, session_conf(settings), log_file)
-    wait_until_listening(process, port, log_file, timeout)
-    state = ServerState(process.pid, port, master, log_file, time.time())
+    conf = session_conf(settings)
+    archive = class_archive(conf, ROLE) if settings.class_archive else None
+    process = launch(master, port, with_archive(conf, archive) if archive else conf, log_file)
+    try:
+        wait_until_listening(process, port, log_file, timeout)
+    except SparkSetupError:
+        if archive is None or archive.part is not None or process.poll() is None:
+            raise
+        archive.discard()  # the JVM could not use it: start again without it
+        archive, process = None, launch(master, port, conf, log_file)
+        wait_until_listening(process, port, log_file, timeout)
+    path, part = (archive.path, archive.part or "") if archive else ("", "")
+    state = ServerState(process.pid, port, master, log_file, time.time(), path, part)
     write_state(state)
     return state
 
@@ -244,6 +260,8 @@ def stop_server(timeout: float = STOP_TIMEOUT) -> ServerState | None:
     if state is not None and _alive(state.pid):
         terminate(state.pid, timeout)
         stopped = state
+    if state is not None and state.archive_part:  # written by the JVM as it stopped: later servers start with it
+        ClassArchive(state.archive, state.archive_part).promote()
     with contextlib.suppress(FileNotFoundError):
         os.remove(state_path())
     return stopped

@@ -26,6 +26,58 @@ def run_delta_replace(pipeline: Any) -> list[dict[str, int]]:
             for rows in REPLACED]
 
 
+UPSERTED = [[{"id": i, "value": f"u{i}", "gone": False, "kids": [{"k": j} for j in range(i % 3 + 1)]} for i in range(5)],
+            [{"id": 1, "value": "u1", "gone": True}, {"id": 2, "value": "v2", "gone": False, "kids": [{"k": 8}]},
+             {"id": 9, "value": "v9", "gone": False, "kids": []}]]
+INSERTED = [[{"id": i, "value": f"i{i}", "kids": [{"k": i}]} for i in range(3)],
+            [{"id": i, "value": f"j{i}", "kids": [{"k": 10 + i}]} for i in range(2, 5)]]
+
+
+def run_merge_strategies(pipeline: Any) -> list[dict[str, int]]:
+    """Delta merges with the `upsert` strategy (a hard delete, replaced and removed nested rows, an insert) and
+    `insert-only` (stored rows kept, new keys added), two loads each."""
+    import lakeload
+
+    upsert = {"table_format": "delta", "primary_key": "id", "write_disposition": {"disposition": "merge", "strategy": "upsert"},
+              "columns": {"gone": {"hard_delete": True, "data_type": "bool"}}}
+    insert_only = {"table_format": "delta", "primary_key": "id",
+                   "write_disposition": {"disposition": "merge", "strategy": "insert-only"}}
+    counts = [dict(pipeline.run(lakeload.resource(rows, name="upserted", **upsert)).row_counts) for rows in UPSERTED]
+    return counts + [dict(pipeline.run(lakeload.resource(rows, name="inserted", **insert_only)).row_counts) for rows in INSERTED]
+
+
+def s3_destination(s3: dict[str, str], prefix: str) -> Any:
+    """A filesystem destination on the S3 test server under `prefix`."""
+    import lakeload
+
+    credentials = {"aws_access_key_id": s3["access_key"], "aws_secret_access_key": s3["secret_key"],
+                   "endpoint_url": s3["endpoint_url"], "region_name": s3["region"]}
+    return lakeload.destinations.filesystem(f"s3://{prefix}", credentials=credentials)
+
+
+def run_s3_destination(s3: dict[str, str], prefix: str, pipelines_dir: str, rows: list[dict[str, Any]]) -> list[dict[str, int]]:
+    """Records as parquet (dataset `ds`), then Delta upserts with nested rows (dataset `ds_delta`), into a bucket on
+    the S3 server."""
+    import lakeload
+
+    files = lakeload.pipeline("connect_s3_dest", destination=s3_destination(s3, prefix), dataset_name="ds",
+                              pipelines_dir=pipelines_dir)
+    delta = lakeload.pipeline("connect_s3_delta", destination=s3_destination(s3, prefix), dataset_name="ds_delta",
+                              pipelines_dir=pipelines_dir)
+    return [dict(files.run(rows, table_name="items", loader_file_format="parquet").row_counts),
+            *run_merge_strategies(delta)[:2]]
+
+
+def download(s3: dict[str, str], prefix: str, folder: str) -> None:
+    """Copy everything under `prefix` on the S3 server into the local `folder`."""
+    import s3fs
+
+    fs = s3fs.S3FileSystem(key=s3["access_key"], secret=s3["secret_key"],
+                           client_kwargs={"endpoint_url": s3["endpoint_url"], "region_name": s3["region"]})
+    fs.invalidate_cache()
+    fs.get(f"{prefix}/", folder.rstrip("/") + "/", recursive=True)
+
+
 def run_csv(pipeline: Any, rows: list[dict[str, Any]]) -> dict[str, int]:
     """Records to CSV files."""
     return dict(pipeline.run(rows, table_name="items", loader_file_format="csv").row_counts)

@@ -25,7 +25,16 @@ import compat.compat_harness  # noqa: F401 - puts tests/conformance (harness) on
 import pyarrow as pa
 import pytest
 from connect_child import FRAME_ROWS, FRAME_SCHEMA, records, run_delta, run_files, sink_recorder, sink_rows
-from connect_extras import DAGSTER_ROWS, PARTITION_A, run_csv, run_dagster, run_delta_replace
+from connect_extras import (
+    DAGSTER_ROWS,
+    PARTITION_A,
+    download,
+    run_csv,
+    run_dagster,
+    run_delta_replace,
+    run_merge_strategies,
+    run_s3_destination,
+)
 from harness import canonicalize, diff, read_bucket
 from servers.fixtures import S3Server, fresh_prefix
 from servers.spark_connect import ConnectServer
@@ -35,7 +44,7 @@ import lakeload
 CHILD = Path(__file__).with_name("connect_child.py")
 
 
-def _in_process(spark: Any, local: Path, files_source: Path) -> None:
+def _in_process(spark: Any, local: Path, files_source: Path, s3: dict[str, str], s3_destination: str) -> None:
     parquet_bucket, jsonl_bucket, delta_bucket, pipelines_dir = (local / name for name in ("parquet", "jsonl", "delta", "pipelines"))
     first = lakeload.pipeline("connect_parquet", destination=lakeload.destinations.filesystem(str(parquet_bucket)),
                               dataset_name="ds", pipelines_dir=str(pipelines_dir))
@@ -48,6 +57,8 @@ def _in_process(spark: Any, local: Path, files_source: Path) -> None:
                               dataset_name="ds", pipelines_dir=str(pipelines_dir))
     run_delta(delta)
     run_delta_replace(delta)
+    run_merge_strategies(delta)
+    run_s3_destination(s3, s3_destination, str(pipelines_dir), records())
     csv = lakeload.pipeline("connect_csv", destination=lakeload.destinations.filesystem(str(local / "csv")),
                             dataset_name="ds", pipelines_dir=str(pipelines_dir))
     run_csv(csv, records())
@@ -64,12 +75,12 @@ def _in_process(spark: Any, local: Path, files_source: Path) -> None:
     sink.run(records(), table_name="items")
 
 
-def _delta_rows(bucket: Path, table: str, dataset: str = "ds") -> list[tuple[Any, ...]]:
-    """The current snapshot of a Delta table, ids and load ids left out, sorted."""
+def _delta_rows(bucket: Path, table: str, dataset: str = "ds", columns: tuple[str, ...] = ()) -> list[tuple[Any, ...]]:
+    """The current snapshot of a Delta table (`columns`, else all but ids and load ids), sorted."""
     from deltalake import DeltaTable
 
     data = pa.table(DeltaTable(str(bucket / dataset / table)).to_pyarrow_table())
-    keep = [name for name in data.column_names if not name.startswith("_dlt_")]
+    keep = list(columns) or [name for name in data.column_names if not name.startswith("_dlt_")]
     return sorted(tuple(row.values()) for row in data.select(keep).to_pylist())
 
 
@@ -85,6 +96,7 @@ def test_records_frames_and_delta_through_connect_match_in_process(
             "s3": s3, "s3_bucket": str(remote / "s3_working"), "dagster_root": str(remote / "dagster"),
             "files_bucket": str(remote / "files"), "files_source": str(tmp_path / "source"),
             "sink_out": str(remote / "sink"), "missing_module_dir": str(tmp_path / "client_only"),
+            "s3_destination": f"{s3_server.bucket}/{fresh_prefix('connect-dest')}",
             "pipelines_dir": str(remote / "pipelines")}
     (remote / "sink").mkdir(parents=True)
     done = subprocess.run([sys.executable, str(CHILD), json.dumps(args)], env=connect_server.env(),
@@ -126,9 +138,28 @@ def test_records_frames_and_delta_through_connect_match_in_process(
     # a partitioned asset: the re-materialized slice replaced, one partition loaded with only its rows
     assert dagster["partitions_ok"] == [True] * 4 and dagster["partition_a"] == [list(r) for r in PARTITION_A], dagster
 
-    _in_process(spark, local, tmp_path / "source")
+    # merge strategies through Connect: upsert with a hard delete, insert-only
+    assert result["strategy_counts"] == [{"upserted": 5, "upserted__kids": 9}, {"upserted": 3, "upserted__kids": 1},
+                                         {"inserted": 3, "inserted__kids": 3}, {"inserted": 3, "inserted__kids": 3}]
+    assert result["s3_destination"] == [items, *result["strategy_counts"][:2]]
+
+    in_process_destination = f"{s3_server.bucket}/{fresh_prefix('in-process-dest')}"
+    _in_process(spark, local, tmp_path / "source", s3, in_process_destination)
+    download(s3, args["s3_destination"], str(remote / "s3_destination"))
+    download(s3, in_process_destination, str(local / "s3_destination"))
+    assert _delta_rows(remote / "delta", "upserted", columns=("id", "value")) == [
+        (0, "u0"), (2, "v2"), (3, "u3"), (4, "u4"), (9, "v9")]
+    assert _delta_rows(remote / "delta", "upserted__kids", columns=("k",)) == [(0,), (0,), (0,), (1,), (8,)]
+    assert _delta_rows(remote / "delta", "inserted", columns=("id", "value")) == [
+        (0, "i0"), (1, "i1"), (2, "i2"), (3, "j3"), (4, "j4")]
+    assert _delta_rows(remote / "delta", "inserted__kids", columns=("k",)) == [(0,), (1,), (2,), (13,), (14,)]
+    for table in ("upserted", "upserted__kids", "inserted", "inserted__kids"):
+        assert _delta_rows(remote / "delta", table) == _delta_rows(local / "delta", table), table
+    for table in ("upserted", "upserted__kids"):
+        expected = _delta_rows(local / "s3_destination", table, "ds_delta")
+        assert _delta_rows(remote / "s3_destination", table, "ds_delta") == expected == _delta_rows(remote / "delta", table)
     assert sink_rows(str(remote / "sink")) == sink_rows(str(local / "sink")) and sink_rows(str(local / "sink"))["items"]
-    for kind in ("parquet", "jsonl", "csv", "files", "s3_working"):
+    for kind in ("parquet", "jsonl", "csv", "files", "s3_working", "s3_destination"):
         expected, actual = canonicalize(read_bucket(local / kind)), canonicalize(read_bucket(remote / kind))
         assert diff(expected, actual) == [], kind
         assert sorted(expected["tables"]) == sorted(actual["tables"])

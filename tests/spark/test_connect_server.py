@@ -2,8 +2,10 @@
 
 from __future__ import annotations
 
+import os
 import subprocess
 import sys
+from pathlib import Path
 
 import pytest
 from servers.spark_connect import ConnectServer
@@ -11,13 +13,19 @@ from servers.spark_connect import ConnectServer
 from lakeload.spark.connect_server import read_state
 
 
-def _cli(server: ConnectServer, *args: str) -> subprocess.CompletedProcess[str]:
-    return subprocess.run([sys.executable, "-m", "lakeload.cli.main", "spark", *args], env=server.env(),
+def _cli(server: ConnectServer, *args: str, cache: Path | None = None) -> subprocess.CompletedProcess[str]:
+    env = server.env() if cache is None else {**server.env(), "XDG_CACHE_HOME": str(cache)}
+    return subprocess.run([sys.executable, "-m", "lakeload.cli.main", "spark", *args], env=env,
                           capture_output=True, text=True, timeout=300, cwd=server.home)
 
 
-@pytest.mark.slow  # stops the session's server and starts it again (~5-15 s)
-def test_cli_status_stop_start_round_trip(connect_server: ConnectServer) -> None:
+def _java_options(pid: int) -> str:
+    with open(f"/proc/{pid}/cmdline", "rb") as handle:
+        return handle.read().replace(b"\0", b" ").decode()
+
+
+@pytest.mark.slow  # stops the session's server and starts it again, twice (~10-30 s)
+def test_cli_status_stop_start_round_trip(connect_server: ConnectServer, tmp_path: Path) -> None:
     state_file = str(connect_server.home / ".lakeload" / "spark" / "connect_server.json")
     first = read_state(state_file)
     assert first is not None
@@ -33,10 +41,23 @@ def test_cli_status_stop_start_round_trip(connect_server: ConnectServer) -> None
     assert down.returncode == 1 and "No Spark Connect server is running" in down.stdout
     assert _cli(connect_server, "stop").returncode == 1  # nothing left to stop
 
-    # start it again on the same port, so the later tests of this session still find it there
-    started = _cli(connect_server, "start", "--master", "local[2]", "--port", str(connect_server.port))
+    # a server started with no class archive in the cache writes one as `stop` stops it ...
+    cache, port = tmp_path / "cache", str(connect_server.port)
+    writer = _cli(connect_server, "start", "--master", "local[2]", "--port", port, cache=cache)
+    assert writer.returncode == 0, writer.stdout + writer.stderr
+    written = read_state(state_file)
+    assert written is not None and written.archive_part and not os.path.exists(written.archive)
+    assert f"-XX:ArchiveClassesAtExit={written.archive_part}" in _java_options(written.pid)
+    assert _cli(connect_server, "stop", cache=cache).returncode == 0
+    assert os.path.getsize(written.archive) > 1 << 20 and not os.path.exists(written.archive_part)
+    assert written.archive.startswith(str(cache / "lakeload" / "jvm"))
+
+    # ... and the next one starts with it (on the same port, so the later tests of this session still find it)
+    started = _cli(connect_server, "start", "--master", "local[2]", "--port", port, cache=cache)
     assert started.returncode == 0, started.stdout + started.stderr
     again = read_state(state_file)
+    assert again is not None and again.archive == written.archive and again.archive_part == ""
+    assert f"-XX:SharedArchiveFile={written.archive}" in _java_options(again.pid)
     assert again is not None and again.pid != first.pid and again.port == connect_server.port
     assert "started" in started.stdout and connect_server.url in started.stdout
     assert _cli(connect_server, "status").returncode == 0
