@@ -21,6 +21,7 @@ from lakeload.destinations.impl.filesystem.safe_paths import check_dataset_name,
 from lakeload.destinations.impl.sink.factory import sink
 from lakeload.destinations.registry import resolve_destination
 from lakeload.extract import current
+from lakeload.extract.collector import young_objects_only
 from lakeload.extract.context import ExtractContext
 from lakeload.extract.contracts import root_contracts
 from lakeload.extract.extractor import check_extract_names, extract_resources
@@ -204,7 +205,7 @@ class Pipeline(PipelineMaintenance):
         listener = self._early_normalize(schema_name, loader_file_format, plan) if overlap else None
         self.progress.start("extract", unit="rows")
         try:
-            with failing_step("extract", self.pipeline_name, pending=False):
+            with failing_step("extract", self.pipeline_name, pending=False), young_objects_only():
                 result = extract_resources(
                     self.storage,
                     resources,
