@@ -93,7 +93,7 @@ def root() -> Section:
     )
     spark = Section(
         frozenset({"master", "conf", "working_url", "working_credentials", "working_kwargs", "working_client_kwargs",
-                   "log_file", "mode", "remote", "class_archive", "warm_up"}),
+                   "log_file", "mode", "remote", "class_archive"}),
         frozenset({"conf", "working_kwargs", "working_client_kwargs"}),
         {"working_credentials": credentials},
     )

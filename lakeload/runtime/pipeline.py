@@ -13,7 +13,6 @@ import os
 import threading
 import time
 from collections.abc import Callable, Sequence
-from contextlib import AbstractContextManager
 from typing import TYPE_CHECKING, Any
 
 from lakeload.destinations.impl.filesystem.client import FilesystemClient
@@ -124,13 +123,6 @@ class Pipeline(PipelineMaintenance):
                 self._spark_checked = True
             return self._spark
 
-    def _warming(self, start: bool) -> AbstractContextManager[None]:
-        """Spark readied in the background during the block (`lakeload.spark.warm_up`)."""
-        from lakeload.spark.warm_up import warming
-
-        check_shared_working(self.pipeline_name, self._spark, self.storage)  # a remote Connect server: before anything
-        return warming(self.pipeline_name, lambda: self.spark, self._spark, start, done=self._spark_checked)
-
     @property
     def default_schema_name(self) -> str | None:
         return self.state.get("default_schema_name")
@@ -163,8 +155,7 @@ class Pipeline(PipelineMaintenance):
         """Stream `data` into a new load package on disk; returns its load id."""
         overrides = hint_overrides(table_name, write_disposition, columns, primary_key, table_format, schema_contract,
                                    loader_file_format)
-        with self._warming(start=False):  # only a session already there: extract alone may be all this process does
-            return self._extract(data, overrides, schema, loader_file_format, overlap=False, refresh=refresh)
+        return self._extract(data, overrides, schema, loader_file_format, overlap=False, refresh=refresh)
 
     def _extract(
         self, data: Any, overrides: dict[str, Any], schema: str | Schema | None, loader_file_format: str | None,
@@ -366,7 +357,7 @@ class Pipeline(PipelineMaintenance):
         with trace.step("normalize"):
             trace.normalized += self.normalize()
         if data is not None:
-            with trace.step("extract"), self._warming(start=True):
+            with trace.step("extract"):
                 self._extract(data, overrides, schema, loader_file_format, overlap=True, refresh=refresh)
             with trace.step("normalize"):
                 trace.normalized += self._normalize_extracted()

@@ -48,16 +48,3 @@ def task_mapper(
                 yield _encode(result)
 
     return run
-
-
-WARM_MODULES = ("lakeload.normalize.executor_tasks", "lakeload.load.executor_copy", "pyarrow.parquet", "pyarrow.json")
-
-
-def warm_imports(payload: Any, item: Any) -> int:
-    """A warm-up task: import the modules normalize's and load's tasks use, in this (reused) Python worker."""
-    import importlib
-    import os
-
-    for name in WARM_MODULES:
-        importlib.import_module(name)
-    return os.getpid()

@@ -67,7 +67,6 @@ class SparkSettings:
     sources: dict[str, str] = field(default_factory=dict)
     log_file: str = DEFAULT_LOG_FILE
     class_archive: bool = True  # start the JVM with a class-data archive (`lakeload.spark.class_archive`)
-    warm_up: bool = True  # `run()` readies Spark while it extracts (`lakeload.spark.warm_up`)
 
 
 def is_local_master(master: str) -> bool:
@@ -194,11 +193,9 @@ def resolve_spark_settings(pipeline_name: str | None = None, environ: Mapping[st
     conf_master_source = gathered.sources.pop(MASTER_KEY, None)
     log_file = str(resolve(("spark",), "log_file", pipeline_name, hint=str, environ=env).value or DEFAULT_LOG_FILE)
     archive = resolve(("spark",), "class_archive", pipeline_name, hint=bool, environ=env).value
-    warm_up = resolve(("spark",), "warm_up", pipeline_name, hint=bool, environ=env).value
     if master.value is not None:
         conf_master, conf_master_source = str(master.value), master.source
-    return SparkSettings(conf_master, conf_master_source, gathered.conf, gathered.sources, log_file, archive is not False,
-                         warm_up is not False)
+    return SparkSettings(conf_master, conf_master_source, gathered.conf, gathered.sources, log_file, archive is not False)
 
 
 def spark_log_path(log_file: str = DEFAULT_LOG_FILE) -> str:
