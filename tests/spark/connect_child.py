@@ -2,7 +2,7 @@
 
 usage: connect_child.py JSON  with keys url, parquet_bucket, jsonl_bucket, csv_bucket, delta_bucket, files_bucket,
 files_source, sink_out, missing_module_dir, pipelines_dir, s3 (the S3 server: prefix, keys, endpoint_url, region),
-s3_bucket, s3_destination (a bucket/prefix on the S3 server), dagster_root; prints one JSON line. (More paths in connect_extras.py.)
+s3_bucket, s3_destination (a bucket/prefix on the S3 server), layout_bucket, dagster_root; prints one JSON line. (More paths in connect_extras.py.)
 
 Before lakeload is imported, every way to a JVM in this process is refused (py4j's gateway launch and
 `SparkContext._ensure_initialized` raise), so a `sparkContext`, `_jvm` or RDD use anywhere on the path fails
@@ -260,6 +260,7 @@ def main() -> None:
         run_csv,
         run_dagster,
         run_delta_replace,
+        run_layout,
         run_merge_strategies,
         run_s3_destination,
         run_s3_working,
@@ -288,6 +289,7 @@ def main() -> None:
     csv = lakeload.pipeline("connect_csv", destination=lakeload.destinations.filesystem(args["csv_bucket"]),
                             dataset_name="ds", pipelines_dir=args["pipelines_dir"])
     csv_counts = run_csv(csv, records())
+    layout = run_layout(args["layout_bucket"], args["pipelines_dir"], records())
     s3_working = run_s3_working(args["s3"], args["s3_bucket"], args["pipelines_dir"], records())
     s3_destination = run_s3_destination(args["s3"], args["s3_destination"], args["pipelines_dir"], records())
     dagster = run_dagster(auto.spark, args["dagster_root"])
@@ -325,6 +327,7 @@ def main() -> None:
         "dataset_rows": dataset_rows,
         "replace_counts": replace_counts,
         "csv_counts": csv_counts,
+        "layout": layout,
         "s3_working": s3_working,
         "strategy_counts": strategy_counts,
         "s3_destination": s3_destination,

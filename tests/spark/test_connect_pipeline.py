@@ -32,6 +32,7 @@ from connect_extras import (
     run_csv,
     run_dagster,
     run_delta_replace,
+    run_layout,
     run_merge_strategies,
     run_s3_destination,
 )
@@ -62,6 +63,7 @@ def _in_process(spark: Any, local: Path, files_source: Path, s3: dict[str, str],
     csv = lakeload.pipeline("connect_csv", destination=lakeload.destinations.filesystem(str(local / "csv")),
                             dataset_name="ds", pipelines_dir=str(pipelines_dir))
     run_csv(csv, records())
+    run_layout(str(local / "layout"), str(pipelines_dir), records())
     plain = lakeload.pipeline("connect_s3", destination=lakeload.destinations.filesystem(str(local / "s3_working")),
                               dataset_name="ds", pipelines_dir=str(pipelines_dir))
     plain.run(records(), table_name="items", loader_file_format="parquet")  # the same rows, package data at home
@@ -96,7 +98,7 @@ def test_records_frames_and_delta_through_connect_match_in_process(
             "s3": s3, "s3_bucket": str(remote / "s3_working"), "dagster_root": str(remote / "dagster"),
             "files_bucket": str(remote / "files"), "files_source": str(tmp_path / "source"),
             "sink_out": str(remote / "sink"), "missing_module_dir": str(tmp_path / "client_only"),
-            "s3_destination": f"{s3_server.bucket}/{fresh_prefix('connect-dest')}",
+            "s3_destination": f"{s3_server.bucket}/{fresh_prefix('connect-dest')}", "layout_bucket": str(remote / "layout"),
             "pipelines_dir": str(remote / "pipelines")}
     (remote / "sink").mkdir(parents=True)
     done = subprocess.run([sys.executable, str(CHILD), json.dumps(args)], env=connect_server.env(),
@@ -127,6 +129,8 @@ def test_records_frames_and_delta_through_connect_match_in_process(
     assert result["dataset_rows"] == 12  # dataset().spark() through Connect
     assert result["replace_counts"] == [{"replaced": 5, "replaced__kids": 4}, {"replaced": 3, "replaced__kids": 3}]
     assert result["csv_counts"] == items
+    # a layout callback ran on the server's workers; add_map's column reached every file
+    assert result["layout"] == [f"{table}/connect_layout-item-parquet" for table in ("items", "items__orders", "items__tags")]
     # package data went to the S3 working bucket (none at home), the load left nothing there
     s3_working = result["s3_working"]
     assert s3_working["extracted"] > 0 and s3_working["local_data_files"] == 0 and s3_working["left"] == 0, s3_working
@@ -159,6 +163,8 @@ def test_records_frames_and_delta_through_connect_match_in_process(
         expected = _delta_rows(local / "s3_destination", table, "ds_delta")
         assert _delta_rows(remote / "s3_destination", table, "ds_delta") == expected == _delta_rows(remote / "delta", table)
     assert sink_rows(str(remote / "sink")) == sink_rows(str(local / "sink")) and sink_rows(str(local / "sink"))["items"]
+    assert _layout_rows(remote / "layout") == _layout_rows(local / "layout")
+    assert {row[1] for row in _layout_rows(remote / "layout")} == {i * 2 for i in range(12)}  # add_map's column
     for kind in ("parquet", "jsonl", "csv", "files", "s3_working", "s3_destination"):
         expected, actual = canonicalize(read_bucket(local / kind)), canonicalize(read_bucket(remote / kind))
         assert diff(expected, actual) == [], kind
@@ -175,6 +181,14 @@ def test_records_frames_and_delta_through_connect_match_in_process(
     assert sorted(tuple(row.values()) for row in parts.to_pylist()) == [*PARTITION_A, ("b", 2, 0), ("b", 2, 1)]
     assert len(_delta_rows(remote / "delta", "merged")) == 8 and len(_delta_rows(remote / "delta", "merged__kids")) == 8
     assert all(path.name.endswith(".jsonl.gz") for path in (remote / "jsonl" / "ds" / "items").iterdir())
+
+
+def _layout_rows(bucket: Path) -> list[tuple[Any, ...]]:
+    """(id, doubled) of the `items` files under a custom layout, sorted."""
+    import pyarrow.parquet as pq
+
+    tables = [pq.read_table(path) for path in sorted((bucket / "ds" / "items").rglob("*.parquet"))]
+    return sorted((row["id"], row["doubled"]) for table in tables for row in table.select(["id", "doubled"]).to_pylist())
 
 
 def _slow_sink_child(connect_server: ConnectServer, tmp_path: Path, mode: str) -> tuple[subprocess.Popen[str], dict[str, str]]:
