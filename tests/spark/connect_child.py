@@ -256,15 +256,7 @@ def main() -> None:
     if args.get("mode") in ("interrupt", "kill", "resume"):
         interrupt_main(args)
         return
-    from connect_extras import (
-        run_csv,
-        run_dagster,
-        run_delta_replace,
-        run_layout,
-        run_merge_strategies,
-        run_s3_destination,
-        run_s3_working,
-    )
+    import connect_extras as extras
     from pyspark.core.context import SparkContext
     from pyspark.sql import SparkSession
 
@@ -284,15 +276,15 @@ def main() -> None:
     delta = lakeload.pipeline("connect_delta", destination=lakeload.destinations.filesystem(args["delta_bucket"]),
                               dataset_name="ds", pipelines_dir=args["pipelines_dir"])
     delta_counts = run_delta(delta)
-    replace_counts = run_delta_replace(delta)
-    strategy_counts = run_merge_strategies(delta)
+    replace_counts = extras.run_delta_replace(delta)
+    strategy_counts = extras.run_merge_strategies(delta)
     csv = lakeload.pipeline("connect_csv", destination=lakeload.destinations.filesystem(args["csv_bucket"]),
                             dataset_name="ds", pipelines_dir=args["pipelines_dir"])
-    csv_counts = run_csv(csv, records())
-    layout = run_layout(args["layout_bucket"], args["pipelines_dir"], records())
-    s3_working = run_s3_working(args["s3"], args["s3_bucket"], args["pipelines_dir"], records())
-    s3_destination = run_s3_destination(args["s3"], args["s3_destination"], args["pipelines_dir"], records())
-    dagster = run_dagster(auto.spark, args["dagster_root"])
+    csv_counts = extras.run_csv(csv, records())
+    layout = extras.run_layout(args["layout_bucket"], args["pipelines_dir"], records())
+    s3_working = extras.run_s3_working(args["s3"], args["s3_bucket"], args["pipelines_dir"], records())
+    s3_destination = extras.run_s3_destination(args["s3"], args["s3_destination"], args["pipelines_dir"], records())
+    dagster = extras.run_dagster(auto.spark, args["dagster_root"])
     files = lakeload.pipeline("connect_files", destination=lakeload.destinations.filesystem(args["files_bucket"]),
                               dataset_name="ds", pipelines_dir=args["pipelines_dir"])
     write_jsonl_files(args["files_source"])

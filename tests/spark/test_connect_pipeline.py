@@ -22,20 +22,10 @@ from pathlib import Path
 from typing import Any
 
 import compat.compat_harness  # noqa: F401 - puts tests/conformance (harness) on sys.path
+import connect_extras as extras
 import pyarrow as pa
 import pytest
 from connect_child import FRAME_ROWS, FRAME_SCHEMA, records, run_delta, run_files, sink_recorder, sink_rows
-from connect_extras import (
-    DAGSTER_ROWS,
-    PARTITION_A,
-    download,
-    run_csv,
-    run_dagster,
-    run_delta_replace,
-    run_layout,
-    run_merge_strategies,
-    run_s3_destination,
-)
 from harness import canonicalize, diff, read_bucket
 from servers.fixtures import S3Server, fresh_prefix
 from servers.spark_connect import ConnectServer
@@ -57,18 +47,18 @@ def _in_process(spark: Any, local: Path, files_source: Path, s3: dict[str, str],
     delta = lakeload.pipeline("connect_delta", destination=lakeload.destinations.filesystem(str(delta_bucket)),
                               dataset_name="ds", pipelines_dir=str(pipelines_dir))
     run_delta(delta)
-    run_delta_replace(delta)
-    run_merge_strategies(delta)
-    run_s3_destination(s3, s3_destination, str(pipelines_dir), records())
+    extras.run_delta_replace(delta)
+    extras.run_merge_strategies(delta)
+    extras.run_s3_destination(s3, s3_destination, str(pipelines_dir), records())
     csv = lakeload.pipeline("connect_csv", destination=lakeload.destinations.filesystem(str(local / "csv")),
                             dataset_name="ds", pipelines_dir=str(pipelines_dir))
-    run_csv(csv, records())
-    run_layout(str(local / "layout"), str(pipelines_dir), records())
+    extras.run_csv(csv, records())
+    extras.run_layout(str(local / "layout"), str(pipelines_dir), records())
     plain = lakeload.pipeline("connect_s3", destination=lakeload.destinations.filesystem(str(local / "s3_working")),
                               dataset_name="ds", pipelines_dir=str(pipelines_dir))
     plain.run(records(), table_name="items", loader_file_format="parquet")  # the same rows, package data at home
-    dagster = run_dagster(spark, str(local / "dagster"), partitioned=False)
-    assert dagster["success"] and dagster["rows"] == sorted(DAGSTER_ROWS)
+    dagster = extras.run_dagster(spark, str(local / "dagster"), partitioned=False)
+    assert dagster["success"] and dagster["rows"] == sorted(extras.DAGSTER_ROWS)
     files = lakeload.pipeline("connect_files", destination=lakeload.destinations.filesystem(str(local / "files")),
                               dataset_name="ds", pipelines_dir=str(pipelines_dir))
     run_files(files, str(files_source))
@@ -137,10 +127,10 @@ def test_records_frames_and_delta_through_connect_match_in_process(
     assert s3_working["loads"] == 1 and s3_working["row_counts"] == items
     # the Dagster Spark I/O manager stored the Connect DataFrame and loaded it back as one
     dagster = result["dagster"]
-    assert dagster["success"] and dagster["row_count"] == len(DAGSTER_ROWS), dagster
-    assert dagster["type"] == "pyspark.sql.connect.dataframe" and dagster["rows"] == [list(r) for r in sorted(DAGSTER_ROWS)]
+    assert dagster["success"] and dagster["row_count"] == len(extras.DAGSTER_ROWS), dagster
+    assert dagster["type"] == "pyspark.sql.connect.dataframe" and dagster["rows"] == [list(r) for r in sorted(extras.DAGSTER_ROWS)]
     # a partitioned asset: the re-materialized slice replaced, one partition loaded with only its rows
-    assert dagster["partitions_ok"] == [True] * 4 and dagster["partition_a"] == [list(r) for r in PARTITION_A], dagster
+    assert dagster["partitions_ok"] == [True] * 4 and dagster["partition_a"] == [list(r) for r in extras.PARTITION_A], dagster
 
     # merge strategies through Connect: upsert with a hard delete, insert-only
     assert result["strategy_counts"] == [{"upserted": 5, "upserted__kids": 9}, {"upserted": 3, "upserted__kids": 1},
@@ -149,8 +139,8 @@ def test_records_frames_and_delta_through_connect_match_in_process(
 
     in_process_destination = f"{s3_server.bucket}/{fresh_prefix('in-process-dest')}"
     _in_process(spark, local, tmp_path / "source", s3, in_process_destination)
-    download(s3, args["s3_destination"], str(remote / "s3_destination"))
-    download(s3, in_process_destination, str(local / "s3_destination"))
+    extras.download(s3, args["s3_destination"], str(remote / "s3_destination"))
+    extras.download(s3, in_process_destination, str(local / "s3_destination"))
     assert _delta_rows(remote / "delta", "upserted", columns=("id", "value")) == [
         (0, "u0"), (2, "v2"), (3, "u3"), (4, "u4"), (9, "v9")]
     assert _delta_rows(remote / "delta", "upserted__kids", columns=("k",)) == [(0,), (0,), (0,), (1,), (8,)]
@@ -174,11 +164,11 @@ def test_records_frames_and_delta_through_connect_match_in_process(
     for table in ("appended", "appended__kids", "merged", "merged__kids", "replaced", "replaced__kids"):
         assert _delta_rows(remote / "delta", table) == _delta_rows(local / "delta", table), table
     assert len(_delta_rows(remote / "delta", "replaced")) == 3 and len(_delta_rows(remote / "delta", "replaced__kids")) == 3
-    assert _delta_rows(remote / "dagster", "frame", "connect") == _delta_rows(local / "dagster", "frame", "connect") == sorted(DAGSTER_ROWS)
+    assert _delta_rows(remote / "dagster", "frame", "connect") == _delta_rows(local / "dagster", "frame", "connect") == sorted(extras.DAGSTER_ROWS)
     from deltalake import DeltaTable
 
     parts = DeltaTable(str(remote / "dagster" / "connect" / "parts")).to_pyarrow_table().select(["kind", "run", "i"])
-    assert sorted(tuple(row.values()) for row in parts.to_pylist()) == [*PARTITION_A, ("b", 2, 0), ("b", 2, 1)]
+    assert sorted(tuple(row.values()) for row in parts.to_pylist()) == [*extras.PARTITION_A, ("b", 2, 0), ("b", 2, 1)]
     assert len(_delta_rows(remote / "delta", "merged")) == 8 and len(_delta_rows(remote / "delta", "merged__kids")) == 8
     assert all(path.name.endswith(".jsonl.gz") for path in (remote / "jsonl" / "ds" / "items").iterdir())
 

@@ -77,10 +77,11 @@ class Filter:
             raise IncrementalPrimaryKeyMissing(self.run.resource_name, str(missing.args[0]), row) from None
 
     def final_hashes(self) -> list[str]:
-        """The hashes to store: of the rows kept at the last value, and those computed directly."""
+        """The hashes to store, sorted (the same state whichever order rows or Spark's tasks came in): of the rows
+        kept at the last value, and those computed directly."""
         hashes = {self.hash_of(row, self.hashes_legacy) for row in self.last_rows}
         hashes.update(self.unique_hashes)
-        return list(hashes)
+        return sorted(hashes)
 
     def adapt_timezone(self, row_value: Any) -> None:
         """On the first datetime of the data: give start (and end) value the data's tz-awareness, as dlt."""
