@@ -7,7 +7,7 @@ it there (`[spark] mode = "auto"`) and run on it through Spark Connect instead o
 Like an in-process session, the server's JVM uses a class-data archive of its own (`class_archive`): the
 first server writes it when `stop_server` stops it, later ones start with it.
 
->>> state = start_server()          # returns once the server answers; ~10 s, ~6 s with its class archive
+>>> state = start_server()          # returns once the server answers; ~7 s, ~2 s with its class archive
 >>> running_server().url
 'sc://127.0.0.1:15002'
 >>> stop_server()

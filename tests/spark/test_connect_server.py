@@ -24,7 +24,7 @@ def _java_options(pid: int) -> str:
         return handle.read().replace(b"\0", b" ").decode()
 
 
-@pytest.mark.slow  # stops the session's server and starts it again, twice (~10-30 s)
+@pytest.mark.slow  # stops the session's server and starts it again, three times (~15-40 s)
 def test_cli_status_stop_start_round_trip(connect_server: ConnectServer, tmp_path: Path) -> None:
     state_file = str(connect_server.home / ".lakeload" / "spark" / "connect_server.json")
     first = read_state(state_file)
@@ -64,3 +64,14 @@ def test_cli_status_stop_start_round_trip(connect_server: ConnectServer, tmp_pat
     repeated = _cli(connect_server, "start")  # a running server is kept, not started twice
     assert repeated.returncode == 0 and "already running" in repeated.stdout
     assert read_state(state_file) == again
+
+    # a damaged archive: the server that cannot map it is started again without it, and the archive is dropped
+    assert _cli(connect_server, "stop", cache=cache).returncode == 0
+    archive = Path(written.archive)
+    archive.chmod(0o644)
+    archive.write_bytes(archive.read_bytes()[: 2 << 20])
+    recovered = _cli(connect_server, "start", "--master", "local[2]", "--port", port, cache=cache)
+    assert recovered.returncode == 0, recovered.stdout + recovered.stderr
+    last = read_state(state_file)
+    assert last is not None and not archive.exists() and "SharedArchiveFile" not in _java_options(last.pid)
+    assert _cli(connect_server, "status").returncode == 0
