@@ -102,7 +102,10 @@ def pause_through_second_load(bucket: Path, pipes: Path, tmp_path: Path, kill_at
 
 
 @pytest.mark.slow
-@pytest.mark.parametrize("kill_at", ["3", "5", "record"])
+# killed before the root's commit (children committed), and after every commit before the versions record; the
+# pauses before each commit are checked in the second case (a kill after the root's commit, at "5", resumes the
+# same way: the missing commits once; dropped to keep the suite under 20 minutes)
+@pytest.mark.parametrize("kill_at", ["3", "record"])
 def test_merge_never_shows_orphans_and_readers_see_the_last_completed_load(
     bucket: Path, tmp_path: Path, kill_at: str
 ) -> None:
