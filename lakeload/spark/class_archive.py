@@ -130,8 +130,8 @@ def _promote(proc: Any, part: str, path: str) -> None:
         proc.wait(timeout=EXIT_WAIT_S)
     except Exception:  # at exit: never raise (a JVM that does not end in time leaves its part file)
         return
-    if proc.returncode == 0 and _usable(part):
-        os.replace(part, path)
+    if proc.returncode == 0:
+        ClassArchive(path, part).promote()
     elif os.path.exists(part):
         os.remove(part)
 

@@ -70,12 +70,7 @@ def run_s3_destination(s3: dict[str, str], prefix: str, pipelines_dir: str, rows
 
 def download(s3: dict[str, str], prefix: str, folder: str) -> None:
     """Copy everything under `prefix` on the S3 server into the local `folder`."""
-    import s3fs
-
-    fs = s3fs.S3FileSystem(key=s3["access_key"], secret=s3["secret_key"],
-                           client_kwargs={"endpoint_url": s3["endpoint_url"], "region_name": s3["region"]})
-    fs.invalidate_cache()
-    fs.get(f"{prefix}/", folder.rstrip("/") + "/", recursive=True)
+    _s3fs(s3).get(f"{prefix}/", folder.rstrip("/") + "/", recursive=True)
 
 
 def _owner(schema: str, table: str, load_id: str, file_id: str, ext: str) -> str:
@@ -121,13 +116,18 @@ def environment(values: dict[str, str]) -> Iterator[None]:
             os.environ.pop(name, None)
 
 
-def _objects(s3: dict[str, str], path: str) -> list[str]:
+def _s3fs(s3: dict[str, str]) -> Any:
+    """An s3fs filesystem on the S3 test server, its listing cache cleared (s3fs reuses instances)."""
     import s3fs
 
     fs = s3fs.S3FileSystem(key=s3["access_key"], secret=s3["secret_key"],
                            client_kwargs={"endpoint_url": s3["endpoint_url"], "region_name": s3["region"]})
-    fs.invalidate_cache()  # s3fs reuses instances and their listings
-    return [f for f in fs.find(path) if not f.endswith("/")]
+    fs.invalidate_cache()
+    return fs
+
+
+def _objects(s3: dict[str, str], path: str) -> list[str]:
+    return [f for f in _s3fs(s3).find(path) if not f.endswith("/")]
 
 
 def run_s3_working(s3: dict[str, str], bucket: str, pipelines_dir: str, rows: list[dict[str, Any]]) -> dict[str, Any]:
