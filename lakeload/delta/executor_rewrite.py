@@ -1,10 +1,9 @@
 """Executor-safe: rewrite data files of Delta tables without chosen rows (the copy-on-write of a merge).
 
 The key pass of a merge (a Spark join over the key columns only) finds, per data file, the positions of the
-rows that go. A task gets `(table, path, partition values, row positions)` listings, reads each listed file
-once with pyarrow, drops those rows and writes what is left as new data files of its table (local or in a
-bucket; one file per table and partition); it returns the add actions of the new files and the paths of the
-files they replace. Whole rows never pass through Spark's JVM: only the positions do.
+rows that go. A task gets `(table, file, row positions)` rows, reads each listed file once with pyarrow, drops
+those rows and writes what is left as new data files of its table (local or in a bucket; one file per table
+and partition); it returns the add actions of the new files and the paths of the files they replace. Whole rows never pass through Spark's JVM: only the positions do.
 
 Imports only pyarrow, numpy and executor-safe lakeload modules.
 """
@@ -19,7 +18,7 @@ from typing import Any
 import numpy as np
 import pyarrow as pa
 
-from lakeload.delta.executor_files import DeltaFileSpec, task_tag, write_files
+from lakeload.delta.executor_files import FILE_COLUMN, DeltaFileSpec, task_tag, write_files
 from lakeload.delta.executor_read import SnapshotSpec, read_file
 
 REWRITE_SCHEMA = pa.schema([("table", pa.string()), ("kind", pa.string()), ("value", pa.string())])
@@ -52,20 +51,31 @@ def kept_rows(spec: SnapshotSpec, path: str, partition_values: dict[str, str | N
             yield table
 
 
-def rewrite_task(specs: dict[str, RewriteSpec], listings: Iterator[pa.RecordBatch]) -> Iterator[pa.RecordBatch]:
-    """The `mapInArrow` body: rewrite every listed file (`table`, `path`, `partition_values` JSON, `rows`: the
-    positions to drop) without its listed rows; one new file per table and partition."""
-    by_table: dict[str, list[tuple[str, str, np.ndarray]]] = {}
-    for listing in listings:
-        rows = listing.column("rows")
-        for i, (table, path, values) in enumerate(zip(*(listing.column(c).to_pylist() for c in ("table", "path", "partition_values")), strict=True)):
-            by_table.setdefault(table, []).append((path, values, np.sort(rows[i].values.to_numpy(zero_copy_only=False))))
+@dataclass
+class RewriteListing:
+    """A data file a rewrite may touch (its `path` and `partition_values` as in the log); shipped to executors."""
+
+    path: str
+    partition_values: dict[str, str | None]
+
+
+def rewrite_task(
+    specs: dict[str, RewriteSpec], listing: dict[tuple[str, str], RewriteListing], drops: Iterator[pa.RecordBatch]
+) -> Iterator[pa.RecordBatch]:
+    """The `mapInArrow` body: rewrite every file listed in this task (`table`, file name, `rows`: the positions
+    to drop) without those rows; one new file per table and partition. `listing` gives each (table, file name)'s
+    log path and partition values."""
+    by_table: dict[str, list[tuple[RewriteListing, np.ndarray]]] = {}
+    for batch in drops:
+        rows = batch.column("rows")
+        for i, key in enumerate(zip(batch.column("table").to_pylist(), batch.column(FILE_COLUMN).to_pylist(), strict=True)):
+            by_table.setdefault(key[0], []).append((listing[key], np.sort(rows[i].values.to_numpy(zero_copy_only=False))))
     out: dict[str, list[str]] = {"table": [], "kind": [], "value": []}
     for table, files in by_table.items():
         spec = specs[table]
-        kept = (t for path, values, drop in files for t in kept_rows(spec.read, path, json.loads(values), drop))
+        kept = (t for entry, drop in files for t in kept_rows(spec.read, entry.path, entry.partition_values, drop))
         actions: list[dict[str, Any]] = write_files(spec.write, kept, task_tag())
-        for kind, value in [*(("add", json.dumps(a)) for a in actions), *(("remove", path) for path, _, _ in files)]:
+        for kind, value in [*(("add", json.dumps(a)) for a in actions), *(("remove", entry.path) for entry, _ in files)]:
             out["table"].append(table)
             out["kind"].append(kind)
             out["value"].append(value)

@@ -55,6 +55,7 @@ from lakeload.delta.merge_keys import (
 from lakeload.delta.merge_nested import NestedDrops, nested_drops
 from lakeload.delta.spark_io import (
     Rewrite,
+    local_frame,
     package_frame,
     read_snapshot,
     rewrite_files,
@@ -75,7 +76,6 @@ if TYPE_CHECKING:
     from lakeload.schema.schema import Schema
 
 RANK = "__lakeload_rank"
-CACHED_PLAN_CONF = "spark.sql.optimizer.canChangeCachedPlanOutputPartitioning"
 BROADCAST_CONF = "spark.sql.autoBroadcastJoinThreshold"
 BROADCAST_BYTES = 128 * 1024 * 1024
 ID_BYTES = 48  # a `_dlt_id` in a broadcast hash relation, with its overhead
@@ -106,7 +106,6 @@ class MergeJob:
         self.partition_by = list(targets[root_name].partition_by)
         self.hard_delete = next(iter(columns_with_hint(root, "hard_delete")), None)
         self.dedup_sort = next(((n, c["dedup_sort"]) for n, c in root["columns"].items() if c.get("dedup_sort")), None)
-        self._persisted: list[DataFrame] = []
         self._key_ranges: dict[str, tuple[Any, Any]] = {}  # incoming primary key ranges, from `_has_duplicates`
 
     def run(self) -> list[dict[str, Any]]:
@@ -119,20 +118,13 @@ class MergeJob:
         if not self.by_table.get(self.root_name) or (self.root_done and not any(self.by_table.get(n) for n in pending)):
             return []
         conf = self.spark.conf
-        previous = conf.get(CACHED_PLAN_CONF, "false") or "false"
-        # let adaptive execution coalesce the shuffle partitions of persisted frames too: without it, every
-        # later job over them runs spark.sql.shuffle.partitions (200) tasks, mostly empty (2x slower at 100k)
-        conf.set(CACHED_PLAN_CONF, "true")
         # the cleared root ids (~40 bytes each) are joined with every nested table: broadcast them up to ~3M ids
         threshold = conf.get(BROADCAST_CONF) or "10485760"
         conf.set(BROADCAST_CONF, str(max(byte_size(threshold), BROADCAST_BYTES)) if byte_size(threshold) >= 0 else threshold)
         try:
             return self._merge(root, nested, pending)
         finally:
-            conf.set(CACHED_PLAN_CONF, previous)
             conf.set(BROADCAST_CONF, threshold)
-            for frame in self._persisted:
-                frame.unpersist()
 
     def _merge(self, root: DeltaTarget, nested: list[str], pending: list[str]) -> list[dict[str, Any]]:
         from lakeload.load.delta_loader import committed_files
@@ -202,18 +194,9 @@ class MergeJob:
 
     def _create_tables(self, nested: list[str]) -> list[dict[str, Any]]:
         """The first merge into tables that do not exist yet, without duplicates or deletions, is an append
-        (root first): the package's files are rewritten as data files directly (no Spark join needed)."""
-        loaded: list[dict[str, Any]] = []
-        for name in [self.root_name, *nested]:
-            loaded += self.loader.write_files(self.targets[name], self.package, self.by_table.get(name, []), "append")
-        return loaded
-
-    def _persist(self, frame: DataFrame) -> DataFrame:
-        from pyspark import StorageLevel
-
-        frame = frame.persist(StorageLevel.MEMORY_AND_DISK)
-        self._persisted.append(frame)
-        return frame
+        (root first): the package's files are rewritten as data files directly, in one job (no Spark join needed)."""
+        names = [self.root_name, *nested]
+        return self.loader.write_tree([self.targets[n] for n in names], self.package, self.by_table, dict.fromkeys(names, "append"))
 
     def _winners(self, incoming: DataFrame) -> tuple[DataFrame, bool]:
         """One incoming row per key, and whether that is every row (no duplicates: no shuffle of whole rows).
@@ -269,7 +252,7 @@ class MergeJob:
         data_columns = target.table_schema().names
         if target.table is None or (self.root_done and self.strategy != "insert-only"):
             # (a committed upsert inserted every winner: its nested rows are all that is left to add)
-            empty = self.spark.createDataFrame([], "`_dlt_id` string")
+            empty = local_frame(self.spark, [], pa.schema([(C_DLT_ID, pa.string())]))
             return {"matched": empty, "rewrite": False, "new": _select(inserts, data_columns), "inserted": inserts}
         match_on = [*self.primary_key, *self.partition_by] if self.primary_key else []
         key_sets = [(incoming, match_on)] if match_on else []
@@ -279,7 +262,7 @@ class MergeJob:
         candidates = self._candidate_files(target, target.files(), incoming)
         unique = frozenset([0]) if match_on and unique_keys else frozenset()
         flagged = flag_matches(self._read(target, candidates, key_columns, row_index=True), key_sets, unique)
-        matched = self._persist(flagged.filter(F.col(MATCHED)))
+        matched = flagged.filter(F.col(MATCHED))
         if self.strategy == "insert-only":
             if C_DLT_LOAD_ID in flagged.columns:  # rows this load inserted (a rerun after the root commit) stay inserted
                 matched = matched.filter(F.col(C_DLT_LOAD_ID) != F.lit(self.load_id))

@@ -23,7 +23,7 @@ import pyarrow.parquet as pq
 import lakeload.spark.executor_working as wio
 from lakeload.delta.executor_files import ACTION_SCHEMA, FILE_COLUMN, ROW_INDEX, DeltaFileSpec, write_task
 from lakeload.delta.executor_read import LISTING_SCHEMA, SnapshotSpec, file_name, read_task
-from lakeload.delta.executor_rewrite import REWRITE_SCHEMA, RewriteSpec, rewrite_task
+from lakeload.delta.executor_rewrite import REWRITE_SCHEMA, RewriteListing, RewriteSpec, rewrite_task
 from lakeload.errors import LoadError
 from lakeload.spark.connect_session import default_parallelism
 from lakeload.spark.errors import summarize
@@ -62,6 +62,17 @@ def write_frame(spark: SparkSession, frame: DataFrame, spec: DeltaFileSpec, desc
     return [json.loads(row[0]) for row in rows]
 
 
+def local_frame(spark: SparkSession, rows: list[tuple[Any, ...]], schema: pa.Schema) -> DataFrame:
+    """A small DataFrame of driver-side metadata rows (file listings), through Arrow: a Python list given to
+    `createDataFrame` as it is becomes a Python RDD, whose every use runs a job on Python workers.
+
+    >>> local_frame(spark, [("part-0.parquet", "{}")], LISTING_SCHEMA).count()  # doctest: +SKIP
+    1
+    """
+    columns = list(zip(*rows, strict=True)) if rows else [() for _ in schema]
+    return spark.createDataFrame(pa.table([pa.array(list(c), f.type) for c, f in zip(columns, schema, strict=True)], schema=schema))
+
+
 @dataclass
 class Rewrite:
     """One table's part of `rewrite_files`: the rows to drop (file column and row index, as read with
@@ -91,20 +102,19 @@ def rewrite_files(
     if not tables:
         return {}
     by_name = {(table, file_name(f["path"])): f for table, t in tables.items() for f in t.files}
-    listing = spark.createDataFrame(
-        [(table, name, f["path"], json.dumps(f["partition_values"])) for (table, name), f in by_name.items()],
-        f"table string, `{FILE_COLUMN}` string, path string, partition_values string",
-    )
+    listing = {key: RewriteListing(f["path"], f["partition_values"]) for key, f in by_name.items()}
     parts = [t.drops.select(F.lit(n).alias("table"), FILE_COLUMN, ROW_INDEX) for n, t in tables.items() if t.drops is not None]
     if tagged is not None and any(t.drops is None for t in tables.values()):
         parts.append(tagged.select("table", FILE_COLUMN, ROW_INDEX))
     drops = functools.reduce(lambda a, b: a.unionByName(b), parts)
+    # positions grouped by file (combined before the shuffle); the files' log entries travel with the task, not
+    # as a DataFrame (a Python list made into one takes a job of Python workers of its own)
     positions = drops.groupBy("table", FILE_COLUMN).agg(F.collect_list(ROW_INDEX).alias("rows"))
-    work = positions.join(F.broadcast(listing), ["table", FILE_COLUMN]).select("table", "path", "partition_values", "rows")
     tasks = max(1, min(len(by_name), 2 * task_slots(spark)))
     specs = {name: t.spec for name, t in tables.items()}
+    task = functools.partial(rewrite_task, specs, listing)
     try:
-        rows = map_in_arrow(work.repartition(tasks), functools.partial(rewrite_task, specs), spark_schema(REWRITE_SCHEMA)).collect()
+        rows = map_in_arrow(positions.repartition(tasks), task, spark_schema(REWRITE_SCHEMA)).collect()
     except Exception as exc:
         raise LoadError(f"{description} failed: {summarize(exc)}. {retry_hint}") from None
     done: dict[str, tuple[list[dict[str, Any]], list[dict[str, Any]]]] = {name: ([], []) for name in tables}
@@ -147,9 +157,7 @@ def read_snapshot(spark: SparkSession, spec: SnapshotSpec, files: list[dict[str,
     if spec.is_local and not any("%" in unquote(f["path"]) for f in files):
         # Hadoop paths mangle '%' (escaped partition values like `k=a%20b`): those tables go the executor way
         return _read_local(spark, spec, files)
-    listing = spark.createDataFrame(
-        [(f["path"], json.dumps(f["partition_values"])) for f in files], spark_schema(LISTING_SCHEMA)
-    )
+    listing = local_frame(spark, [(f["path"], json.dumps(f["partition_values"])) for f in files], LISTING_SCHEMA)
     partitions = max(1, min(len(files), default_parallelism(spark) * 4))
     return map_in_arrow(listing.repartition(partitions), functools.partial(read_task, spec), schema)
 
@@ -167,7 +175,7 @@ def _read_local(spark: SparkSession, spec: SnapshotSpec, files: list[dict[str, A
     if partition_by:
         rows = [(file_name(f["path"]), *[f["partition_values"][c] for c in partition_by]) for f in files]
         names = [FILE_COLUMN, *[f"{PARTITION_PREFIX}{c}" for c in partition_by]]
-        lookup = spark.createDataFrame(rows, ", ".join(f"`{n}` string" for n in names))
+        lookup = local_frame(spark, rows, pa.schema([(n, pa.string()) for n in names]))
         frame = frame.join(F.broadcast(lookup), FILE_COLUMN)
         for column in partition_by:
             target = spark_schema(pa.schema([spec.schema.field(column)]))[0].dataType

@@ -116,9 +116,8 @@ class DeltaLoader:
             if disposition == "replace":
                 self.empty_nested(package, targets, root_name)
                 replaced += tree
-            for name, target in targets.items():
-                mode = "replace" if disposition == "replace" and name == root_name else "append"
-                loaded += self.write_files(target, package, by_table.get(name, []), mode)
+            modes = {name: "replace" if disposition == "replace" and name == root_name else "append" for name in tree}
+            loaded += self.write_tree(list(targets.values()), package, by_table, modes)
         return loaded, replaced
 
     def empty_nested(self, package: dict[str, Any], targets: dict[str, DeltaTarget], root_name: str) -> None:
@@ -135,27 +134,36 @@ class DeltaLoader:
                 target.commit([], removes_of(files), "append", removal_app(self.app), version)
                 target.open()
 
-    def write_files(
-        self, target: DeltaTarget, package: dict[str, Any], files: list[dict[str, Any]], disposition: str
+    def write_tree(
+        self, targets: list[DeltaTarget], package: dict[str, Any], by_table: dict[str, list[dict[str, Any]]], modes: dict[str, str]
     ) -> list[dict[str, Any]]:
-        """Append (or, for `replace`, overwrite with) the package's files of one table, in one commit."""
+        """Append (or, for mode `replace`, overwrite with) the package's files of each of `targets`: every table's
+        files written in one Spark job, then one commit per table in the order given (a parent before its children)."""
         load_id = package["load_id"]
         version = txn_version(load_id)
-        if target.committed(self.app, version):
-            logger.info("Delta table '%s' already holds load %s; not committing it again", target.name, load_id)
+        pending = []
+        for target in targets:
+            if target.committed(self.app, version):
+                logger.info("Delta table '%s' already holds load %s; not committing it again", target.name, load_id)
+            elif by_table.get(target.name) or (modes[target.name] == "replace" and target.table is not None):
+                pending.append(target)
+        if not pending:
             return []
-        if not files and (disposition != "replace" or target.table is None):
-            return []
-        adds = self.package_adds([target], load_id, {target.name: files}, disposition)[target.name]
-        target.commit(adds, [], "overwrite" if disposition == "replace" else "append", self.app, version)
-        return committed_files(target.name, adds)
+        adds = self.package_adds(pending, load_id, by_table, {t.name: modes[t.name] for t in pending})
+        loaded: list[dict[str, Any]] = []
+        for target in pending:
+            mode = "overwrite" if modes[target.name] == "replace" else "append"
+            target.commit(adds[target.name], [], mode, self.app, version)
+            loaded += committed_files(target.name, adds[target.name])
+        return loaded
 
     def package_adds(
-        self, targets: list[DeltaTarget], load_id: str, by_table: dict[str, list[dict[str, Any]]], operation: str
+        self, targets: list[DeltaTarget], load_id: str, by_table: dict[str, list[dict[str, Any]]], operation: str | dict[str, str]
     ) -> dict[str, list[dict[str, Any]]]:
         """Rewrite a package's normalized files of the `targets` as data files of them, in one Spark job (no
-        commit, no Spark SQL plan: each task copies whole files with pyarrow): the add actions per table."""
-        specs = {t.name: self.file_spec(t, load_id, operation) for t in targets}
+        commit, no Spark SQL plan: each task copies whole files with pyarrow): the add actions per table.
+        `operation` (in the files' names): one for all tables, or one per table name."""
+        specs = {t.name: self.file_spec(t, load_id, operation if isinstance(operation, str) else operation[t.name]) for t in targets}
         chunks = [
             (name, files[i : i + FILES_PER_TASK]) for name in specs
             for files in [by_table.get(name, [])] for i in range(0, len(files), FILES_PER_TASK)

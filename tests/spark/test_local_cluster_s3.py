@@ -1,5 +1,6 @@
 """On `local-cluster[2,1,1024]` (executors are other processes), one pipeline loads JSON records, a Spark DataFrame
-and JSONL/Parquet files read from the S3 server into a bucket on the S3 server (moto on 127.0.0.1, auth enforced)."""
+and JSONL/Parquet files read from the S3 server into a bucket on the S3 server (moto on 127.0.0.1, auth enforced),
+with its package data in a working bucket on the same server."""
 
 from __future__ import annotations
 
@@ -50,7 +51,9 @@ def _run_child(s3: S3Server, prefix: str, tmp_path: Path, **extra_env: str) -> d
 
 
 @pytest.mark.slow  # a local-cluster: two executor JVMs of their own
-def test_full_pipeline_on_local_cluster_into_s3(s3_server: S3Server, tmp_path: Path) -> None:
+def test_full_pipeline_on_local_cluster_into_s3_with_working_url_on_s3(s3_server: S3Server, tmp_path: Path) -> None:
+    """Package data in the S3 working bucket too: executors on other JVMs read and write it (a local working
+    folder on a local-cluster: `test_local_cluster.py`)."""
     fs = s3fs.S3FileSystem(**s3_storage_options(s3_server))
     prefix = f"{s3_server.bucket}/{fresh_prefix('cluster')}"
     lines = [json.dumps({"id": i, "kind": "file", "items": [{"n": i}, {"n": i + 1}]}) for i in range(500)]
@@ -59,7 +62,8 @@ def test_full_pipeline_on_local_cluster_into_s3(s3_server: S3Server, tmp_path: P
     sink = io.BytesIO()
     pq.write_table(pa.table({"id": pa.array(range(40), pa.int32()), "label": [f"l{i}" for i in range(40)]}), sink)
     fs.pipe(f"{prefix}/source/rows.parquet", sink.getvalue())
-    result = _run_child(s3_server, prefix, tmp_path)
+    working = {"SPARK__WORKING_URL": f"s3://{prefix}/work", **_credential_env(s3_server, ("SPARK__WORKING_CREDENTIALS",))}
+    result = _run_child(s3_server, prefix, tmp_path, **working)
     assert result["executors"] == 2 and result["worker_pids"] >= 2 and not result["driver_in_workers"]
     counts = result["counts"]
     assert counts["json"]["events"] == 3000
@@ -71,23 +75,6 @@ def test_full_pipeline_on_local_cluster_into_s3(s3_server: S3Server, tmp_path: P
     assert stored["events"] == 3000 and stored["frame_rows__tags"] == 200 and stored["file_events__items"] == 1000
     tables = {p.rsplit("/", 1)[-1] for p in fs.ls(f"{prefix}/lake/ds")}
     assert {"events", "frame_rows", "frame_rows__pets", "file_events", "file_rows", "_dlt_loads", "init"} <= tables
-
-
-@pytest.mark.slow  # a local-cluster: two executor JVMs of their own
-def test_working_url_on_s3_on_local_cluster(s3_server: S3Server, tmp_path: Path) -> None:
-    """The same pipeline with its package data in the S3 working bucket: executors on other JVMs read and write it."""
-    fs = s3fs.S3FileSystem(**s3_storage_options(s3_server))
-    prefix = f"{s3_server.bucket}/{fresh_prefix('cluster-work')}"
-    fs.pipe(f"{prefix}/source/a.jsonl", b"\n".join(json.dumps({"id": i, "items": [{"n": i}]}).encode() for i in range(50)) + b"\n")
-    sink = io.BytesIO()
-    pq.write_table(pa.table({"id": pa.array(range(40), pa.int32()), "label": [f"l{i}" for i in range(40)]}), sink)
-    fs.pipe(f"{prefix}/source/rows.parquet", sink.getvalue())
-    working = {"SPARK__WORKING_URL": f"s3://{prefix}/work", **_credential_env(s3_server, ("SPARK__WORKING_CREDENTIALS",))}
-    result = _run_child(s3_server, prefix, tmp_path, **working)
-    assert result["executors"] == 2
-    assert result["counts"]["json"]["events"] == 3000
-    assert result["counts"]["frame"] == {"frame_rows": 100, "frame_rows__tags": 200, "frame_rows__pets": 100}
-    assert result["stored"]["events"] == 3000 and result["stored"]["frame_rows__tags"] == 200
     fs.invalidate_cache()
     assert [f for f in fs.find(f"{prefix}/work") if not f.endswith("/")] == []  # every load completed: nothing left
     for path in (tmp_path / "pipes").rglob("*"):
