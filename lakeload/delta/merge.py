@@ -17,9 +17,9 @@ is removed (files rewritten as above; the nested tables' ids are read as one uni
 the root ids, see `lakeload.delta.merge_nested`), and the winners' nested rows are added, so an element
 removed from a list is removed from the nested table, and a hard-deleted root takes its nested rows with it.
 
-Small metadata comes in few round trips: one aggregation of the incoming keys tells whether any key
-arrives twice and gives each primary key column's range (for file pruning); keys known unique are joined
-without a distinct pass.
+Small metadata comes in few round trips: one pass over the incoming keys (one task reading the package's
+key columns, or a Spark aggregation for big packages) tells whether any key arrives twice and gives each
+primary key column's range (for file pruning); keys known unique are joined without a distinct pass.
 
 Every file is written before the first commit: one Spark job rewrites the touched files of all tables of
 the tree (pyarrow in the tasks reads each file once and drops rows by position; only positions pass through
@@ -42,6 +42,7 @@ import pyarrow as pa
 from lakeload.delta.commit import DeltaTarget, txn_version
 from lakeload.delta.commit_order import nested_parents_first, removal_app, removes_of
 from lakeload.delta.executor_files import FILE_COLUMN, ROW_INDEX, partition_value
+from lakeload.delta.executor_keys import TASK_ROWS, KeyColumns, KeySummary, key_summary
 from lakeload.delta.executor_rewrite import RewriteSpec
 from lakeload.delta.merge_keys import (
     KEY_PREFIX,
@@ -62,12 +63,14 @@ from lakeload.delta.spark_io import (
     snapshot_spec,
     write_frame,
 )
+from lakeload.errors import LoadError
 from lakeload.normalize.executor_relational import (
     C_DLT_ID,
     C_DLT_LOAD_ID,
     C_OCCURRENCE,
 )
 from lakeload.schema.schema import columns_with_hint
+from lakeload.spark.session import run_tasks
 
 if TYPE_CHECKING:
     from pyspark.sql import Column, DataFrame
@@ -223,10 +226,22 @@ class MergeJob:
         return match(incoming, dup_keys, keys, "left_anti").unionByName(ranked), False
 
     def _has_duplicates(self, incoming: DataFrame, keys: list[str]) -> bool:
-        """Whether two incoming rows share a key; the same query keeps each primary key column's lowest and
-        highest incoming value for `_candidate_files` (one aggregation, one round trip)."""
+        """Whether two incoming rows share a key; the same pass keeps each primary key column's lowest and
+        highest incoming value for `_candidate_files`. Up to `TASK_ROWS` rows (by the package's counts) one
+        task reads the key columns of the package's files (`lakeload.delta.executor_keys`); else one Spark
+        aggregation answers."""
         from pyspark.sql import functions as F
 
+        files = self.by_table[self.root_name]
+        rows = [f.get("rows") for f in files]
+        if all(isinstance(n, int) for n in rows) and sum(rows) <= TASK_ROWS:  # type: ignore[arg-type]
+            columns = KeyColumns(keys=keys, ranged=self.primary_key)
+            description = f"lakeload load {self.load_id}: keys of {self.root_name}"
+            summary: KeySummary = run_tasks(
+                self.spark, key_summary, columns, [[f["path"] for f in files]], description, working=self.loader.working, error=LoadError
+            )[0]
+            self._key_ranges = {k: (low, high) for k, (low, high) in summary["ranges"].items()}
+            return summary["most"] > 1
         counted = incoming.groupBy(*keys).count()
         n = len(self.primary_key)
         bounds = [F.min(k) for k in self.primary_key] + [F.max(k) for k in self.primary_key]

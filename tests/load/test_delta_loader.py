@@ -10,6 +10,7 @@ import pytest
 from deltalake import DeltaTable
 
 import lakeload
+import lakeload.delta.merge as merge_module
 from lakeload.delta import get_delta_tables
 from lakeload.errors import PipelineStepFailed
 
@@ -91,15 +92,21 @@ def test_upsert_removes_nested_rows_of_updated_records(bucket: Path, pipelines_d
     assert rows(bucket, "users__nested", "value") == [(5,), (6,), (7,)]
 
 
+@pytest.mark.parametrize("summary", ["task", "spark"])
 def test_duplicates_in_a_load_keep_the_last_record_and_its_nested_rows(
-    bucket: Path, pipelines_dir: Path, monkeypatch: pytest.MonkeyPatch
+    bucket: Path, pipelines_dir: Path, monkeypatch: pytest.MonkeyPatch, summary: str
 ) -> None:
+    """Duplicates found by the one-task key summary of small packages, or by Spark's aggregation (big ones)."""
     monkeypatch.setenv("EXTRACT__FILE_MAX_BYTES", "200")  # many extracted files: duplicates cross Spark tasks
+    if summary == "spark":
+        monkeypatch.setattr(merge_module, "TASK_ROWS", 0)
     p = make_pipeline(bucket, pipelines_dir)
     users = upsert(primary_key="key")
     data = [{"key": k % 4, "version": k, "nested": list(range(k % 3 + 1)), "pad": "x" * 50} for k in range(20)]
     p.run(users(data))
-    expected = {d["key"]: d for d in data}  # the last record of each key
+    more = [{"key": k, "version": 100 + i, "nested": [i], "pad": ""} for i, k in enumerate((3, 3, 7))]
+    p.run(users(more))  # into the stored table: a key matching a stored row arrives twice
+    expected = {d["key"]: d for d in data + more}  # the last record of each key
     assert rows(bucket, "users", "key", "version") == sorted((k, d["version"]) for k, d in expected.items())
     ids = {r["key"]: r["_dlt_id"] for r in table(bucket, "users").to_pyarrow_table().to_pylist()}
     got = sorted((r["_dlt_root_id"], r["value"]) for r in table(bucket, "users__nested").to_pyarrow_table().to_pylist())
