@@ -129,10 +129,11 @@ def child(spec: dict[str, Any]) -> dict[str, Any]:
                                      dataset_name=base.DATASET, pipelines_dir=str(pipes), progress="log")
         runs = [_lakeload_stages(pipeline, batch, hints) for batch in batches]
         version = "lakeload"
+    total_s = time.perf_counter() - started
+    peak_rss_mb = base.self_peak_rss_mb()  # before the check below: delta-rs counting rows in this process is not the load's
     return {
         "tool": tool, "version": version, "scenario": scenario, "events": n, "runs": runs, "input": spec.get("input", "records"),
-        "total_s": time.perf_counter() - started, "counts": _counts(bucket),
-        "driver_peak_rss_mb": base.self_peak_rss_mb(),
+        "total_s": total_s, "counts": _counts(bucket), "driver_peak_rss_mb": peak_rss_mb,
     }
 
 
