@@ -3,7 +3,8 @@
 The key pass of a merge (a Spark join over the key columns only) finds, per data file, the positions of the
 rows that go. A task gets `(table, file, row positions)` rows, reads each listed file once with pyarrow, drops
 those rows and writes what is left as new data files of its table (local or in a bucket; one file per table
-and partition); it returns the add actions of the new files and the paths of the files they replace. Whole rows never pass through Spark's JVM: only the positions do.
+and partition); it returns the add actions of the new files and the paths of the files they replace. Whole
+rows never pass through Spark's JVM: only the positions do.
 
 Imports only pyarrow, numpy and executor-safe lakeload modules.
 """

@@ -70,7 +70,8 @@ def local_frame(spark: SparkSession, rows: list[tuple[Any, ...]], schema: pa.Sch
     1
     """
     columns = list(zip(*rows, strict=True)) if rows else [() for _ in schema]
-    return spark.createDataFrame(pa.table([pa.array(list(c), f.type) for c, f in zip(columns, schema, strict=True)], schema=schema))
+    table = pa.table([pa.array(list(c), f.type) for c, f in zip(columns, schema, strict=True)], schema=schema)
+    return spark.createDataFrame(table, spark_schema(schema))  # (the schema too: Connect infers none from 0 rows)
 
 
 @dataclass
