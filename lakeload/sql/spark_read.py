@@ -162,5 +162,7 @@ def _read_on_executors(spark: SparkSession, client: FilesystemSqlClient, files: 
         schema=pa.schema([pa.field(c["name"], arrow_type(c)) for c in columns]),
     )
     parallelism = max(1, min(len(files), default_parallelism(spark)))
-    paths = spark.createDataFrame([(f,) for f in files], "path string").repartition(parallelism)
+    from lakeload.delta.spark_io import local_frame
+
+    paths = local_frame(spark, [(f,) for f in files], pa.schema([("path", pa.string())])).repartition(parallelism)
     return map_in_arrow(paths, functools.partial(read_batches, payload), spark_schema(columns))
