@@ -17,6 +17,10 @@ is removed (files rewritten as above; the nested tables' ids are read as one uni
 the root ids, see `lakeload.delta.merge_nested`), and the winners' nested rows are added, so an element
 removed from a list is removed from the nested table, and a hard-deleted root takes its nested rows with it.
 
+The usual upsert of a package of up to `DROP_TASK_ROWS` root rows (one primary key column, no partitions, no
+`merge_key`, nested rows linked by root id) finds steps 3's and the nested tables' removals in one job of
+pyarrow tasks instead (`lakeload.delta.merge_tasks`): no Spark join, broadcast or shuffle.
+
 Small metadata comes in few round trips: one pass over the incoming keys (one task reading the package's
 key columns, or a Spark aggregation for big packages) tells whether any key arrives twice and gives each
 primary key column's range (for file pruning); keys known unique are joined without a distinct pass.
@@ -41,6 +45,7 @@ import pyarrow as pa
 
 from lakeload.delta.commit import DeltaTarget, txn_version
 from lakeload.delta.commit_order import nested_parents_first, removal_app, removes_of
+from lakeload.delta.executor_drops import TASK_ROWS as DROP_TASK_ROWS
 from lakeload.delta.executor_files import FILE_COLUMN, ROW_INDEX, partition_value
 from lakeload.delta.executor_keys import TASK_ROWS, KeyColumns, KeySummary, key_summary
 from lakeload.delta.executor_rewrite import RewriteSpec
@@ -53,7 +58,8 @@ from lakeload.delta.merge_keys import (
     match,
     may_hold_keys,
 )
-from lakeload.delta.merge_nested import NestedDrops, nested_drops
+from lakeload.delta.merge_nested import NestedDrops, nested_drops, split_links
+from lakeload.delta.merge_tasks import drops_in_tasks
 from lakeload.delta.spark_io import (
     Rewrite,
     local_frame,
@@ -138,12 +144,15 @@ class MergeJob:
         if every_row_wins and not self.hard_delete and all(t.table is None for t in self.targets.values()):
             return self._create_tables(nested)
         inserts = winners.filter(~self._deleted()) if self.hard_delete else winners
-        plan = self._plan_root(root, incoming, inserts, unique_keys=every_row_wins)
+        in_tasks = None if self.root_done else self._drops_in_tasks(root, pending)
+        plan = self._plan_root(root, incoming, inserts, unique_keys=every_row_wins, match_stored=in_tasks is None)
         all_inserted = every_row_wins and not self.hard_delete and plan["inserted"] is inserts
         inserted = None if all_inserted else plan["inserted"]
         drops: dict[str, DataFrame | None] = {}
         tagged = None
-        if not self.root_done:
+        if in_tasks is not None:
+            rewritten = self._rewrite_in_tasks(root, in_tasks)
+        elif not self.root_done:
             if plan["rewrite"]:
                 drops[self.root_name] = plan["matched"]
             # no distinct pass nor cache: an id listed twice drops its rows once, and the ids are read in one query
@@ -152,8 +161,8 @@ class MergeJob:
             drops.update(nested_rows.by_table)
             drops.update(dict.fromkeys(nested_rows.tagged_tables))
             tagged = nested_rows.tagged
-        # every file is written first (one job for the rewrites, one for the new rows), then committed in order
-        rewritten = self._rewrite(drops, tagged)
+        if in_tasks is None:  # every file is written first (one job for the rewrites, one for the new rows)
+            rewritten = self._rewrite(drops, tagged)
         new = self._new_rows([self.root_name, *pending] if not self.root_done else pending, plan, inserted)
         loaded: list[dict[str, Any]] = []
         removal = removal_app(self.app)
@@ -233,8 +242,8 @@ class MergeJob:
         from pyspark.sql import functions as F
 
         files = self.by_table[self.root_name]
-        rows = [f.get("rows") for f in files]
-        if all(isinstance(n, int) for n in rows) and sum(rows) <= TASK_ROWS:  # type: ignore[arg-type]
+        rows = self._root_rows()
+        if rows is not None and rows <= TASK_ROWS:
             columns = KeyColumns(keys=keys, ranged=self.primary_key)
             description = f"lakeload load {self.load_id}: keys of {self.root_name}"
             summary: KeySummary = run_tasks(
@@ -258,13 +267,18 @@ class MergeJob:
             return F.coalesce(column, F.lit(False))
         return column.isNotNull()
 
-    def _plan_root(self, target: DeltaTarget, incoming: DataFrame, inserts: DataFrame, unique_keys: bool) -> dict[str, Any]:
+    def _plan_root(
+        self, target: DeltaTarget, incoming: DataFrame, inserts: DataFrame, unique_keys: bool, match_stored: bool = True
+    ) -> dict[str, Any]:
         """Matched stored root rows (key columns, file and row index), whether the files holding them are
         rewritten, the root rows inserted and the root table's new rows (`unique_keys`: no incoming primary
-        key twice, so the keys are matched without a distinct pass)."""
+        key twice, so the keys are matched without a distinct pass; not `match_stored`: the matching is done
+        in tasks, `_rewrite_in_tasks`)."""
         from pyspark.sql import functions as F
 
         data_columns = target.table_schema().names
+        if not match_stored:
+            return {"matched": None, "rewrite": True, "new": _select(inserts, data_columns), "inserted": inserts}
         if target.table is None or (self.root_done and self.strategy != "insert-only"):
             # (a committed upsert inserted every winner: its nested rows are all that is left to add)
             empty = local_frame(self.spark, [], pa.schema([(C_DLT_ID, pa.string())]))
@@ -299,10 +313,10 @@ class MergeJob:
             tables[name] = Rewrite(rows, target.files(), spec)
         return rewrite_files(self.spark, tables, f"lakeload load {self.load_id}: rewrite {', '.join(drops)}", tagged=tagged)
 
-    def _candidate_files(self, target: DeltaTarget, files: list[dict[str, Any]], incoming: DataFrame) -> list[dict[str, Any]]:
-        """The files that may hold rows matching `incoming` (partition and key-range pruning)."""
+    def _candidate_files(self, target: DeltaTarget, files: list[dict[str, Any]], incoming: DataFrame | None) -> list[dict[str, Any]]:
+        """The files that may hold rows matching `incoming` (partition and key-range pruning; None: no partitions)."""
 
-        if target.partition_by and not self.merge_key:
+        if target.partition_by and not self.merge_key and incoming is not None:
             wanted = {
                 tuple(partition_value(row[c]) for c in target.partition_by)
                 for row in incoming.select(*target.partition_by).distinct().collect()
@@ -312,14 +326,42 @@ class MergeJob:
             files = [f for f in files if may_hold_keys(f["stats"], self._key_ranges)]
         return files
 
-    def _nested_drops(self, names: list[str], root_ids: DataFrame) -> NestedDrops:
-        """Step 1's rows: the stored rows of the `names` tables below cleared root rows (see `merge_nested`)."""
+    def _drops_in_tasks(self, root: DeltaTarget, pending: list[str]) -> list[DeltaTarget] | None:
+        """The nested tables whose removals `_rewrite_in_tasks` finds with the root's, when the merge is the
+        usual upsert (one primary key column, no partitions, no `merge_key`, nested rows linked by root id) of
+        up to `DROP_TASK_ROWS` root rows; None: the Spark plan does it."""
+        rows = self._root_rows()
+        if (
+            self.strategy == "insert-only" or root.table is None or len(self.primary_key) != 1 or self.partition_by
+            or self.merge_key or rows is None or rows > DROP_TASK_ROWS
+        ):
+            return None
+        by_root, linked = split_links(self._nested_targets(pending), self._parents(pending), self.root_name)
+        return None if linked else by_root
+
+    def _rewrite_in_tasks(self, root: DeltaTarget, nested: list[DeltaTarget]) -> dict[str, tuple[list[dict[str, Any]], list[dict[str, Any]]]]:
+        """The root's and `nested` tables' files rewritten without the removed rows, in one job of pyarrow tasks."""
+        names = ", ".join([root.name, *(t.name for t in nested)])
+        return drops_in_tasks(
+            self.spark, root, self.primary_key[0], [f["path"] for f in self.by_table[self.root_name]],
+            self._candidate_files(root, root.files(), None), nested, self._spec,
+            f"lakeload load {self.load_id}: rewrite {names}", working=self.loader.working,
+        )
+
+    def _nested_targets(self, names: list[str]) -> list[DeltaTarget]:
+        """The existing tables among `names` whose removals (step 1) are not committed yet."""
         app = removal_app(self.app)
-        targets = [
+        return [
             self.targets[n] for n in names
             if self.targets[n].table is not None and self.strategy != "insert-only" and not self.targets[n].committed(app, self.version)
         ]
-        parents = {n: self.schema.tables[n].get("parent", "") for n in names}
+
+    def _parents(self, names: list[str]) -> dict[str, str]:
+        return {n: self.schema.tables[n].get("parent", "") for n in names}
+
+    def _nested_drops(self, names: list[str], root_ids: DataFrame) -> NestedDrops:
+        """Step 1's rows: the stored rows of the `names` tables below cleared root rows (see `merge_nested`)."""
+        targets, parents = self._nested_targets(names), self._parents(names)
 
         def read(target: DeltaTarget, columns: list[str]) -> DataFrame:
             return self._read(target, target.files(), columns, row_index=True)
@@ -332,9 +374,13 @@ class MergeJob:
         computed them, and would shuffle every nested table's ids instead."""
         if self.merge_key or byte_size(self.spark.conf.get(BROADCAST_CONF) or "10485760") < 0:  # (-1: broadcasts off)
             return False
-        rows = [f.get("rows") for f in self.by_table.get(self.root_name, [])]
-        counts = [n for n in rows if isinstance(n, int)]
-        return len(counts) == len(rows) and 2 * sum(counts) * ID_BYTES <= BROADCAST_BYTES
+        rows = self._root_rows()
+        return rows is not None and 2 * rows * ID_BYTES <= BROADCAST_BYTES
+
+    def _root_rows(self) -> int | None:
+        """The package's root rows, by its files' counts (None when a file has none)."""
+        counts = [f.get("rows") for f in self.by_table.get(self.root_name, [])]
+        return sum(n for n in counts if isinstance(n, int)) if all(isinstance(n, int) for n in counts) else None
 
     def _nested_rows(self, target: DeltaTarget, inserted: DataFrame | None) -> DataFrame | None:
         """Step 3: the package's rows of a nested table that belong to inserted root rows (`inserted` None:

@@ -37,17 +37,9 @@ class NestedDrops:
     by_table: dict[str, DataFrame] = field(default_factory=dict)
 
 
-def nested_drops(
-    targets: list[DeltaTarget], parents: dict[str, str], read: Callable[[DeltaTarget, list[str]], DataFrame],
-    root_name: str, root_ids: DataFrame, broadcast_ids: bool,
-) -> NestedDrops:
-    """The stored rows of `targets` (parents first, each with its table's `parent`) below the cleared `root_ids`
-    (a `_dlt_id` column); `read(target, columns)` reads a table's `columns` with file and row index.
-
-    >>> drops = nested_drops(targets, parents, read, "users", ids, broadcast_ids=True)  # doctest: +SKIP
-    """
-    from pyspark.sql import functions as F
-
+def split_links(targets: list[DeltaTarget], parents: dict[str, str], root_name: str) -> tuple[list[DeltaTarget], list[DeltaTarget]]:
+    """The `targets` (parents first) whose rows below cleared root rows are found by `_dlt_root_id` alone, and
+    those that follow parent links (some file may hold rows without a root id); tables with neither are left out."""
     by_root, linked, clears = [], [], {root_name}
     for target in targets:
         stored = set(target.stored_schema().names)
@@ -62,6 +54,21 @@ def nested_drops(
         else:
             continue
         clears.add(target.name)
+    return by_root, linked
+
+
+def nested_drops(
+    targets: list[DeltaTarget], parents: dict[str, str], read: Callable[[DeltaTarget, list[str]], DataFrame],
+    root_name: str, root_ids: DataFrame, broadcast_ids: bool,
+) -> NestedDrops:
+    """The stored rows of `targets` (parents first, each with its table's `parent`) below the cleared `root_ids`
+    (a `_dlt_id` column); `read(target, columns)` reads a table's `columns` with file and row index.
+
+    >>> drops = nested_drops(targets, parents, read, "users", ids, broadcast_ids=True)  # doctest: +SKIP
+    """
+    from pyspark.sql import functions as F
+
+    by_root, linked = split_links(targets, parents, root_name)
     result = NestedDrops(tagged_tables=[t.name for t in by_root])
     cleared = {root_name: root_ids}
     if by_root:

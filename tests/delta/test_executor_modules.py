@@ -7,7 +7,10 @@ import sys
 import pytest
 from executor_safety import imported_names, module_docstring
 
-EXECUTOR_MODULES = ["lakeload.delta.executor_files", "lakeload.delta.executor_read", "lakeload.delta.executor_rewrite"]
+EXECUTOR_MODULES = [
+    "lakeload.delta.executor_files", "lakeload.delta.executor_read", "lakeload.delta.executor_rewrite",
+    "lakeload.delta.executor_keys", "lakeload.delta.executor_drops",
+]
 ALLOWED_PACKAGES = {*sys.stdlib_module_names, "__future__", "pyarrow", "numpy"}
 # pyspark itself only: TaskContext, imported inside the Spark task
 ALLOWED_MODULES = {

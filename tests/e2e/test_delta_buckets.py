@@ -16,8 +16,8 @@ from lakeload.errors import PipelineStepFailed
 pytestmark = pytest.mark.usefixtures("spark")
 
 
-def users(disposition: Any, **hints: Any) -> Any:
-    @lakeload.resource(name="users", table_format="delta", write_disposition=disposition, **hints)
+def users(disposition: Any, name: str = "users", **hints: Any) -> Any:
+    @lakeload.resource(name=name, table_format="delta", write_disposition=disposition, **hints)
     def resource(data: list[dict[str, Any]]) -> Any:
         yield from data
 
@@ -41,11 +41,14 @@ def test_delta_dispositions_on_bucket(backend: str, request: pytest.FixtureReque
     p.run(users("replace", columns={"day": {"partition": True}})([{"id": 3, "day": "d1", "pets": ["x", "y"]}]))
     assert snapshot(p, "users", "id") == [(3,)] and get_delta_tables(p)["users"].version() == 3  # create, add column, append, replace
     merge = users("merge", primary_key="id", columns={"day": {"partition": True}, "gone": {"hard_delete": True, "data_type": "bool"}})
-    p.run(merge([{"id": 3, "day": "d1", "pets": ["x"]}, {"id": 4, "day": "d2", "pets": ["z"]}]))
-    p.run(merge([{"id": 4, "day": "d2", "gone": True}]))
+    items = users("merge", "items", primary_key="id")  # unpartitioned: its removals are found in pyarrow tasks
+    p.run([merge([{"id": 3, "day": "d1", "pets": ["x"]}, {"id": 4, "day": "d2", "pets": ["z"]}]),
+           items([{"id": 1, "pets": ["a", "b"]}, {"id": 2, "pets": ["c"]}])])
+    p.run([merge([{"id": 4, "day": "d2", "gone": True}]), items([{"id": 1, "pets": ["n"]}])])
     assert snapshot(p, "users", "id", "day") == [(3, "d1")]
     assert snapshot(p, "users__pets", "value") == [("x",)]  # y removed from the list, z deleted with its record
-    assert dict(p.dataset().row_counts()) == {"users": 1, "users__pets": 1} | {
+    assert snapshot(p, "items__pets", "value") == [("c",), ("n",)]
+    assert dict(p.dataset().row_counts()) == {"users": 1, "users__pets": 1, "items": 2, "items__pets": 2} | {
         k: v for k, v in dict(p.dataset().row_counts()).items() if k.startswith("_dlt")
     }
     frame = p.dataset().users.spark()

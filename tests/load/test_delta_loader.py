@@ -75,8 +75,19 @@ def test_replace_is_one_version_per_load_and_empties_nested_tables(bucket: Path,
     assert rows(bucket, "ev", "id") == [] and table(bucket, "ev").version() == 2
 
 
-def test_upsert_removes_nested_rows_of_updated_records(bucket: Path, pipelines_dir: Path) -> None:
+def spark_removals(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Merges find their removals with the Spark plan (key join, broadcast ids), as for big packages, instead of
+    in pyarrow tasks (`lakeload.delta.executor_drops`)."""
+    monkeypatch.setattr(merge_module, "DROP_TASK_ROWS", 0)
+
+
+@pytest.mark.parametrize("removals", ["tasks", "spark"])
+def test_upsert_removes_nested_rows_of_updated_records(
+    bucket: Path, pipelines_dir: Path, monkeypatch: pytest.MonkeyPatch, removals: str
+) -> None:
     """The seed's known limitation, removed: {"key": 1, "nested": [1, 2]} then [1] leaves one nested row."""
+    if removals == "spark":
+        spark_removals(monkeypatch)
     p = make_pipeline(bucket, pipelines_dir)
     users = upsert(primary_key="key")
     p.run(users([{"key": 1, "nested": [1, 2]}, {"key": 2, "nested": [5, 6]}]))
@@ -96,10 +107,12 @@ def test_upsert_removes_nested_rows_of_updated_records(bucket: Path, pipelines_d
 def test_duplicates_in_a_load_keep_the_last_record_and_its_nested_rows(
     bucket: Path, pipelines_dir: Path, monkeypatch: pytest.MonkeyPatch, summary: str
 ) -> None:
-    """Duplicates found by the one-task key summary of small packages, or by Spark's aggregation (big ones)."""
+    """Duplicates found by the one-task key summary of small packages, or by Spark's aggregation (big ones; their
+    removals by the Spark plan too)."""
     monkeypatch.setenv("EXTRACT__FILE_MAX_BYTES", "200")  # many extracted files: duplicates cross Spark tasks
     if summary == "spark":
         monkeypatch.setattr(merge_module, "TASK_ROWS", 0)
+        spark_removals(monkeypatch)
     p = make_pipeline(bucket, pipelines_dir)
     users = upsert(primary_key="key")
     data = [{"key": k % 4, "version": k, "nested": list(range(k % 3 + 1)), "pad": "x" * 50} for k in range(20)]
@@ -125,8 +138,12 @@ def test_dedup_sort_decides_between_duplicates(bucket: Path, pipelines_dir: Path
     assert rows(bucket, "items", "key", "v") == [(1, "old")]
 
 
-@pytest.mark.parametrize("flag", ["bool", "timestamp"])
-def test_hard_delete_removes_rows_and_their_nested_rows(bucket: Path, pipelines_dir: Path, flag: str) -> None:
+@pytest.mark.parametrize(("flag", "removals"), [("bool", "tasks"), ("bool", "spark"), ("timestamp", "tasks")])
+def test_hard_delete_removes_rows_and_their_nested_rows(
+    bucket: Path, pipelines_dir: Path, monkeypatch: pytest.MonkeyPatch, flag: str, removals: str
+) -> None:
+    if removals == "spark":
+        spark_removals(monkeypatch)
     p = make_pipeline(bucket, pipelines_dir)
     users = upsert(primary_key="id", columns={"deleted": {"hard_delete": True, "data_type": flag}})
     live = False if flag == "bool" else None
@@ -256,3 +273,28 @@ def test_merge_rewrites_only_files_with_matches_keeping_their_other_rows(bucket:
     assert len(nested_before & set(table(bucket, "items__tags").file_uris())) == 1  # shop "a"'s nested file too
     ids = {r["_dlt_id"] for r in table(bucket, "items").to_pyarrow_table().to_pylist()}
     assert {r["_dlt_root_id"] for r in table(bucket, "items__tags").to_pyarrow_table().to_pylist()} <= ids
+
+
+def test_removals_in_tasks_rewrite_only_files_with_matches(bucket: Path, pipelines_dir: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """The usual upsert (one key column) of a small package: no Spark rewrite plan at all; a file whose rows
+    match no incoming key stays (root and nested), a touched one loses exactly the matched rows and their
+    nested rows, across two nested levels."""
+
+    def no_spark_plan(*args: Any, **kwargs: Any) -> Any:
+        raise AssertionError("the Spark rewrite plan ran")
+
+    monkeypatch.setattr(merge_module, "rewrite_files", no_spark_plan)
+    p = make_pipeline(bucket, pipelines_dir)
+    items = upsert("items", primary_key="sku")
+    p.run(items([{"sku": i, "v": "old", "tags": [{"t": f"a{i}", "marks": [i]}]} for i in range(4)]))
+    p.run(items([{"sku": i, "v": "old", "tags": [{"t": f"b{i}", "marks": [i, 0]}, {"t": "x"}]} for i in range(10, 14)]))
+    before = {n: set(table(bucket, n).file_uris()) for n in ("items", "items__tags", "items__tags__marks")}
+    p.run(items([{"sku": 11, "v": "new", "tags": [{"t": "n", "marks": [7]}]}, {"sku": 13, "v": "new", "tags": []}, {"sku": 20, "v": "new"}]))
+    for name, files in before.items():  # the first load's file untouched, the second's rewritten
+        assert len(files - set(table(bucket, name).file_uris())) == 1 and len(files & set(table(bucket, name).file_uris())) == 1
+    assert rows(bucket, "items", "sku", "v") == sorted([(i, "old") for i in (0, 1, 2, 3, 10, 12)] + [(11, "new"), (13, "new"), (20, "new")])
+    assert rows(bucket, "items__tags", "t") == sorted([(f"a{i}",) for i in range(4)] + [("b10",), ("x",), ("b12",), ("x",), ("n",)])
+    assert rows(bucket, "items__tags__marks", "value") == sorted([(i,) for i in range(4)] + [(10,), (0,), (12,), (0,), (7,)])
+    ids = {r["_dlt_id"] for r in table(bucket, "items").to_pyarrow_table().to_pylist()}
+    for name in ("items__tags", "items__tags__marks"):
+        assert {r["_dlt_root_id"] for r in table(bucket, name).to_pyarrow_table().to_pylist()} <= ids
