@@ -34,6 +34,7 @@ from lakeload.delta.executor_read import SnapshotSpec, read_file
 from lakeload.delta.executor_rewrite import RewriteListing, RewriteSpec, kept_rows
 
 TASK_ROWS = 2_000_000  # incoming root rows up to which the removals are found in tasks (ids: ~100 MB per task)
+PROBE_ROWS = 1_000_000  # stored rows probed at once (one hashing of the value set per group)
 ROOT_ID = "_dlt_root_id"
 ROW_ID = "_dlt_id"
 
@@ -111,25 +112,50 @@ def _column(spec: SnapshotSpec, listing: RewriteListing, name: str) -> pa.Chunke
 
 
 def _positions(spec: SnapshotSpec, files: list[RewriteListing], column: str, values: pa.Array, skip_nulls: bool) -> list[np.ndarray]:
-    """Per stored file, the positions of its rows whose `column` is among `values`: the column of every file is
-    probed in one call (the value set is hashed once). `skip_nulls`: a null matches nothing (else null = null)."""
-    columns = [_column(spec, f, column) for f in files]
-    probed = pa.chunked_array([c for col in columns for c in col.chunks], spec.schema.field(column).type)
-    found = pc.is_in(probed, value_set=values.cast(probed.type), skip_nulls=skip_nulls)
-    flags = found.to_numpy(zero_copy_only=False) if len(found) else np.zeros(0, dtype=bool)
-    ends = np.cumsum([len(c) for c in columns])
-    return [np.flatnonzero(flags[end - len(c):end]) for c, end in zip(columns, ends, strict=True)]
+    """Per stored file, the positions of its rows whose `column` is among `values`. Files are probed in groups of
+    about `PROBE_ROWS` rows (the value set is hashed once per group; memory stays bounded however big the
+    table). `skip_nulls`: a null matches nothing (else null = null)."""
+    value_type = spec.schema.field(column).type
+    values = values.cast(value_type)
+    found: list[np.ndarray] = []
+    group: list[pa.ChunkedArray] = []
+
+    def probe() -> None:
+        probed = pa.chunked_array([c for col in group for c in col.chunks], value_type)
+        flags = pc.is_in(probed, value_set=values, skip_nulls=skip_nulls).to_numpy(zero_copy_only=False)
+        ends = np.cumsum([len(c) for c in group])
+        found.extend(np.flatnonzero(flags[end - len(c):end]) for c, end in zip(group, ends, strict=True))
+        group.clear()
+
+    for listing in files:
+        group.append(_column(spec, listing, column))
+        if sum(len(c) for c in group) >= PROBE_ROWS:
+            probe()
+    if group:
+        probe()
+    return found
 
 
 def _cleared_ids(plan: DropPlan, incoming: pa.Table) -> pa.Array:
-    """The `_dlt_id`s of the incoming root rows and of the stored root rows whose key arrives again (every
-    candidate root file's keys probed in one call)."""
-    stored = [t for f in plan.root_files for t in read_file(plan.root_keys, f.path, f.partition_values)]
+    """The `_dlt_id`s of the incoming root rows and of the stored root rows whose key arrives again (the
+    candidate root files' keys probed in groups, as in `_positions`)."""
     ids = [incoming.column(ROW_ID).combine_chunks().cast(pa.string())]
-    if stored:
-        both = pa.concat_tables(stored)
-        hits = pc.is_in(both.column(plan.key), value_set=incoming.column(plan.key).combine_chunks(), skip_nulls=False)
+    keys = incoming.column(plan.key).combine_chunks()
+    group: list[pa.Table] = []
+
+    def probe() -> None:
+        both = pa.concat_tables(group)
+        hits = pc.is_in(both.column(plan.key), value_set=keys, skip_nulls=False)
         ids.append(both.column(ROW_ID).filter(hits).combine_chunks().cast(pa.string()))
+        group.clear()
+
+    for listing in plan.root_files:
+        for table in read_file(plan.root_keys, listing.path, listing.partition_values):
+            group.append(table)
+            if sum(t.num_rows for t in group) >= PROBE_ROWS:
+                probe()
+    if group:
+        probe()
     return pa.concat_arrays(ids)
 
 

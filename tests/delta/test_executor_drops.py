@@ -8,7 +8,9 @@ from pathlib import Path
 
 import pyarrow as pa
 import pyarrow.parquet as pq
+import pytest
 
+from lakeload.delta import executor_drops
 from lakeload.delta.executor_drops import DropItem, DropPlan, drop_task
 from lakeload.delta.executor_files import DeltaFileSpec
 from lakeload.delta.executor_read import SnapshotSpec, read_file
@@ -53,7 +55,10 @@ def _rows(folder: Path, schema: pa.Schema, path: str) -> list[dict[str, object]]
     return [r for t in read_file(_read_spec(folder, schema), path, {}) for r in t.to_pylist()]
 
 
-def test_root_and_nested_files_lose_exactly_the_matched_rows(tmp_path: Path) -> None:
+@pytest.mark.parametrize("probe_rows", [1_000_000, 2])
+def test_root_and_nested_files_lose_exactly_the_matched_rows(tmp_path: Path, monkeypatch: pytest.MonkeyPatch, probe_rows: int) -> None:
+    """(`probe_rows` 2: stored rows probed a few files at a time, as big tables are.)"""
+    monkeypatch.setattr(executor_drops, "PROBE_ROWS", probe_rows)
     root, nested = tmp_path / "users", tmp_path / "users__tags"
     a = _write(root, "a.parquet", pa.table({"id": [1, 2, None], "v": ["a1", "a2", "a-null"], "_dlt_id": ["r1", "r2", "rn"]}, ROOT))
     b = _write(root, "b.parquet", pa.table({"id": [3, 4], "v": ["b3", "b4"], "_dlt_id": ["r3", "r4"]}, ROOT))
