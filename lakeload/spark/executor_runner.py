@@ -1,7 +1,8 @@
 """Executor-safe: runs one lakeload task per Spark partition and returns its JSON metadata.
 
-The driver builds `spark.range(n, numPartitions=n)` and maps it with `task_mapper`: partition `i`
-runs `task(payload, items[i])` and yields one Arrow batch with one JSON string. Errors raised by
+The driver builds `sparkContext.parallelize(range(n), n)` and maps it with `partition_mapper` (classic
+sessions), or `spark.range(n, numPartitions=n)` with `task_mapper` (Spark Connect, which has no RDDs):
+partition `i` runs `task(payload, items[i])` and yields one JSON string (in an Arrow batch for `task_mapper`). Errors raised by
 the task are returned as data (`{"error": ...}`) so the driver can raise a clean lakeload error
 instead of a JVM stack trace, and deterministic failures are not retried by Spark.
 """
@@ -9,7 +10,7 @@ instead of a JVM stack trace, and deterministic failures are not retried by Spar
 from __future__ import annotations
 
 import traceback
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterable, Iterator
 from typing import Any
 
 import orjson
@@ -20,10 +21,6 @@ from lakeload.spark.executor_working import WorkingStore, use
 RESULT_SCHEMA = "result string"
 
 
-def _encode(value: Any) -> pa.RecordBatch:
-    return pa.RecordBatch.from_pydict({"result": [orjson.dumps(value, default=str).decode()]})
-
-
 def task_mapper(
     task: Callable[[Any, Any], Any], payload: Any, items: list[Any], working: WorkingStore | None = None
 ) -> Callable[[Iterator[pa.RecordBatch]], Iterator[pa.RecordBatch]]:
@@ -32,19 +29,47 @@ def task_mapper(
     `working` (the bucket of package data URLs, see `executor_working`) is installed in the task's process.
     """
 
+    run_one = task_runner(task, payload, items, working)
+
     def run(batches: Iterator[pa.RecordBatch]) -> Iterator[pa.RecordBatch]:
-        use(working)
         for batch in batches:
             for index in batch.column(0).to_pylist():
-                try:
-                    result = {"ok": task(payload, items[index]), "index": index}
-                except Exception as exc:  # returned to the driver, which raises a lakeload error
-                    result = {
-                        "error": f"{type(exc).__name__}: {exc}",
-                        "error_type": type(exc).__name__,
-                        "trace": traceback.format_exc(limit=8),
-                        "index": index,
-                    }
-                yield _encode(result)
+                yield pa.RecordBatch.from_pydict({"result": [run_one(index)]})
 
     return run
+
+
+def partition_mapper(
+    task: Callable[[Any, Any], Any], payload: Any, items: list[Any], working: WorkingStore | None = None
+) -> Callable[[Iterable[int]], Iterable[str]]:
+    """The same as `task_mapper` for an RDD of indexes (`parallelize(range(n), n)`, classic sessions): no SQL
+    plan for Spark to make, which in a fresh JVM is most of its first job's cost."""
+    run_one = task_runner(task, payload, items, working)
+
+    def run(indexes: Iterable[int]) -> Iterable[str]:
+        for index in indexes:
+            yield run_one(index)
+
+    return run
+
+
+def task_runner(
+    task: Callable[[Any, Any], Any], payload: Any, items: list[Any], working: WorkingStore | None
+) -> Callable[[int], str]:
+    """Runs `task(payload, items[index])` (with `working` installed) and returns its JSON result, or the error it
+    raised as data (`{"error": ...}`)."""
+
+    def run_one(index: int) -> str:
+        use(working)
+        try:
+            result = {"ok": task(payload, items[index]), "index": index}
+        except Exception as exc:  # returned to the driver, which raises a lakeload error
+            result = {
+                "error": f"{type(exc).__name__}: {exc}",
+                "error_type": type(exc).__name__,
+                "trace": traceback.format_exc(limit=8),
+                "index": index,
+            }
+        return orjson.dumps(result, default=str).decode()
+
+    return run_one

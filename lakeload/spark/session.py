@@ -229,17 +229,21 @@ def run_tasks(
     run, makes this raise `error` (the step's error class) with the task's own message or Spark's cause in one
     line. `on_progress(n)` hears of completed tasks.
     """
-    from lakeload.spark.executor_runner import RESULT_SCHEMA, task_mapper
+    from lakeload.spark.connect_session import is_connect
+    from lakeload.spark.executor_runner import RESULT_SCHEMA, partition_mapper, task_mapper
 
     if not items:
         return []
     n = len(items)
     with tracked_jobs(spark, description, on_progress), spark_errors(error, description):
-        frame = map_in_arrow(spark.range(0, n, 1, numPartitions=n), task_mapper(task, payload, items, working), RESULT_SCHEMA)
-        rows = frame.collect()
+        if is_connect(spark):  # (no RDDs through Connect)
+            frame = map_in_arrow(spark.range(0, n, 1, numPartitions=n), task_mapper(task, payload, items, working), RESULT_SCHEMA)
+            rows = [row[0] for row in frame.collect()]
+        else:  # an RDD job: no SQL plan, ~0.7 s less for a fresh JVM's first job
+            rows = spark.sparkContext.parallelize(range(n), n).mapPartitions(partition_mapper(task, payload, items, working)).collect()
     results: list[Any] = [None] * n
     for row in rows:
-        decoded = orjson.loads(row[0])
+        decoded = orjson.loads(row)
         if "error" in decoded:
             logger.debug("task %s failed:\n%s", decoded["index"], decoded.get("trace"))
             raise error(f"{description}: {decoded['error']} {missing_module_hint(decoded['error'])}".strip())
