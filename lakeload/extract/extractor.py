@@ -9,9 +9,10 @@ from __future__ import annotations
 
 import os
 import time
+from bisect import bisect_left
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
-from typing import IO, Any, Protocol
+from typing import IO, Any, Protocol, TypeVar
 
 import pendulum
 
@@ -37,6 +38,7 @@ from lakeload.spark.local_paths import local_uri
 
 FILE_MAX_BYTES = 64 * 1024 * 1024
 BUFFER_BYTES = 4 * 1024 * 1024
+_T = TypeVar("_T")
 
 
 @dataclass
@@ -93,36 +95,41 @@ class PackageWriter:
         return current
 
     def write_item(self, table: str, item: Any) -> None:
-        self.write_items(table, (item,))
+        """Write one item as a JSON line of the table's open file."""
+        line, tagged = self._serialized(table, typed_json.dumps_tracked, item)
+        self._write_lines(table, line + b"\n", [len(line) + 1], tagged)
 
     def write_items(self, table: str, items: Sequence[Any]) -> int:
         """Write `items` (one page of a resource) as JSON lines of the table's open file, rotated at `file_max_bytes`."""
-        current = self._current(table)
-        lines: list[bytes] = []
-        for item in items:
-            try:
-                line, tagged = typed_json.dumps_tracked(item)
-            except ExtractError:
-                raise
-            except Exception as exc:
-                raise ExtractError(f"Item for table '{table}' cannot be serialized: {exc}") from exc
-            lines.append(line)
-            current.bytes += len(line) + 1
-            current.may_have_tags |= tagged
-            if current.bytes >= self.file_max_bytes:
-                self._append(current, lines)
-                lines = []
-                self._close(table)
-                current = self._current(table)
-        self._append(current, lines)
+        block, ends, tagged = self._serialized(table, typed_json.dumps_page, items)
+        self._write_lines(table, block, ends, tagged)
         return len(items)
 
     @staticmethod
-    def _append(current: _JsonlFile, lines: list[bytes]) -> None:
-        if lines:
-            lines.append(b"")
-            current.handle.write(b"\n".join(lines))
-            current.items += len(lines) - 1
+    def _serialized(table: str, dumps: Callable[[Any], _T], value: Any) -> _T:
+        try:
+            return dumps(value)
+        except ExtractError:
+            raise
+        except Exception as exc:
+            raise ExtractError(f"Item for table '{table}' cannot be serialized: {exc}") from exc
+
+    def _write_lines(self, table: str, block: bytes, ends: list[int], tagged: bool) -> None:
+        """Write lines (`block`; line i ends at `ends[i]`), closing a file after the line that makes it reach
+        `file_max_bytes` (the next line starts a new file)."""
+        done = 0  # lines written so far
+        while done < len(ends):
+            current = self._current(table)
+            offset = ends[done - 1] if done else 0
+            last = bisect_left(ends, offset + self.file_max_bytes - current.bytes, lo=done)
+            upto = min(last + 1, len(ends))
+            current.handle.write(memoryview(block)[offset : ends[upto - 1]])
+            current.bytes += ends[upto - 1] - offset
+            current.items += upto - done
+            current.may_have_tags |= tagged
+            done = upto
+            if current.bytes >= self.file_max_bytes:
+                self._close(table)
 
     def write_arrow(self, table: str, data: Any) -> int:
         """Arrow tables/batches and pandas frames are stored as Parquet as they are."""

@@ -112,7 +112,8 @@ class _Run:
         if not len(lines):
             return None
         scan = scan_nulls(lines)
-        parsed = parse_records(lines, scan.list_nulls | set(lines.odd), int(len(lines) * MAX_PYTHON_SHARE))
+        checked = self.split.source is None  # a package file: extract wrote it with orjson
+        parsed = parse_records(lines, scan.list_nulls | set(lines.odd), int(len(lines) * MAX_PYTHON_SHARE), checked)
         if parsed is None:
             return None
         python = parsed.python

@@ -300,11 +300,12 @@ def _conflicting(lines: LineIndex, message: str, keep: np.ndarray, budget: list[
     return moved
 
 
-def parse_records(lines: LineIndex, python: set[int], max_python: int) -> Parsed | None:
+def parse_records(lines: LineIndex, python: set[int], max_python: int, checked_utf8: bool = False) -> Parsed | None:
     """Parse every record not in `python` with pyarrow (see the module docstring); None when not possible.
 
     The first `PROBE_BYTES` are read first: their conflicts and timestamp-like fields are found at a
-    small cost, so the whole split is usually read once.
+    small cost, so the whole split is usually read once. pyarrow does not check UTF-8 when it parses, so the
+    strings are validated afterwards unless `checked_utf8` (bytes orjson wrote: it writes only valid UTF-8).
     """
     if len(lines.data) > MAX_BYTES:
         return None
@@ -313,13 +314,16 @@ def parse_records(lines: LineIndex, python: set[int], max_python: int) -> Parsed
     known: dict[str, Any] = {}  # the probe's types, for the full read
     budget = [2 * len(lines)]  # records parsed in Python to find the records of a rare type
     everything = np.arange(len(lines), dtype=np.int64)
+    kept = np.ones(len(lines), bool)
     probe_end = int(np.searchsorted(lines.starts, PROBE_BYTES))
     probing = 0 < probe_end < len(lines)
     for _ in range(MAX_ATTEMPTS):
         if len(python) > max_python:
             return None
         lines.blank(python)
-        keep = everything if not python else np.setdiff1d(everything, np.fromiter(python, np.int64, len(python)))
+        if python:
+            kept[np.fromiter(python, np.int64, len(python))] = False
+        keep = everything if not python else everything[kept]
         if probing:
             keep = keep[keep < probe_end]
         if len(keep) == 0:
@@ -343,9 +347,10 @@ def parse_records(lines: LineIndex, python: set[int], max_python: int) -> Parsed
             continue
         if table.num_rows != len(keep):  # e.g. two documents on one line: orjson rejects that
             return None
-        try:
-            table.validate(full=True)  # pyarrow does not check UTF-8 when it parses
-        except pa.ArrowInvalid:
-            return None
+        if not checked_utf8:
+            try:
+                table.validate(full=True)  # pyarrow does not check UTF-8 when it parses
+            except pa.ArrowInvalid:
+                return None
         return Parsed(table, keep, python)
     return None

@@ -26,8 +26,9 @@ from __future__ import annotations
 
 import base64
 import datetime
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from decimal import Decimal
+from itertools import accumulate
 from typing import Any
 
 import orjson
@@ -37,6 +38,7 @@ from lakeload.errors import ExtractError
 TAG = "\U0010fffd"
 TAG_BYTES = TAG.encode("utf-8")
 _OPTIONS = orjson.OPT_PASSTHROUGH_DATETIME | orjson.OPT_NON_STR_KEYS
+_LINE_OPTIONS = _OPTIONS | orjson.OPT_APPEND_NEWLINE
 _ESCAPE = TAG + "s"
 
 _DECODERS: dict[str, Callable[[str], Any]] = {
@@ -112,31 +114,64 @@ def _extract_error(item: Any, exc: orjson.JSONEncodeError) -> ExtractError:
     )
 
 
+class _Tagger:
+    """orjson's `default`: typed values become tagged text (counted in `tags`), other known types JSON values."""
+
+    __slots__ = ("tags",)
+
+    def __init__(self) -> None:
+        self.tags = 0
+
+    def __call__(self, obj: Any) -> Any:
+        exact = _EXACT_TAGGERS.get(type(obj))
+        tagged = exact(obj) if exact is not None else _tag(obj)
+        if tagged is None:
+            return _untyped(obj)
+        self.tags += 1
+        return tagged
+
+
 def dumps_tracked(item: Any) -> tuple[bytes, bool]:
     """Serialize `item` to one JSON document (no newline); also say whether any value was tagged.
 
     Example: ``dumps_tracked({"at": datetime.date(2024, 5, 1)})`` -> ``(b'{"at":"\\xf4\\x8f\\xbf\\xbdd2024-05-01"}', True)``.
     """
-    tags = 0
-
-    def default(obj: Any) -> Any:
-        nonlocal tags
-        exact = _EXACT_TAGGERS.get(type(obj))
-        tagged = exact(obj) if exact is not None else _tag(obj)
-        if tagged is None:
-            return _untyped(obj)
-        tags += 1
-        return tagged
-
+    tagger = _Tagger()
     try:
-        out = orjson.dumps(item, default=default, option=_OPTIONS)
+        out = orjson.dumps(item, default=tagger, option=_OPTIONS)
         # more tag characters than tagged values: some user string carries it, escape those
-        if TAG_BYTES in out and out.count(TAG_BYTES) != tags:
-            escaped = orjson.dumps(_escape_user_strings(item), default=default, option=_OPTIONS)
-            return escaped, tags > 0 or escaped != out
+        if TAG_BYTES in out and out.count(TAG_BYTES) != tagger.tags:
+            escaped = orjson.dumps(_escape_user_strings(item), default=tagger, option=_OPTIONS)
+            return escaped, tagger.tags > 0 or escaped != out
     except orjson.JSONEncodeError as exc:
         raise _extract_error(item, exc) from exc
-    return out, tags > 0
+    return out, tagger.tags > 0
+
+
+def dumps_page(items: Sequence[Any]) -> tuple[bytes, list[int], bool]:
+    """Every item as in `dumps_tracked`, one line each (ending with a newline), as one block of bytes; also
+    where each item's line ends in it, and whether any value was tagged.
+
+    One `default` serves the whole page and the tag check runs once over the block; only a page where some
+    user string carries the tag character is serialized again item by item (`dumps_tracked` escapes those).
+
+    >>> dumps_page([{"a": 1}, {"b": True}])
+    (b'{"a":1}\\n{"b":true}\\n', [8, 19], False)
+    """
+    tagger = _Tagger()
+    dumps = orjson.dumps
+    try:
+        lines = [dumps(item, default=tagger, option=_LINE_OPTIONS) for item in items]
+    except orjson.JSONEncodeError:
+        for item in items:  # the item that fails raises its own error
+            dumps_tracked(item)
+        raise
+    block = b"".join(lines)
+    if TAG_BYTES in block and block.count(TAG_BYTES) != tagger.tags:
+        tracked = [dumps_tracked(item) for item in items]
+        lines = [line + b"\n" for line, _ in tracked]
+        return b"".join(lines), list(accumulate(map(len, lines))), any(tagged for _, tagged in tracked)
+    return block, list(accumulate(map(len, lines))), tagger.tags > 0
 
 
 def dumps(item: Any) -> bytes:

@@ -35,6 +35,26 @@ def test_rotation_types_and_manifest(tmp_path: Path) -> None:
     assert sum(s["items"] for s in manifest["splits"]) == 1000
 
 
+def _files(storage: PipelineStorage, load_id: str) -> list[bytes]:
+    package = Path(storage.package_dir(EXTRACTED, load_id))
+    manifest = json.loads((package / "manifest.json").read_text())
+    return [(package / split["path"]).read_bytes() for split in manifest["splits"]]
+
+
+def test_pages_rotate_after_the_same_items_as_single_items(tmp_path: Path) -> None:
+    """A page is written in blocks, yet its files end after the same items as when the items come one by one."""
+    events = [{"id": i, "text": "x" * (i % 37), "at": dt.date(2024, 1, 1 + i % 28)} for i in range(500)]
+    pages = [events[i : i + 64] for i in range(0, len(events), 64)]
+    single = PipelineStorage(str(tmp_path / "single"))
+    by_item = extract_resources(single, [lakeload.resource(iter(events), name="e")], "s", SnakeCaseNaming(), file_max_bytes=3000)
+    paged = PipelineStorage(str(tmp_path / "paged"))
+    by_page = extract_resources(paged, [lakeload.resource(iter(pages), name="e")], "s", SnakeCaseNaming(), file_max_bytes=3000)
+    files = _files(paged, by_page.load_id)
+    assert files == _files(single, by_item.load_id) and len(files) > 10
+    assert all(len(f) >= 3000 for f in files[:-1]) and all(len(f) - len(f.splitlines()[-1]) - 1 < 3000 for f in files)
+    assert [typed_json.loads(line, True) for f in files for line in f.splitlines()] == events
+
+
 def test_dynamic_table_names_and_lists_as_batches(tmp_path: Path) -> None:
     storage = PipelineStorage(str(tmp_path))
 

@@ -13,6 +13,7 @@ import pytest
 from arrow_compare import canonical, make_plan, read_rows, run_both, write_lines
 
 from lakeload.demo.events import generate_events
+from lakeload.errors import NormalizeError
 from lakeload.normalize import executor_arrow, executor_tasks
 from lakeload.normalize.executor_relational import OCCURRENCE_SHIFT, RootTableSettings
 from lakeload.normalize.executor_tasks import Split, finalize_split, normalize_split
@@ -212,6 +213,29 @@ def test_source_file_split_with_file_name(monkeypatch: pytest.MonkeyPatch, tmp_p
         results[mode] = (report["added"], report["tables"], canonical(read_rows(plan, report)))
     assert results["0"] == results["1"] and ran and ran[-1] is not None
     assert results["1"][2]["events"][0]["_file_name"] == "file:///data/user.jsonl"
+
+
+def test_invalid_utf8_in_a_source_file_is_refused_by_both_paths(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:
+    """A user's file is checked for UTF-8 after pyarrow's parse (which does not check it); the package files
+    extract writes are not: orjson writes only valid UTF-8."""
+    from fsspec.implementations.local import LocalFileSystem
+
+    from lakeload.normalize.executor_split_io import SourceFile, file_version
+
+    path = write_lines(tmp_path / "user.jsonl", [{"a": "x"}] * 5 + [b'{"a":"\xff\xfe"}'])
+    info = LocalFileSystem().info(str(path))
+    source = SourceFile(url="file:///data/user.jsonl", path=str(path), size=int(info["size"]), version=file_version(info),
+                        bucket_url=f"file://{tmp_path}")
+    ran: list[Any] = []
+    original = executor_arrow.normalize_arrow
+    monkeypatch.setattr(executor_arrow, "normalize_arrow", lambda *a: ran.append(original(*a)) or ran[-1])
+    for mode in ("0", "1"):
+        monkeypatch.setenv(executor_arrow.SWITCH, mode)
+        plan = make_plan(path, tmp_path / f"o{mode}")
+        plan.splits = [Split(0, str(path), "events", source=source)]
+        with pytest.raises(NormalizeError, match="line 6"):
+            normalize_split(plan, plan.splits[0])
+    assert ran == [None]  # the fast path stepped aside
 
 
 def test_blank_lines_crlf_and_leading_blanks(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:

@@ -95,6 +95,29 @@ def test_user_strings_starting_with_tag_survive() -> None:
     assert tj.loads(line, True) == item
 
 
+@settings(max_examples=100, deadline=None)
+@given(items=st.lists(ITEMS, max_size=6))
+def test_a_page_is_its_items_line_by_line(items: list[Any]) -> None:
+    """`dumps_page` gives exactly the lines of `dumps_tracked`, where each ends, and the page's tag flag."""
+    block, ends, tagged = tj.dumps_page(items)
+    one_by_one = [tj.dumps_tracked(item) for item in items]
+    assert block == b"".join(line + b"\n" for line, _ in one_by_one)
+    assert [block[end - 1 : end] for end in ends] == [b"\n"] * len(items) and ends[-1:] == ([len(block)] if items else [])
+    assert tagged == any(flag for _, flag in one_by_one)
+
+
+def test_a_page_with_a_user_tag_string_escapes_like_single_items() -> None:
+    items = [{"n": Decimal("1.5")}, {"s": tj.TAG + "n2.5"}, {"plain": 1}]
+    block, ends, tagged = tj.dumps_page(items)
+    assert tagged and len(ends) == 3
+    assert [tj.loads(line, True) for line in block.splitlines()] == items
+
+
+def test_an_unserializable_item_in_a_page_raises_extract_error() -> None:
+    with pytest.raises(ExtractError, match="builtins.set"):
+        tj.dumps_page([{"ok": 1}, {"bad": {1, 2}}])
+
+
 def test_decoded_types_drive_inference_like_dlt() -> None:
     """After the round trip each value infers the same dlt type as after dlt's own typed jsonl round trip."""
     item = {
