@@ -107,10 +107,10 @@ def pause_through_second_load(bucket: Path, pipes: Path, tmp_path: Path, kill_at
 # same way: the missing commits once; dropped to keep the suite under 20 minutes)
 @pytest.mark.parametrize("kill_at", ["3", "record"])
 def test_merge_never_shows_orphans_and_readers_see_the_last_completed_load(
-    bucket: Path, tmp_path: Path, kill_at: str
+    bucket: Path, tmp_path: Path, kill_at: str, spark: Any
 ) -> None:
     pipes = tmp_path / "pipes"
-    run_child(bucket, pipes, "first")
+    first_load_in_process(bucket, pipes)  # as the child's `first` (one JVM start fewer); killed and resumed: children
     assert reader_view(bucket, tmp_path / "reader") == (FIRST_COUNTS, [0, 0])
     first_versions = {t: DeltaTable(str(bucket / "ds" / t)).version() for t in TABLES}
 
@@ -133,6 +133,14 @@ def test_merge_never_shows_orphans_and_readers_see_the_last_completed_load(
     assert len(loads) == 2
     record = json.loads((bucket / "ds" / VERSIONS_FOLDER / loads[-1].replace(".jsonl", ".json")).read_text())
     assert record["versions"] == {t: DeltaTable(str(bucket / "ds" / t)).version() for t in TABLES}
+
+
+def first_load_in_process(bucket: Path, pipes: Path) -> None:
+    sys.path.insert(0, str(CHILD.parent))
+    from consistency_child import FIRST, users
+
+    lakeload.pipeline("consistent", destination=lakeload.destinations.filesystem(str(bucket)), dataset_name="ds",
+                      pipelines_dir=str(pipes)).run(users()(FIRST))
 
 
 def lakeload_loads(bucket: Path, pipes: Path) -> lakeload.Pipeline:

@@ -8,7 +8,15 @@ from typing import Any
 
 import pytest
 from deltalake import DeltaTable
-from test_resume import FIRST_PETS, FIRST_USERS, SECOND_PETS, SECOND_USERS, kill_child_in, run_child
+from test_resume import (
+    FIRST_PETS,
+    FIRST_USERS,
+    SECOND_PETS,
+    SECOND_USERS,
+    kill_child_in,
+    load_first_in_process,
+    run_child,
+)
 
 import lakeload
 from lakeload.delta.commit import DeltaTarget
@@ -26,10 +34,10 @@ def count(bucket: Path, table: str) -> int:
 @pytest.mark.slow  # child processes with their own Spark, killed and resumed
 @pytest.mark.parametrize("disposition", ["append", "merge"])
 def test_killed_before_commit_keeps_previous_version_and_rerun_commits_once(
-    bucket: Path, pipelines_dir: Path, tmp_path: Path, disposition: str
+    bucket: Path, pipelines_dir: Path, tmp_path: Path, disposition: str, spark: Any
 ) -> None:
     fmt = ("--table-format", "delta", "--disposition", disposition)
-    run_child(bucket, pipelines_dir, "first", *fmt)
+    load_first_in_process(bucket, pipelines_dir, disposition, "delta")
     first = {t: versions(bucket, t) for t in ("users", "users__pets")}
     kill_child_in(bucket, pipelines_dir, tmp_path, "commit", "second", *fmt)
     # one table committed, the other's files written but not committed: it still shows its previous version

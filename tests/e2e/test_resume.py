@@ -12,6 +12,7 @@ import subprocess
 import sys
 import time
 from pathlib import Path
+from typing import Any
 
 import pytest
 from bucket_utils import loads_records, read_rows
@@ -28,6 +29,20 @@ def run_child(bucket: Path, pipes: Path, *args: str, extra_env: dict[str, str] |
                           capture_output=True, text=True, timeout=300)
     assert done.returncode == 0, done.stderr[-3000:]
     return done.stdout
+
+
+def load_first_in_process(bucket: Path, pipes: Path, disposition: str = "append", table_format: str | None = None) -> None:
+    """What `resume_child.py ... first` loads, in this test process with its Spark session (one JVM start
+    fewer than a child: the runs that are killed and resumed stay child processes)."""
+    import lakeload
+
+    sys.path.insert(0, str(CHILD.parent))
+    from resume_child import batch
+
+    p = lakeload.pipeline("resumable", destination=lakeload.destinations.filesystem(str(bucket)), dataset_name="ds",
+                          pipelines_dir=str(pipes))
+    p.run(batch(0, 50), table_name="users", write_disposition=disposition, loader_file_format="parquet",
+          table_format=table_format, primary_key="id" if disposition == "merge" else None)
 
 
 def kill_child_in(
@@ -51,9 +66,9 @@ def kill_child_in(
 
 
 @pytest.mark.slow  # child processes with their own Spark, killed and resumed
-def test_kill_during_normalize_then_run_finishes_the_package(bucket: Path, tmp_path: Path) -> None:
+def test_kill_during_normalize_then_run_finishes_the_package(bucket: Path, tmp_path: Path, spark: Any) -> None:
     pipes = tmp_path / "pipes"
-    run_child(bucket, pipes, "first")
+    load_first_in_process(bucket, pipes)
     kill_child_in(bucket, pipes, tmp_path, "normalize", "second")
     assert len(loads_records(bucket, "ds")) == 1
     assert (pipes / "resumable" / "load" / "normalizing").exists()  # the half-done normalize is on disk
@@ -67,12 +82,17 @@ def test_kill_during_normalize_then_run_finishes_the_package(bucket: Path, tmp_p
 
 @pytest.mark.slow  # child processes with their own Spark, killed and resumed
 @pytest.mark.parametrize("disposition", ["append", "replace"])
-def test_kill_during_load_then_run_completes_without_duplicates(bucket: Path, tmp_path: Path, disposition: str) -> None:
+def test_kill_during_load_then_run_completes_without_duplicates(
+    bucket: Path, tmp_path: Path, disposition: str, spark: Any
+) -> None:
     """`append` keeps its packages under `[spark] working_url` (a folder of its own; the pipelines folder keeps
     only the state), `replace` in the pipelines folder."""
     pipes, shared = tmp_path / "pipes", tmp_path / "shared"
     env = {"SPARK__WORKING_URL": shared.as_uri()} if disposition == "append" else {}
-    run_child(bucket, pipes, "first", "--disposition", disposition, extra_env=env)
+    if env:  # the working_url of a child's environment
+        run_child(bucket, pipes, "first", "--disposition", disposition, extra_env=env)
+    else:
+        load_first_in_process(bucket, pipes, disposition)
     kill_child_in(bucket, pipes, tmp_path, "load", "second", "--disposition", disposition, extra_env=env)
     if env:
         assert (shared / "resumable" / "load" / "normalized").exists() and not (pipes / "resumable" / "load").exists()

@@ -6,6 +6,7 @@ Every test normalizes one split both ways and compares reports and rows (see `ar
 from __future__ import annotations
 
 import random
+from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
@@ -16,7 +17,7 @@ from lakeload.demo.events import generate_events
 from lakeload.errors import NormalizeError
 from lakeload.normalize import executor_arrow, executor_tasks
 from lakeload.normalize.executor_relational import OCCURRENCE_SHIFT, RootTableSettings
-from lakeload.normalize.executor_tasks import Split, finalize_split, normalize_split
+from lakeload.normalize.executor_tasks import NormalizePlan, Split, finalize_split, normalize_split
 
 # ------------------------------------------------------------------------------------------ demo events
 
@@ -192,23 +193,37 @@ def test_nesting_limit_takes_the_python_path(monkeypatch: pytest.MonkeyPatch, tm
     run_both(monkeypatch, tmp_path, records, expect_fast=False, roots={"events": RootTableSettings(max_nesting=2)})
 
 
-def test_source_file_split_with_file_name(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:
+def _source_splits(
+    monkeypatch: pytest.MonkeyPatch, tmp_path: Path, records: list[Any], add_file_name: bool = False
+) -> tuple[Iterator[tuple[str, NormalizePlan]], list[Any]]:
+    """Plans of a user file's split (a file source's, read in place) for the Python path ("0"), then the fast
+    path ("1"); and the fast path's results (None: it stepped aside), filled as the plans are normalized."""
     from fsspec.implementations.local import LocalFileSystem
 
     from lakeload.normalize.executor_split_io import SourceFile, file_version
 
-    path = write_lines(tmp_path / "user.jsonl", list(generate_events(300)))
+    path = write_lines(tmp_path / "user.jsonl", records)
     info = LocalFileSystem().info(str(path))
     source = SourceFile(url="file:///data/user.jsonl", path=str(path), size=int(info["size"]), version=file_version(info),
-                        add_file_name=True, bucket_url=f"file://{tmp_path}")
-    results = {}
+                        add_file_name=add_file_name, bucket_url=f"file://{tmp_path}")
     ran: list[Any] = []
     original = executor_arrow.normalize_arrow
     monkeypatch.setattr(executor_arrow, "normalize_arrow", lambda *a: ran.append(original(*a)) or ran[-1])
-    for mode in ("0", "1"):
-        monkeypatch.setenv(executor_arrow.SWITCH, mode)
-        plan = make_plan(path, tmp_path / f"o{mode}")
-        plan.splits = [Split(0, str(path), "events", source=source)]
+
+    def plans() -> Iterator[tuple[str, NormalizePlan]]:
+        for mode in ("0", "1"):
+            monkeypatch.setenv(executor_arrow.SWITCH, mode)
+            plan = make_plan(path, tmp_path / f"o{mode}")
+            plan.splits = [Split(0, str(path), "events", source=source)]
+            yield mode, plan
+
+    return plans(), ran
+
+
+def test_source_file_split_with_file_name(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:
+    plans, ran = _source_splits(monkeypatch, tmp_path, list(generate_events(300)), add_file_name=True)
+    results = {}
+    for mode, plan in plans:
         report = normalize_split(plan, plan.splits[0])
         results[mode] = (report["added"], report["tables"], canonical(read_rows(plan, report)))
     assert results["0"] == results["1"] and ran and ran[-1] is not None
@@ -218,21 +233,8 @@ def test_source_file_split_with_file_name(monkeypatch: pytest.MonkeyPatch, tmp_p
 def test_invalid_utf8_in_a_source_file_is_refused_by_both_paths(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:
     """A user's file is checked for UTF-8 after pyarrow's parse (which does not check it); the package files
     extract writes are not: orjson writes only valid UTF-8."""
-    from fsspec.implementations.local import LocalFileSystem
-
-    from lakeload.normalize.executor_split_io import SourceFile, file_version
-
-    path = write_lines(tmp_path / "user.jsonl", [{"a": "x"}] * 5 + [b'{"a":"\xff\xfe"}'])
-    info = LocalFileSystem().info(str(path))
-    source = SourceFile(url="file:///data/user.jsonl", path=str(path), size=int(info["size"]), version=file_version(info),
-                        bucket_url=f"file://{tmp_path}")
-    ran: list[Any] = []
-    original = executor_arrow.normalize_arrow
-    monkeypatch.setattr(executor_arrow, "normalize_arrow", lambda *a: ran.append(original(*a)) or ran[-1])
-    for mode in ("0", "1"):
-        monkeypatch.setenv(executor_arrow.SWITCH, mode)
-        plan = make_plan(path, tmp_path / f"o{mode}")
-        plan.splits = [Split(0, str(path), "events", source=source)]
+    plans, ran = _source_splits(monkeypatch, tmp_path, [{"a": "x"}] * 5 + [b'{"a":"\xff\xfe"}'])
+    for _, plan in plans:
         with pytest.raises(NormalizeError, match="line 6"):
             normalize_split(plan, plan.splits[0])
     assert ran == [None]  # the fast path stepped aside
