@@ -166,12 +166,12 @@ def dumps_page(items: Sequence[Any]) -> tuple[bytes, list[int], bool]:
         for item in items:  # the item that fails raises its own error
             dumps_tracked(item)
         raise
-    block = b"".join(lines)
+    block, tagged = b"".join(lines), tagger.tags > 0
     if TAG_BYTES in block and block.count(TAG_BYTES) != tagger.tags:
         tracked = [dumps_tracked(item) for item in items]
         lines = [line + b"\n" for line, _ in tracked]
-        return b"".join(lines), list(accumulate(map(len, lines))), any(tagged for _, tagged in tracked)
-    return block, list(accumulate(map(len, lines))), tagger.tags > 0
+        block, tagged = b"".join(lines), any(flag for _, flag in tracked)
+    return block, list(accumulate(map(len, lines))), tagged
 
 
 def dumps(item: Any) -> bytes:

@@ -36,6 +36,12 @@ def users() -> Any:
     return resource
 
 
+def pipeline(bucket: str, pipelines_dir: str) -> lakeload.Pipeline:
+    """The pipeline every MODE runs (the tests run it in their own process too)."""
+    return lakeload.pipeline("consistent", destination=lakeload.destinations.filesystem(bucket), dataset_name="ds",
+                             pipelines_dir=pipelines_dir)
+
+
 def pause(folder: Path, step: str, what: str) -> None:
     (folder / f"pause-{step}.tmp").write_text(what)
     (folder / f"pause-{step}.tmp").rename(folder / f"pause-{step}")
@@ -76,8 +82,7 @@ def main() -> None:
     get_spark("local[1]")
     if args.pause_dir:
         install_pauses(Path(args.pause_dir))
-    p = lakeload.pipeline("consistent", destination=lakeload.destinations.filesystem(args.bucket), dataset_name="ds",
-                          pipelines_dir=args.pipelines_dir)
+    p = pipeline(args.bucket, args.pipelines_dir)
     info = p.run() if args.mode == "resume" else p.run(users()(FIRST if args.mode == "first" else SECOND))
     print("LOADED", ",".join(info.load_ids))
 

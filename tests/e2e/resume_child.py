@@ -67,6 +67,18 @@ def install_pause(step: str, marker: str) -> None:
         loader.run_tasks = copy_some  # type: ignore[assignment]
 
 
+def load(bucket: str, pipelines_dir: str, mode: str, disposition: str = "append", table_format: str | None = None) -> Any:
+    """One MODE run of the pipeline `resumable` (also what the tests run in their own process); its LoadInfo."""
+    p = lakeload.pipeline(
+        "resumable", destination=lakeload.destinations.filesystem(bucket), dataset_name="ds", pipelines_dir=pipelines_dir
+    )
+    if mode == "resume":
+        return p.run()
+    data = batch(0, 50) if mode == "first" else batch(1000, 30)
+    return p.run(data, table_name="users", write_disposition=disposition, loader_file_format="parquet",
+                 table_format=table_format, primary_key="id" if disposition == "merge" else None)
+
+
 def main() -> None:
     parser = argparse.ArgumentParser()
     parser.add_argument("bucket")
@@ -82,15 +94,7 @@ def main() -> None:
     get_spark("local[1]")
     if args.pause_in:
         install_pause(args.pause_in, args.marker)
-    p = lakeload.pipeline(
-        "resumable", destination=lakeload.destinations.filesystem(args.bucket), dataset_name="ds", pipelines_dir=args.pipelines_dir
-    )
-    if args.mode == "resume":
-        info = p.run()
-    else:
-        data = batch(0, 50) if args.mode == "first" else batch(1000, 30)
-        info = p.run(data, table_name="users", write_disposition=args.disposition, loader_file_format="parquet",
-                     table_format=args.table_format, primary_key="id" if args.disposition == "merge" else None)
+    info = load(args.bucket, args.pipelines_dir, args.mode, args.disposition, args.table_format)
     print("LOADED", ",".join(info.load_ids))
 
 

@@ -137,18 +137,16 @@ def test_merge_never_shows_orphans_and_readers_see_the_last_completed_load(
 
 def first_load_in_process(bucket: Path, pipes: Path) -> None:
     sys.path.insert(0, str(CHILD.parent))
-    from consistency_child import FIRST, users
+    from consistency_child import FIRST, pipeline, users
 
-    lakeload.pipeline("consistent", destination=lakeload.destinations.filesystem(str(bucket)), dataset_name="ds",
-                      pipelines_dir=str(pipes)).run(users()(FIRST))
+    pipeline(str(bucket), str(pipes)).run(users()(FIRST))
 
 
 def lakeload_loads(bucket: Path, pipes: Path) -> lakeload.Pipeline:
     sys.path.insert(0, str(CHILD.parent))
-    from consistency_child import FIRST, SECOND, users
+    from consistency_child import FIRST, SECOND, pipeline, users
 
-    p = lakeload.pipeline("consistent", destination=lakeload.destinations.filesystem(str(bucket)), dataset_name="ds",
-                          pipelines_dir=str(pipes))
+    p = pipeline(str(bucket), str(pipes))
     p.run(users()(FIRST))
     p.run(users()(SECOND))
     return p

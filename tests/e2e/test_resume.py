@@ -34,15 +34,10 @@ def run_child(bucket: Path, pipes: Path, *args: str, extra_env: dict[str, str] |
 def load_first_in_process(bucket: Path, pipes: Path, disposition: str = "append", table_format: str | None = None) -> None:
     """What `resume_child.py ... first` loads, in this test process with its Spark session (one JVM start
     fewer than a child: the runs that are killed and resumed stay child processes)."""
-    import lakeload
-
     sys.path.insert(0, str(CHILD.parent))
-    from resume_child import batch
+    from resume_child import load
 
-    p = lakeload.pipeline("resumable", destination=lakeload.destinations.filesystem(str(bucket)), dataset_name="ds",
-                          pipelines_dir=str(pipes))
-    p.run(batch(0, 50), table_name="users", write_disposition=disposition, loader_file_format="parquet",
-          table_format=table_format, primary_key="id" if disposition == "merge" else None)
+    load(str(bucket), str(pipes), "first", disposition, table_format)
 
 
 def kill_child_in(
