@@ -237,8 +237,8 @@ def run_child(spec: dict[str, Any]) -> dict[str, Any]:
     result_path = run_dir / "result.json"
     result = json.loads(result_path.read_text()) if result_path.exists() else {"error": f"exit {proc.returncode}"}
     result.update(label=spec["label"], sampled_driver_peak_rss_mb=sampler.peak_process_mb,
-                  sampled_tree_peak_rss_mb=sampler.peak_tree_mb)
-    print(json.dumps({k: result.get(k) for k in ("stages", "total_s", "error")}, default=str), flush=True)
+                  sampled_tree_peak_rss_mb=sampler.peak_tree_mb, cpu_s=sampler.cpu_s())
+    print(json.dumps({k: result.get(k) for k in ("stages", "total_s", "cpu_s", "error")}, default=str), flush=True)
     return result
 
 

@@ -452,7 +452,8 @@ def child_main(spec_path: str) -> int:
 
 
 class TreeRssSampler(threading.Thread):
-    """Samples the RSS of a process and of all its descendants (JVM, pool workers) with psutil."""
+    """Samples the RSS of a process and of all its descendants (JVM, pool workers) with psutil, and the CPU
+    seconds each of them used (the last value seen per process, summed by kind: `cpu_s()`)."""
 
     def __init__(self, pid: int, interval: float = 0.05) -> None:
         super().__init__(daemon=True)
@@ -461,6 +462,7 @@ class TreeRssSampler(threading.Thread):
         self.max_descendants = 0
         self.available = True
         self._stop_event = threading.Event()
+        self._cpu: dict[int, tuple[str, float]] = {}
 
     def run(self) -> None:
         try:
@@ -475,11 +477,13 @@ class TreeRssSampler(threading.Thread):
         while not self._stop_event.is_set():
             try:
                 own = proc.memory_info().rss
+                self._note_cpu(proc)
                 desc = 0
                 children = proc.children(recursive=True)
                 for child in children:
                     with contextlib.suppress(psutil.Error):
                         desc += child.memory_info().rss
+                        self._note_cpu(child)
             except psutil.Error:
                 break
             mb = 1024 * 1024
@@ -488,6 +492,29 @@ class TreeRssSampler(threading.Thread):
             self.peak_tree_mb = max(self.peak_tree_mb, (own + desc) / mb)
             self.max_descendants = max(self.max_descendants, len(children))
             self._stop_event.wait(self.interval)
+
+    def _note_cpu(self, proc: Any) -> None:
+        times = proc.cpu_times()
+        known = self._cpu.get(proc.pid, ("other", 0.0))[0]
+        kind = known if known != "other" else self._kind(proc)  # spark-class's bash becomes the JVM (exec)
+        self._cpu[proc.pid] = (kind, times.user + times.system)
+
+    def _kind(self, proc: Any) -> str:
+        if proc.pid == self.pid:
+            return "driver"
+        if proc.name() == "java":
+            return "jvm"
+        args = proc.cmdline()
+        module = args[args.index("-m") + 1] if "-m" in args[:-1] else ""
+        return "python_workers" if module in ("pyspark.daemon", "lakeload.spark.executor_daemon") else "other"
+
+    def cpu_s(self) -> dict[str, float]:
+        """CPU seconds (user + system) per kind of process: driver, jvm, python_workers, other; a process that
+        ended between two samples loses at most one interval."""
+        totals: dict[str, float] = {}
+        for kind, seconds in self._cpu.values():
+            totals[kind] = round(totals.get(kind, 0.0) + seconds, 2)
+        return totals
 
     def stop(self) -> None:
         self._stop_event.set()
@@ -542,6 +569,7 @@ def run_child(spec: dict[str, Any], timeout: float, verbose: bool) -> dict[str, 
         sampled_children_peak_rss_mb=sampler.peak_descendants_mb if sampler.available else None,
         sampled_tree_peak_rss_mb=sampler.peak_tree_mb if sampler.available else None,
         max_child_processes=sampler.max_descendants if sampler.available else None,
+        cpu_s=sampler.cpu_s() if sampler.available else None,
         run_dir=str(run_dir),
     )
     if not result.get("ok"):
@@ -550,7 +578,8 @@ def run_child(spec: dict[str, Any], timeout: float, verbose: bool) -> dict[str, 
     elif verbose:
         print(json.dumps(result, indent=2, default=str))
     else:
-        print(f"    ok in {result['total_s']:.2f}s ({result['rows_per_s']:,.0f} events/s)", flush=True)
+        print(f"    ok in {result['total_s']:.2f}s ({result['rows_per_s']:,.0f} events/s), CPU [s] {result['cpu_s']}",
+              flush=True)
     return result
 
 

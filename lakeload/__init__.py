@@ -12,6 +12,8 @@ from __future__ import annotations
 import importlib
 from typing import TYPE_CHECKING, Any
 
+from lakeload.lazy_exports import lazy_getattr
+
 __version__ = "0.1.0"
 
 _EXPORTS = {
@@ -70,14 +72,12 @@ if TYPE_CHECKING:
     from lakeload.schema.schema import Schema
 
 
+_exported = lazy_getattr(__name__, _EXPORTS, globals())
+
+
 def __getattr__(name: str) -> Any:
     if name in ("config", "destinations", "sources"):
         return importlib.import_module(f"lakeload.{name}")
     if name in ("current", "mark"):
         return importlib.import_module(f"lakeload.extract.{name}")
-    module = _EXPORTS.get(name)
-    if module is None:
-        raise AttributeError(f"module 'lakeload' has no attribute {name!r}")
-    value = getattr(importlib.import_module(module), name)
-    globals()[name] = value
-    return value
+    return _exported(name)

@@ -21,9 +21,9 @@ The usual upsert of a package of up to `DROP_TASK_ROWS` root rows (one primary k
 `merge_key`, nested rows linked by root id) finds steps 3's and the nested tables' removals in one job of
 pyarrow tasks instead (`lakeload.delta.merge_tasks`): no Spark join, broadcast or shuffle.
 
-Small metadata comes in few round trips: one pass over the incoming keys (one task reading the package's
-key columns, or a Spark aggregation for big packages) tells whether any key arrives twice and gives each
-primary key column's range (for file pruning); keys known unique are joined without a distinct pass.
+Small metadata comes in few round trips: one pass over the incoming keys (`lakeload.delta.merge_winners`)
+tells whether any key arrives twice and gives each primary key column's range (for file pruning); keys known
+unique are joined without a distinct pass.
 
 Every file is written before the first commit: one Spark job rewrites the touched files of all tables of
 the tree (pyarrow in the tasks reads each file once and drops rows by position; only positions pass through
@@ -47,7 +47,6 @@ from lakeload.delta.commit import DeltaTarget, txn_version
 from lakeload.delta.commit_order import nested_parents_first, removal_app, removes_of
 from lakeload.delta.executor_drops import TASK_ROWS as DROP_TASK_ROWS
 from lakeload.delta.executor_files import FILE_COLUMN, ROW_INDEX, partition_value
-from lakeload.delta.executor_keys import TASK_ROWS, KeyColumns, KeySummary, key_summary
 from lakeload.delta.executor_rewrite import RewriteSpec
 from lakeload.delta.merge_keys import (
     KEY_PREFIX,
@@ -60,6 +59,7 @@ from lakeload.delta.merge_keys import (
 )
 from lakeload.delta.merge_nested import NestedDrops, nested_drops, split_links
 from lakeload.delta.merge_tasks import drops_in_tasks
+from lakeload.delta.merge_winners import MergeKeys, PackageKeys, winners
 from lakeload.delta.spark_io import (
     Rewrite,
     local_frame,
@@ -69,14 +69,12 @@ from lakeload.delta.spark_io import (
     snapshot_spec,
     write_frame,
 )
-from lakeload.errors import LoadError
 from lakeload.normalize.executor_relational import (
     C_DLT_ID,
     C_DLT_LOAD_ID,
     C_OCCURRENCE,
 )
 from lakeload.schema.schema import columns_with_hint
-from lakeload.spark.session import run_tasks
 
 if TYPE_CHECKING:
     from pyspark.sql import Column, DataFrame
@@ -84,7 +82,6 @@ if TYPE_CHECKING:
     from lakeload.load.delta_loader import DeltaLoader
     from lakeload.schema.schema import Schema
 
-RANK = "__lakeload_rank"
 BROADCAST_CONF = "spark.sql.autoBroadcastJoinThreshold"
 BROADCAST_BYTES = 128 * 1024 * 1024
 ID_BYTES = 48  # a `_dlt_id` in a broadcast hash relation, with its overhead
@@ -115,7 +112,7 @@ class MergeJob:
         self.partition_by = list(targets[root_name].partition_by)
         self.hard_delete = next(iter(columns_with_hint(root, "hard_delete")), None)
         self.dedup_sort = next(((n, c["dedup_sort"]) for n, c in root["columns"].items() if c.get("dedup_sort")), None)
-        self._key_ranges: dict[str, tuple[Any, Any]] = {}  # incoming primary key ranges, from `_has_duplicates`
+        self._key_ranges: dict[str, tuple[Any, Any]] = {}  # incoming primary key ranges, from `_winners`
 
     def run(self) -> list[dict[str, Any]]:
         """Merge the package's rows; commits in the order of `lakeload.delta.commit_order` (removals children
@@ -211,52 +208,14 @@ class MergeJob:
         return self.loader.write_tree([self.targets[n] for n in names], self.package, self.by_table, dict.fromkeys(names, "append"))
 
     def _winners(self, incoming: DataFrame) -> tuple[DataFrame, bool]:
-        """One incoming row per key, and whether that is every row (no duplicates: no shuffle of whole rows).
-
-        Among duplicates the `dedup_sort` column decides, then the later occurrence in the package.
-        """
-        from pyspark.sql import Window
-        from pyspark.sql import functions as F
-
-        if not self.primary_key:
-            return incoming, True
-        keys = [*self.primary_key, *self.partition_by]
-        if not self._has_duplicates(incoming, keys):
-            return incoming, True
-        duplicated = incoming.groupBy(*keys).count().filter("count > 1").drop("count")
-        order = []
-        if self.dedup_sort:
-            column, direction = self.dedup_sort
-            order.append(F.col(column).desc_nulls_last() if direction == "desc" else F.col(column).asc_nulls_last())
-        order.append(F.col(C_OCCURRENCE).desc())
-        rank = F.row_number().over(Window.partitionBy(*keys).orderBy(*order))
-        dup_keys = keys_of(duplicated, keys)
-        ranked = match(incoming, dup_keys, keys, "left_semi").withColumn(RANK, rank).filter(F.col(RANK) == 1).drop(RANK)
-        return match(incoming, dup_keys, keys, "left_anti").unionByName(ranked), False
-
-    def _has_duplicates(self, incoming: DataFrame, keys: list[str]) -> bool:
-        """Whether two incoming rows share a key; the same pass keeps each primary key column's lowest and
-        highest incoming value for `_candidate_files`. Up to `TASK_ROWS` rows (by the package's counts) one
-        task reads the key columns of the package's files (`lakeload.delta.executor_keys`); else one Spark
-        aggregation answers."""
-        from pyspark.sql import functions as F
-
-        files = self.by_table[self.root_name]
-        rows = self._root_rows()
-        if rows is not None and rows <= TASK_ROWS:
-            columns = KeyColumns(keys=keys, ranged=self.primary_key)
-            description = f"lakeload load {self.load_id}: keys of {self.root_name}"
-            summary: KeySummary = run_tasks(
-                self.spark, key_summary, columns, [[f["path"] for f in files]], description, working=self.loader.working, error=LoadError
-            )[0]
-            self._key_ranges = {k: (low, high) for k, (low, high) in summary["ranges"].items()}
-            return summary["most"] > 1
-        counted = incoming.groupBy(*keys).count()
-        n = len(self.primary_key)
-        bounds = [F.min(k) for k in self.primary_key] + [F.max(k) for k in self.primary_key]
-        row = counted.agg(F.max("count"), *bounds).collect()[0]
-        self._key_ranges = {k: (row[1 + i], row[1 + n + i]) for i, k in enumerate(self.primary_key)}
-        return (row[0] or 0) > 1
+        """One incoming row per key, and whether that is every row (`lakeload.delta.merge_winners`); keeps each
+        primary key column's incoming range for `_candidate_files`."""
+        keys = MergeKeys(self.primary_key, self.partition_by, self.dedup_sort)
+        paths = [f["path"] for f in self.by_table[self.root_name]]
+        package = PackageKeys(paths, self._root_rows(), f"lakeload load {self.load_id}: keys of {self.root_name}", self.loader.working)
+        found = winners(self.spark, incoming, keys, package)
+        self._key_ranges = found.key_ranges
+        return found.rows, found.every_row_wins
 
     def _deleted(self) -> Column:
         from pyspark.sql import functions as F

@@ -30,6 +30,7 @@ from lakeload.spark.connect_shipping import missing_module_hint
 from lakeload.spark.errors import spark_errors
 from lakeload.spark.job_progress import tracked_jobs
 from lakeload.spark.pandas_warning import map_in_arrow, pandas_check_silenced
+from lakeload.spark.python_daemon import with_python_daemon
 from lakeload.spark.settings import (
     DEFAULT_MASTER,
     is_local_master,
@@ -131,6 +132,8 @@ def get_spark(
         final = session_conf(settings, conf, submitted)
         master = submitted.get("spark.master") or master or settings.master or DEFAULT_MASTER
         _prepare_environment(master, final)
+        if not submitted:
+            final = with_python_daemon(master, final)
         quiet_pyspark_loggers(_log_file(settings.log_file))
         return _start(master, final, use_archive=settings.class_archive and not submitted)
 

@@ -2,12 +2,27 @@
 
 >>> with pipeline.sql_client() as client:
 ...     client.execute_sql("SELECT count(*) FROM users")
+
+Names are imported lazily, so that a Spark worker unpickling `lakeload.sql.executor_read` loads neither
+DuckDB nor the driver's configuration.
 """
 
-from lakeload.sql.client import FilesystemSqlClient
-from lakeload.sql.cursor import Cursor
-from lakeload.sql.dataset import Dataset, Relation, RowCounts
-from lakeload.sql.errors import SqlClientError, SqlQueryError, TableNotFoundError
+from __future__ import annotations
+
+from typing import TYPE_CHECKING
+
+from lakeload.lazy_exports import lazy_getattr
+
+_EXPORTS = {
+    "FilesystemSqlClient": "lakeload.sql.client",
+    "Cursor": "lakeload.sql.cursor",
+    "Dataset": "lakeload.sql.dataset",
+    "Relation": "lakeload.sql.dataset",
+    "RowCounts": "lakeload.sql.dataset",
+    "SqlClientError": "lakeload.sql.errors",
+    "SqlQueryError": "lakeload.sql.errors",
+    "TableNotFoundError": "lakeload.sql.errors",
+}
 
 __all__ = [
     "Cursor",
@@ -19,3 +34,12 @@ __all__ = [
     "SqlQueryError",
     "TableNotFoundError",
 ]
+
+if TYPE_CHECKING:
+    from lakeload.sql.client import FilesystemSqlClient
+    from lakeload.sql.cursor import Cursor
+    from lakeload.sql.dataset import Dataset, Relation, RowCounts
+    from lakeload.sql.errors import SqlClientError, SqlQueryError, TableNotFoundError
+
+
+__getattr__ = lazy_getattr(__name__, _EXPORTS, globals())

@@ -11,6 +11,7 @@ from deltalake import DeltaTable
 
 import lakeload
 import lakeload.delta.merge as merge_module
+import lakeload.delta.merge_winners as winners_module
 from lakeload.delta import get_delta_tables
 from lakeload.errors import PipelineStepFailed
 
@@ -111,7 +112,7 @@ def test_duplicates_in_a_load_keep_the_last_record_and_its_nested_rows(
     removals by the Spark plan too)."""
     monkeypatch.setenv("EXTRACT__FILE_MAX_BYTES", "200")  # many extracted files: duplicates cross Spark tasks
     if summary == "spark":
-        monkeypatch.setattr(merge_module, "TASK_ROWS", 0)
+        monkeypatch.setattr(winners_module, "TASK_ROWS", 0)
         spark_removals(monkeypatch)
     p = make_pipeline(bucket, pipelines_dir)
     users = upsert(primary_key="key")

@@ -1,0 +1,69 @@
+"""Which Python daemon the local sessions lakeload starts use: `executor_daemon` when its workers can import it.
+
+Spark starts its Python daemon with `python -m <spark.python.daemon.module>` before any task, so the module must
+be importable by the executors' interpreter from its own installation (not from files a job ships later).
+lakeload sets it only for local masters (`local[*]`, `local-cluster[...]`, a local Connect server), only when
+the executors run this very interpreter and lakeload is installed in it (a wheel, or an editable install of
+this checkout), and never over a daemon module the user configured.
+"""
+
+from __future__ import annotations
+
+import importlib.metadata
+import json
+import os
+import shutil
+import sys
+from collections.abc import Mapping
+from urllib.parse import unquote, urlparse
+
+import lakeload
+from lakeload.spark.settings import is_local_master
+
+DAEMON_KEY = "spark.python.daemon.module"
+DAEMON_MODULE = "lakeload.spark.executor_daemon"
+PYTHON_KEY = "spark.pyspark.python"
+
+
+def with_python_daemon(master: str, conf: Mapping[str, str], python: str | None = None) -> dict[str, str]:
+    """`conf` with lakeload's daemon module when the executors of `master` can start it (see the module doc).
+
+    `python`: the executors' interpreter (default: `spark.pyspark.python`, PYSPARK_PYTHON, this one).
+    """
+    python = python or conf.get(PYTHON_KEY) or os.environ.get("PYSPARK_PYTHON") or sys.executable
+    if DAEMON_KEY in conf or not is_local_master(master) or not _is_this_interpreter(python):
+        return dict(conf)
+    return {**conf, DAEMON_KEY: DAEMON_MODULE} if lakeload_installed() else dict(conf)
+
+
+def _is_this_interpreter(python: str) -> bool:
+    found = shutil.which(python) or python
+    return os.path.abspath(found) == os.path.abspath(sys.executable)
+
+
+def lakeload_installed() -> bool:
+    """True when the lakeload this process runs is the one installed in its interpreter (so `python -m` finds it
+    in any working directory)."""
+    try:
+        dist = importlib.metadata.distribution("lakeload")
+    except importlib.metadata.PackageNotFoundError:
+        return False
+    package = os.path.dirname(os.path.realpath(lakeload.__file__))
+    if os.path.realpath(str(dist.locate_file("lakeload"))) == package:
+        return True
+    return _editable_root(dist) == os.path.dirname(package)
+
+
+def _editable_root(dist: importlib.metadata.Distribution) -> str | None:
+    """The source directory of an editable install (PEP 660's `direct_url.json`), or None."""
+    text = dist.read_text("direct_url.json")
+    if not text:
+        return None
+    try:
+        record = json.loads(text)
+    except ValueError:
+        return None
+    url = urlparse(str(record.get("url", "")))
+    if url.scheme != "file" or not record.get("dir_info", {}).get("editable"):
+        return None
+    return os.path.realpath(unquote(url.path))
