@@ -24,12 +24,13 @@ from importlib.machinery import PathFinder
 
 
 def bundled_entries(path: list[str]) -> list[str]:
-    """The entries of `path` that lie inside the pyspark package installed beside them (none if there is none)."""
+    """The entries of `path` that lie inside the pyspark package installed beside them (none if there is none, or
+    if py4j is not installed beside it either)."""
     archives = [entry for entry in path if _inside_pyspark_home(entry)]
     rest = [entry for entry in path if entry not in archives]
     spec = PathFinder.find_spec("pyspark", rest)
-    if spec is None or not spec.submodule_search_locations:
-        return []
+    if spec is None or not spec.submodule_search_locations or PathFinder.find_spec("py4j", rest) is None:
+        return []  # the archives are the only pyspark (or py4j) there is
     home = os.path.realpath(next(iter(spec.submodule_search_locations)))
     return [entry for entry in archives if os.path.realpath(entry).startswith(home + os.sep)]
 

@@ -85,8 +85,9 @@ def _freeze_imports() -> None:
     lakeload's modules) out of the cycle collector's reach, once per process.
 
     pyspark's daemon runs a full `gc.collect()` after every task of a reused worker; with those modules loaded,
-    each walked hundreds of thousands of objects (~0.15 s per task). Frozen objects are still freed by reference
-    counting; only cycles among them would be kept, and modules live as long as the process anyway.
+    each walked all their objects (0.04-0.09 s per task here, ~8% of the workers' CPU in a 1M-event load).
+    Frozen objects are still freed by reference counting; only cycles among them would be kept, and modules live
+    as long as the process anyway.
     """
     global _FROZEN
     if not _FROZEN:

@@ -9,6 +9,7 @@ the archives.
 from __future__ import annotations
 
 import importlib.metadata
+import shutil
 import sys
 from collections.abc import Iterator
 from pathlib import Path
@@ -27,6 +28,8 @@ def installed_pyspark(site: Path) -> Path:
     (home / "python" / "lib").mkdir(parents=True)
     (home / "jars").mkdir()
     (home / "__init__.py").write_text("")
+    (site / "py4j").mkdir()
+    (site / "py4j" / "__init__.py").write_text("")
     for archive in ("python/lib/pyspark.zip", "python/lib/py4j-src.zip", "jars/spark-core.jar"):
         (home / archive).write_bytes(b"")
     return home
@@ -48,10 +51,13 @@ def test_a_spark_distribution_elsewhere_keeps_its_archives(tmp_path: Path, monke
     assert bundled_entries(path) == []
 
 
-def test_without_an_installed_pyspark_nothing_is_dropped(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+def test_without_an_installed_pyspark_or_py4j_nothing_is_dropped(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     home = installed_pyspark(tmp_path / "site")
     monkeypatch.setenv("SPARK_HOME", str(home))
-    assert bundled_entries([str(home / "python/lib/pyspark.zip")]) == []  # only the archive could provide pyspark
+    archives = [str(home / "python/lib/pyspark.zip"), str(home / "python/lib/py4j-src.zip")]
+    assert bundled_entries(archives) == []  # only the archives could provide pyspark
+    shutil.rmtree(tmp_path / "site" / "py4j")
+    assert bundled_entries([*archives, str(tmp_path / "site")]) == []  # pyspark installed, py4j only in its zip
 
 
 def test_local_sessions_of_this_interpreter_get_the_daemon(monkeypatch: pytest.MonkeyPatch) -> None:
