@@ -21,7 +21,6 @@ import os
 import signal
 import socket
 import subprocess
-import sys
 import time
 from collections.abc import Mapping
 from dataclasses import asdict, dataclass
@@ -108,9 +107,11 @@ def server_command(master: str, port: int, conf: Mapping[str, str]) -> list[str]
 
 def server_environment(conf: Mapping[str, str]) -> dict[str, str]:
     """The server's environment: this venv's Python for its workers, loopback networking, pyspark's SPARK_HOME."""
+    from lakeload.spark.settings import executors_python
+
     env = dict(os.environ)
     env["SPARK_HOME"] = spark_home()
-    env["PYSPARK_PYTHON"] = conf.get("spark.pyspark.python") or env.get("PYSPARK_PYTHON") or sys.executable
+    env["PYSPARK_PYTHON"] = executors_python(conf, env)
     env["SPARK_LOCAL_IP"] = HOST
     env["SPARK_CONNECT_MODE"] = "0"  # spark-submit launches a classic driver, as start-connect-server.sh does
     for name in ("SPARK_REMOTE", "SPARK_CONNECT_MODE_ENABLED", "PYSPARK_GATEWAY_PORT", "PYSPARK_GATEWAY_SECRET"):

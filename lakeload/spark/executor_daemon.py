@@ -5,7 +5,7 @@ Spark starts its Python daemon (which forks the Python workers) with `PYTHONPATH
 `SPARK_HOME` is the installed package itself, so those archives hold the very code the package has beside
 them, but without compiled bytecode: every daemon compiled pyspark's modules from source (~1 s of CPU before a
 session's first Python task), every worker compiled `pyspark.worker`'s, and every task re-read the archives'
-directories (`importlib.invalidate_caches()` in pyspark's worker, ~30 ms per task for `spark-core`'s jar).
+directories (`importlib.invalidate_caches()` in pyspark's worker, 0.2-0.35 s per task here).
 
 `python -m lakeload.spark.executor_daemon` (Spark's `spark.python.daemon.module`, set by lakeload for local
 sessions it starts, see `session.py`) removes from `sys.path` only the entries inside the installed pyspark

@@ -18,20 +18,15 @@ from collections.abc import Mapping
 from urllib.parse import unquote, urlparse
 
 import lakeload
-from lakeload.spark.settings import is_local_master
+from lakeload.spark.settings import executors_python, is_local_master
 
 DAEMON_KEY = "spark.python.daemon.module"
 DAEMON_MODULE = "lakeload.spark.executor_daemon"
-PYTHON_KEY = "spark.pyspark.python"
 
 
-def with_python_daemon(master: str, conf: Mapping[str, str], python: str | None = None) -> dict[str, str]:
-    """`conf` with lakeload's daemon module when the executors of `master` can start it (see the module doc).
-
-    `python`: the executors' interpreter (default: `spark.pyspark.python`, PYSPARK_PYTHON, this one).
-    """
-    python = python or conf.get(PYTHON_KEY) or os.environ.get("PYSPARK_PYTHON") or sys.executable
-    if DAEMON_KEY in conf or not is_local_master(master) or not _is_this_interpreter(python):
+def with_python_daemon(master: str, conf: Mapping[str, str]) -> dict[str, str]:
+    """`conf` with lakeload's daemon module when the executors of `master` can start it (see the module doc)."""
+    if DAEMON_KEY in conf or not is_local_master(master) or not _is_this_interpreter(executors_python(conf)):
         return dict(conf)
     return {**conf, DAEMON_KEY: DAEMON_MODULE} if lakeload_installed() else dict(conf)
 

@@ -33,6 +33,7 @@ from lakeload.spark.pandas_warning import map_in_arrow, pandas_check_silenced
 from lakeload.spark.python_daemon import with_python_daemon
 from lakeload.spark.settings import (
     DEFAULT_MASTER,
+    executors_python,
     is_local_master,
     resolve_spark_settings,
     session_conf,
@@ -53,7 +54,6 @@ JAVA_HELP = (
     "`sudo apt-get install -y openjdk-17-jre-headless` (Debian/Ubuntu), `brew install openjdk@17` (macOS), "
     "or any JDK 17+, then set JAVA_HOME or put `java` on PATH."
 )
-PYTHON_KEY = "spark.pyspark.python"  # the Python executors start
 
 
 def java_version(java: str) -> int | None:
@@ -82,9 +82,8 @@ def check_java() -> str:
 
 
 def _prepare_environment(master: str, conf: Mapping[str, str]) -> None:
-    if PYTHON_KEY in conf:  # as spark-submit does: PySpark itself only reads the environment variable
-        os.environ["PYSPARK_PYTHON"] = conf[PYTHON_KEY]
-    os.environ.setdefault("PYSPARK_PYTHON", sys.executable)
+    # as spark-submit does (`spark.pyspark.python` first): PySpark itself only reads the environment variable
+    os.environ["PYSPARK_PYTHON"] = executors_python(conf)
     os.environ.setdefault("PYSPARK_DRIVER_PYTHON", sys.executable)
     if is_local_master(master):  # executors on other hosts must reach the driver on a real address
         os.environ.setdefault("SPARK_LOCAL_IP", "127.0.0.1")

@@ -26,6 +26,7 @@ from __future__ import annotations
 import functools
 import logging
 import os
+import sys
 from collections.abc import Iterator, Mapping
 from dataclasses import dataclass, field
 from importlib import resources
@@ -67,6 +68,15 @@ class SparkSettings:
     sources: dict[str, str] = field(default_factory=dict)
     log_file: str = DEFAULT_LOG_FILE
     class_archive: bool = True  # start the JVM with a class-data archive (`lakeload.spark.class_archive`)
+
+
+PYTHON_KEY = "spark.pyspark.python"  # the Python executors start
+
+
+def executors_python(conf: Mapping[str, str], environ: Mapping[str, str] | None = None) -> str:
+    """The Python the executors start: `spark.pyspark.python`, else PYSPARK_PYTHON, else this interpreter."""
+    env = os.environ if environ is None else environ
+    return conf.get(PYTHON_KEY) or env.get("PYSPARK_PYTHON") or sys.executable
 
 
 def is_local_master(master: str) -> bool:
