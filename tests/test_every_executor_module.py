@@ -15,6 +15,7 @@ import sys
 from pathlib import Path
 
 import pytest
+from executor_safety import imported_names, module_docstring, module_source
 
 ROOT = Path(__file__).resolve().parents[1]
 PACKAGE = ROOT / "lakeload"
@@ -24,29 +25,12 @@ THIRD_PARTY = {"pyarrow", "numpy", "orjson", "pendulum", "fsspec", "pyspark", "p
 DRIVER_ONLY = ("deltalake", "duckdb", "rich", "dagster", "sqlglot", "pydantic")  # libraries only the driver needs
 
 
-def _source(module: str) -> Path:
-    path = ROOT.joinpath(*module.split(".")).with_suffix(".py")
-    return path if path.exists() else ROOT.joinpath(*module.split("."), "__init__.py")
-
-
-def _imports(module: str) -> list[str]:
-    names: list[str] = []
-    for node in ast.walk(ast.parse(_source(module).read_text())):
-        if isinstance(node, ast.Import):
-            names += [alias.name for alias in node.names]
-        elif isinstance(node, ast.ImportFrom) and node.level == 0 and node.module:
-            names.append(node.module)
-            names += [f"{node.module}.{a.name}" for a in node.names if _is_module(f"{node.module}.{a.name}")]
-    return names
-
-
-def _is_module(name: str) -> bool:
-    """`from lakeload.schema import typed_json` imports a module, `from lakeload.errors import X` a name."""
-    return name.startswith("lakeload.") and ROOT.joinpath(*name.split(".")).with_suffix(".py").exists()
-
-
 def _marked(module: str) -> bool:
-    return (ast.get_docstring(ast.parse(_source(module).read_text())) or "").startswith("Executor-safe:")
+    return module_docstring(module).startswith("Executor-safe:")
+
+
+def _is_package(module: str) -> bool:
+    return module_source(module).name == "__init__.py"
 
 
 def _reachable() -> dict[str, str]:
@@ -58,7 +42,7 @@ def _reachable() -> dict[str, str]:
         if module in found:
             continue
         found[module] = via
-        todo += [(name, module) for name in _imports(module) if name.split(".")[0] == "lakeload"]
+        todo += [(name, module) for name in imported_names(module, submodules=True) if name.split(".")[0] == "lakeload"]
     return found
 
 
@@ -71,9 +55,9 @@ def test_the_walk_finds_the_executor_modules_of_every_area() -> None:
 @pytest.mark.parametrize("module", sorted(_reachable()))
 def test_what_executors_load_is_executor_safe(module: str) -> None:
     via = _reachable()[module]
-    empty_package = _source(module).name == "__init__.py" and not ast.parse(_source(module).read_text()).body
+    empty_package = _is_package(module) and not ast.parse(module_source(module).read_text()).body
     assert _marked(module) or empty_package or module in SHARED, f"{module} (imported by {via})"
-    for name in _imports(module):
+    for name in imported_names(module, submodules=True):
         top = name.split(".")[0]
         assert top == "lakeload" or top in THIRD_PARTY or top in sys.stdlib_module_names or top == "__future__", (
             f"{module} imports {name}"
@@ -91,4 +75,4 @@ def test_a_worker_importing_every_executor_module_loads_nothing_driver_side() ->
     assert done.returncode == 0, done.stderr
     loaded = done.stdout.split()
     assert [m for m in loaded if m.split(".")[0] != "lakeload"] == []
-    assert [m for m in loaded if not (_source(m).name == "__init__.py" or _marked(m) or m in SHARED)] == []
+    assert [m for m in loaded if not (_is_package(m) or _marked(m) or m in SHARED)] == []
