@@ -21,7 +21,7 @@ from lakeload.errors import LakeloadError
 from lakeload.runtime.log_secrets import mask_secrets
 from lakeload.runtime.packages import EXTRACTED, LOADED, NORMALIZED, PipelineStorage
 from lakeload.runtime.trace import load_trace
-from lakeload.runtime.working import pipeline_storage
+from lakeload.runtime.working import DEFAULT_PIPELINES_DIR, pipeline_storage
 
 if TYPE_CHECKING:
     from lakeload.runtime.pipeline import Pipeline
@@ -61,8 +61,6 @@ class WorkingFolder:
 
 
 def pipelines_folder(pipelines_dir: str | None) -> str:
-    from lakeload.runtime.pipeline import DEFAULT_PIPELINES_DIR
-
     return os.path.expanduser(pipelines_dir or DEFAULT_PIPELINES_DIR)
 
 

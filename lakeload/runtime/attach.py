@@ -11,7 +11,8 @@ from typing import Any
 
 from lakeload.errors import CannotRestorePipelineError
 from lakeload.runtime.packages import EXTRACTED, LOADED, NORMALIZED, PipelineStorage, read_json
-from lakeload.runtime.pipeline import DEFAULT_PIPELINES_DIR, Pipeline
+from lakeload.runtime.pipeline import Pipeline
+from lakeload.runtime.working import DEFAULT_PIPELINES_DIR
 
 
 def attach(

@@ -49,7 +49,7 @@ from lakeload.runtime.schema_seed import seed_schema
 from lakeload.runtime.state import bump_state, new_state, staged_state, stored_state
 from lakeload.runtime.steps import failing_step
 from lakeload.runtime.trace import RunTrace
-from lakeload.runtime.working import pipeline_storage, warn_unreachable_packages
+from lakeload.runtime.working import DEFAULT_PIPELINES_DIR, pipeline_storage, warn_unreachable_packages
 from lakeload.schema.schema import Schema
 
 if TYPE_CHECKING:
@@ -57,7 +57,6 @@ if TYPE_CHECKING:
 
 
 logger = logging.getLogger("lakeload.pipeline")
-DEFAULT_PIPELINES_DIR = os.path.join("~", ".lakeload", "pipelines")
 
 
 class Pipeline(PipelineMaintenance):

@@ -26,6 +26,7 @@ from lakeload.runtime.packages import EXTRACTED, NORMALIZED, PipelineStorage
 from lakeload.spark.executor_working import WorkingStore
 from lakeload.spark.settings import is_local_master, warn_once
 
+DEFAULT_PIPELINES_DIR = os.path.join("~", ".lakeload", "pipelines")  # pipelines' working folders, as dlt's ~/.dlt/pipelines
 OBJECT_STORES = ("s3", "gs", "gcs", "az", "abfs", "abfss", "azure", "memory")
 WORKING_URL_HELP = (
     "Set [spark] working_url (env SPARK__WORKING_URL) to an absolute path or a file:// URL of a folder that every "

@@ -54,11 +54,32 @@ def test_sessions_start_from_the_archive_the_first_one_wrote_and_survive_a_damag
     second = _start(tmp_path)
     assert f"-XX:SharedArchiveFile={archive}" in second["jvm_args"]  # type: ignore[operator]
 
-    off = _start(tmp_path, SPARK__CLASS_ARCHIVE="false")
-    assert not any("SharedArchiveFile" in a for a in off["jvm_args"])  # type: ignore[union-attr]
-
     archive.chmod(0o644)
     archive.write_bytes(archive.read_bytes()[: 2 << 20])  # damaged: the JVM cannot map it
     damaged = _start(tmp_path)
     assert not any("SharedArchiveFile" in a for a in damaged["jvm_args"])  # type: ignore[union-attr]
     assert not archive.exists()  # removed: the next session writes a new one
+
+
+@pytest.mark.parametrize(("setting", "expected"), [(None, True), ("false", False)])
+def test_class_archive_setting_decides_whether_a_new_jvm_uses_one(
+    setting: str | None, expected: bool, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """`[spark] class_archive = false` starts the JVM without the archive (the start itself is stubbed: no
+    second JVM in this process; the JVM side is the slow test above)."""
+    from pyspark.sql import SparkSession
+
+    from lakeload.spark import session
+
+    for name in ("PYSPARK_PYTHON", "PYSPARK_DRIVER_PYTHON", "SPARK_LOCAL_IP"):  # get_spark sets them: restored after
+        monkeypatch.setenv(name, os.environ.get(name, "-"))
+        if os.environ[name] == "-":
+            monkeypatch.delenv(name)
+    if setting is not None:
+        monkeypatch.setenv("SPARK__CLASS_ARCHIVE", setting)
+    started: dict[str, bool] = {}
+    monkeypatch.setattr(SparkSession, "getActiveSession", classmethod(lambda cls: None))
+    monkeypatch.setattr(session, "quiet_pyspark_loggers", lambda log_file: None)
+    monkeypatch.setattr(session, "_start", lambda master, conf, use_archive=False: started.update(archive=use_archive))
+    session.get_spark("local[1]")
+    assert started == {"archive": expected}
