@@ -150,3 +150,18 @@ def test_drop_removes_the_resources_tables_and_state(tmp_path: Path, bucket_kind
     last = lakeload.pipeline("cli_drop_res", destination=bucket_kind.destination(), dataset_name="ds",
                              pipelines_dir=str(tmp_path / "pipelines"))
     assert last.default_schema.data_table_names() == [] and not last.state["sources"].get("crm", {}).get("resources")
+
+
+def test_reading_commands_load_none_of_the_pipelines_steps(tmp_path: Path) -> None:
+    """`--list`, `info`, `trace`, `schema` read files only: no Spark, no extract/normalize/load modules (~0.4 s)."""
+    loaded(tmp_path)
+    script = (
+        "import sys\nfrom lakeload.cli.main import main\n"
+        "for command in (['--list'], ['cli_p', 'info'], ['cli_p', 'trace'], ['cli_p', 'schema'], ['cli_p', 'failed-jobs']):\n"
+        "    assert main(['pipeline', *command, '--pipelines-dir', sys.argv[1]]) == 0\n"
+        "heavy = ('lakeload.runtime.pipeline', 'lakeload.normalize.early', 'lakeload.load.loader', 'pyspark', 'pandas')\n"
+        "print('LOADED', [name for name in heavy if name in sys.modules])\n"
+    )
+    done = subprocess.run([sys.executable, "-c", script, str(tmp_path / "pipelines")], capture_output=True, text=True, timeout=120)
+    assert done.returncode == 0, done.stderr
+    assert done.stdout.strip().splitlines()[-1] == "LOADED []"
