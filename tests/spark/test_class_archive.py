@@ -71,14 +71,11 @@ def test_class_archive_setting_decides_whether_a_new_jvm_uses_one(
 
     from lakeload.spark import session
 
-    for name in ("PYSPARK_PYTHON", "PYSPARK_DRIVER_PYTHON", "SPARK_LOCAL_IP"):  # get_spark sets them: restored after
-        monkeypatch.setenv(name, os.environ.get(name, "-"))
-        if os.environ[name] == "-":
-            monkeypatch.delenv(name)
     if setting is not None:
         monkeypatch.setenv("SPARK__CLASS_ARCHIVE", setting)
     started: dict[str, bool] = {}
     monkeypatch.setattr(SparkSession, "getActiveSession", classmethod(lambda cls: None))
+    monkeypatch.setattr(session, "_prepare_environment", lambda master, conf: None)  # PYSPARK_PYTHON, ... stay as they are
     monkeypatch.setattr(session, "quiet_pyspark_loggers", lambda log_file: None)
     monkeypatch.setattr(session, "_start", lambda master, conf, use_archive=False: started.update(archive=use_archive))
     session.get_spark("local[1]")
