@@ -115,8 +115,5 @@ def bucket_kind(request: pytest.FixtureRequest, tmp_path: Path) -> Any:
 
     s3 = request.getfixturevalue("s3_server")
     url = s3.url(fresh_prefix("cli"))
-    credentials = {"aws_access_key_id": s3.access_key, "aws_secret_access_key": s3.secret_key,
-                   "endpoint_url": s3.endpoint_url, "region_name": s3.region}
-    env = {"DESTINATION__FILESYSTEM__BUCKET_URL": url,
-           **{f"DESTINATION__FILESYSTEM__CREDENTIALS__{k.upper()}": v for k, v in credentials.items()}}
-    return Bucket(url, credentials, env)
+    env = {"DESTINATION__FILESYSTEM__BUCKET_URL": url, **s3.credential_env("DESTINATION__FILESYSTEM__CREDENTIALS")}
+    return Bucket(url, s3.credentials(), env)

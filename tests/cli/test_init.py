@@ -93,8 +93,7 @@ def test_init_for_s3_runs_against_the_s3_server(tmp_path: Path, s3_server: Any) 
     config = tmp_path / ".lakeload" / "config.toml"
     config.write_text(config.read_text().replace("s3://<bucket-name>/<path>", url))
     secrets = tmp_path / ".lakeload" / "secrets.toml"
-    filled = {"aws_access_key_id": s3_server.access_key, "aws_secret_access_key": s3_server.secret_key,
-              "endpoint_url": s3_server.endpoint_url, "region_name": s3_server.region}
+    filled = s3_server.credentials()
     text = secrets.read_text()
     for name, value in filled.items():
         text = text.replace(f'# {name} = "<{name}>"', f'{name} = "{value}"')

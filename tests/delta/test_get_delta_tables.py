@@ -96,8 +96,7 @@ def test_memory_bucket_is_refused(pipelines_dir: Path) -> None:
 def test_s3_bucket_with_configured_credentials(s3_server: Any, pipelines_dir: Path,
                                                monkeypatch: pytest.MonkeyPatch) -> None:
     prefix = fresh_prefix("delta-get-tables")
-    creds = {"aws_access_key_id": s3_server.access_key, "aws_secret_access_key": s3_server.secret_key,
-             "endpoint_url": s3_server.endpoint_url}
+    creds = s3_server.credentials()
     config = FilesystemConfiguration(bucket_url=s3_server.url(prefix), credentials=Credentials(creds))
     write_users_history(config)
     for name, value in creds.items():

@@ -19,9 +19,7 @@ from lakeload.errors import DestinationError
 
 
 def s3_config(s3_server: Any, prefix: str, secret: str | None = None, **kwargs: Any) -> FilesystemConfiguration:
-    creds = Credentials({"aws_access_key_id": s3_server.access_key,
-                         "aws_secret_access_key": secret or s3_server.secret_key,
-                         "endpoint_url": s3_server.endpoint_url, "region_name": s3_server.region})
+    creds = Credentials(s3_server.credentials(secret))
     return FilesystemConfiguration(bucket_url=s3_server.url(prefix), credentials=creds, **kwargs)
 
 

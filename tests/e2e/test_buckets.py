@@ -30,12 +30,7 @@ def destination(backend: str, request: pytest.FixtureRequest, prefix: str, wrong
     """A filesystem destination for `backend`, with credentials in lakeload's (dlt's) field names."""
     if backend == "s3":
         s = request.getfixturevalue("s3_server")
-        credentials: Any = {
-            "aws_access_key_id": s.access_key,
-            "aws_secret_access_key": "wrong-secret" if wrong else s.secret_key,
-            "endpoint_url": s.endpoint_url,
-            "region_name": s.region,
-        }
+        credentials = s.credentials("wrong-secret" if wrong else None)
         return lakeload.destinations.filesystem(bucket_url=f"s3://{s.bucket}/{prefix}", credentials=credentials)
     if backend == "az":
         a = request.getfixturevalue("azure_server")

@@ -97,8 +97,7 @@ def make_sandbox(backend: str, tmp_path: Path, request: pytest.FixtureRequest) -
     if backend == "memory":
         return Sandbox(tmp_path, backend, f"memory://escape-{tag}/a/b/bucket", {})
     s3 = request.getfixturevalue("s3_server")
-    credentials = {"aws_access_key_id": s3.access_key, "aws_secret_access_key": s3.secret_key,
-                   "endpoint_url": s3.endpoint_url, "region_name": s3.region}
+    credentials = s3.credentials()
     url = f"s3://{s3.bucket}/{fresh_prefix('escape')}/a/b/bucket"
     return Sandbox(tmp_path, backend, url, {"credentials": credentials}, s3)
 

@@ -43,8 +43,7 @@ def fast_retries(monkeypatch: pytest.MonkeyPatch) -> None:
 
 
 def destination(s3: S3Server, endpoint: str, prefix: str, secret: str | None = None) -> Any:
-    credentials = {"aws_access_key_id": s3.access_key, "aws_secret_access_key": secret or s3.secret_key,
-                   "endpoint_url": endpoint, "region_name": s3.region}
+    credentials = s3.credentials(secret, endpoint)
     return lakeload.destinations.filesystem(bucket_url=s3.url(prefix), credentials=credentials)
 
 

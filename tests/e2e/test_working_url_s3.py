@@ -19,10 +19,8 @@ from lakeload.normalize.normalizer import Normalizer
 def _working_env(monkeypatch: pytest.MonkeyPatch, s3: S3Server) -> str:
     prefix = f"{s3.bucket}/{fresh_prefix('work')}"
     monkeypatch.setenv("SPARK__WORKING_URL", f"s3://{prefix}")
-    monkeypatch.setenv("SPARK__WORKING_CREDENTIALS__AWS_ACCESS_KEY_ID", s3.access_key)
-    monkeypatch.setenv("SPARK__WORKING_CREDENTIALS__AWS_SECRET_ACCESS_KEY", s3.secret_key)
-    monkeypatch.setenv("SPARK__WORKING_CREDENTIALS__ENDPOINT_URL", s3.endpoint_url)
-    monkeypatch.setenv("SPARK__WORKING_CREDENTIALS__REGION_NAME", s3.region)
+    for name, value in s3.credential_env("SPARK__WORKING_CREDENTIALS").items():
+        monkeypatch.setenv(name, value)
     return prefix
 
 

@@ -64,8 +64,7 @@ def local_bucket(path: Path) -> Bucket:
 
 def s3_bucket(server: Any, prefix: str) -> Bucket:
     """A prefix on the moto S3 server, with credentials in dlt's (and lakeload's) field names."""
-    credentials = {"aws_access_key_id": server.access_key, "aws_secret_access_key": server.secret_key,
-                   "endpoint_url": server.endpoint_url, "region_name": server.region}
+    credentials = server.credentials()
     fs = fsspec.filesystem("s3", endpoint_url=server.endpoint_url, key=server.access_key, secret=server.secret_key)
     return Bucket(server.url(prefix), credentials, fs, f"{server.bucket}/{prefix}")
 

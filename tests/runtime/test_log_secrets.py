@@ -83,8 +83,7 @@ def test_s3_load_with_botocore_debug_logs_no_credentials(
     s3_server: S3Server, pipelines_dir: Path, spark: Any, caplog: pytest.LogCaptureFixture
 ) -> None:
     s = s3_server
-    credentials = {"aws_access_key_id": s.access_key, "aws_secret_access_key": s.secret_key,
-                   "endpoint_url": s.endpoint_url, "region_name": s.region}
+    credentials = s.credentials()
     destination = lakeload.destinations.filesystem(f"s3://{s.bucket}/{fresh_prefix('debug-logs')}", credentials=credentials)
     p = lakeload.pipeline("debug_logs", destination=destination, dataset_name="ds", pipelines_dir=str(pipelines_dir),
                           spark=spark)

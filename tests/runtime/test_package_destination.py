@@ -38,8 +38,7 @@ def test_a_bucket_that_is_a_file_fails_before_extract_on_every_run(tmp_path: Pat
 
 
 def test_a_missing_s3_bucket_fails_before_extract(tmp_path: Path, s3_server: Any) -> None:
-    credentials = {"aws_access_key_id": s3_server.access_key, "aws_secret_access_key": s3_server.secret_key,
-                   "endpoint_url": s3_server.endpoint_url, "region_name": s3_server.region}
+    credentials = s3_server.credentials()
     p = _pipeline(tmp_path, str(tmp_path / "bucket"))
     p.run([{"id": 1}], table_name="t")
     missing = lakeload.destinations.filesystem(bucket_url="s3://nobucket-lakeload/data", credentials=credentials)

@@ -27,8 +27,7 @@ def test_run_credentials_override_the_configured_ones(as_object: bool, tmp_path:
                                                        caplog: pytest.LogCaptureFixture) -> None:
     from servers.fixtures import fresh_prefix
 
-    right = {"aws_access_key_id": s3_server.access_key, "aws_secret_access_key": s3_server.secret_key,
-             "endpoint_url": s3_server.endpoint_url, "region_name": s3_server.region}
+    right = s3_server.credentials()
     wrong = dict(right, aws_secret_access_key="not-the-secret")
     destination = lakeload.destinations.filesystem(s3_server.url(fresh_prefix("creds")), credentials=wrong)
     p = lakeload.pipeline("creds", destination=destination, dataset_name="ds", pipelines_dir=str(tmp_path))

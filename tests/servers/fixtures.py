@@ -95,6 +95,15 @@ class S3Server:
     def url(self, *parts: str) -> str:
         return _join(f"s3://{self.bucket}", parts)
 
+    def credentials(self, secret: str | None = None, endpoint_url: str | None = None) -> dict[str, str]:
+        """dlt-style credentials for this server (`secret`, `endpoint_url`: another secret or endpoint)."""
+        return {"aws_access_key_id": self.access_key, "aws_secret_access_key": secret or self.secret_key,
+                "endpoint_url": endpoint_url or self.endpoint_url, "region_name": self.region}
+
+    def credential_env(self, section: str) -> dict[str, str]:
+        """The credentials as environment variables under `section`, e.g. `SPARK__WORKING_CREDENTIALS`."""
+        return {f"{section}__{key.upper()}": value for key, value in self.credentials().items()}
+
 
 @dataclass(frozen=True)
 class AzureServer:

@@ -22,8 +22,7 @@ pytestmark = pytest.mark.usefixtures("spark")
 
 
 def credentials(s3: S3Server, secret: str | None = None) -> dict[str, Any]:
-    return {"aws_access_key_id": s3.access_key, "aws_secret_access_key": secret or s3.secret_key,
-            "endpoint_url": s3.endpoint_url, "region_name": s3.region}
+    return s3.credentials(secret)
 
 
 def make_pipeline(bucket: Path, pipelines_dir: Path, name: str = "s3_files") -> lakeload.Pipeline:

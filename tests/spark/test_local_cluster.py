@@ -25,18 +25,6 @@ CHILD = Path(__file__).with_name("cluster_child.py")
 CREDENTIALS = ("DESTINATION__FILESYSTEM__CREDENTIALS", "SOURCES__FILESYSTEM__CREDENTIALS")
 
 
-def _credential_env(s3: S3Server, prefixes: tuple[str, ...] = CREDENTIALS) -> dict[str, str]:
-    env = {}
-    for prefix in prefixes:
-        env.update({
-            f"{prefix}__AWS_ACCESS_KEY_ID": s3.access_key,
-            f"{prefix}__AWS_SECRET_ACCESS_KEY": s3.secret_key,
-            f"{prefix}__ENDPOINT_URL": s3.endpoint_url,
-            f"{prefix}__REGION_NAME": s3.region,
-        })
-    return env
-
-
 def _source_files(fs: s3fs.S3FileSystem, prefix: str) -> None:
     """500 JSON lines in a plain and a gzipped JSONL file, and 40 rows in a Parquet file."""
     lines = [json.dumps({"id": i, "kind": "file", "items": [{"n": i}, {"n": i + 1}]}) for i in range(500)]
@@ -50,8 +38,9 @@ def _source_files(fs: s3fs.S3FileSystem, prefix: str) -> None:
 def _run_child(s3: S3Server, prefix: str, tmp_path: Path) -> dict[str, Any]:
     """The child on local-cluster: S3 credentials in its environment, the S3 working bucket for `cluster_s3` only."""
     working = {"CLUSTER_S3__SPARK__WORKING_URL": f"s3://{prefix}/work",
-               **_credential_env(s3, ("CLUSTER_S3__SPARK__WORKING_CREDENTIALS",))}
-    env = dict(os.environ, PYSPARK_PYTHON=sys.executable, EXTRACT__FILE_MAX_BYTES="400000", **_credential_env(s3), **working)
+               **s3.credential_env("CLUSTER_S3__SPARK__WORKING_CREDENTIALS")}
+    credentials = {name: value for section in CREDENTIALS for name, value in s3.credential_env(section).items()}
+    env = dict(os.environ, PYSPARK_PYTHON=sys.executable, EXTRACT__FILE_MAX_BYTES="400000", **credentials, **working)
     args = [str(tmp_path / "bucket"), str(tmp_path / "pipes"), f"s3://{prefix}/lake", f"s3://{prefix}/source"]
     done = subprocess.run([sys.executable, str(CHILD), *args], env=env, capture_output=True, text=True, timeout=900, cwd=tmp_path)
     assert done.returncode == 0, done.stderr[-4000:]

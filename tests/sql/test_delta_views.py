@@ -152,8 +152,7 @@ def test_memory_bucket_refuses_delta_tables_only() -> None:
 
 
 def test_s3_bucket(s3_server: Any, caplog: pytest.LogCaptureFixture) -> None:
-    creds = Credentials({"aws_access_key_id": s3_server.access_key, "aws_secret_access_key": s3_server.secret_key,
-                         "endpoint_url": s3_server.endpoint_url})
+    creds = Credentials(s3_server.credentials())
     config = FilesystemConfiguration(bucket_url=s3_server.url(fresh_prefix("delta-sql")), credentials=creds)
     caplog.set_level(logging.DEBUG)
     check_history_reads(config)

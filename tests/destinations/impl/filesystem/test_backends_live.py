@@ -40,19 +40,13 @@ def _roundtrip(fs: Any, root: str) -> None:
 
 
 def test_s3(s3_server: S3Server) -> None:
-    creds = Credentials.from_value({
-        "aws_access_key_id": s3_server.access_key, "aws_secret_access_key": s3_server.secret_key,
-        "endpoint_url": s3_server.endpoint_url, "region_name": s3_server.region,
-    })
+    creds = Credentials.from_value(s3_server.credentials())
     fs, path = _open(s3_server.url(fresh_prefix("live-s3")), "s3", creds)
     _roundtrip(fs, path)
 
 
 def test_s3_wrong_secret_is_refused(s3_server: S3Server) -> None:
-    creds = Credentials.from_value({
-        "aws_access_key_id": s3_server.access_key, "aws_secret_access_key": "wrong-secret-123",
-        "endpoint_url": s3_server.endpoint_url,
-    })
+    creds = Credentials.from_value(s3_server.credentials("wrong-secret-123"))
     fs, path = _open(s3_server.url(fresh_prefix("live-s3-bad")), "s3", creds)  # s3fs connects lazily
     with pytest.raises(PermissionError):
         fs.pipe_file(f"{path}/x", b"x")
