@@ -25,7 +25,8 @@ Examples::
     python bench/bench_inputs.py --scenarios small
     python bench/bench_inputs.py --events 1000000 --scenarios files --tools lakeload_files,lakeload_files_connect --check
 
-``--check`` prints issue 16's goal 1 (lakeload <= 2x DuckDB, >= 2x bare Spark, >= 8x dlt; totals without
+``--rounds N`` runs every files tool N times, interleaved, and the goals use each tool's median run (all rounds'
+totals are printed). ``--check`` prints issue 16's goal 1 (lakeload <= 2x DuckDB, >= 2x bare Spark, >= 8x dlt; totals without
 Spark's session start) and, when both lakeload runs were measured, issue 17's Connect / in-process <= 1.15
 with PASS/MISS, and exits 1 if any measured goal is missed.
 """
@@ -53,7 +54,7 @@ from connect_runs import (  # noqa: E402
     run_on_server,
     spark_engine,
 )
-from goals import Goal, print_goals, ratio  # noqa: E402
+from goals import Goal, median_run, print_goals, ratio, rotated, rounds_text  # noqa: E402
 
 WORKDIR = core.DEFAULT_WORKDIR / "inputs"
 
@@ -242,6 +243,14 @@ def run_child(spec: dict[str, Any]) -> dict[str, Any]:
     return result
 
 
+def run_file_tool(tool: str, events: int, source: Path) -> dict[str, Any]:
+    """One run of a files-scenario tool in its own process (the Connect one on a local Connect server)."""
+    spec = {"label": tool, "tool": tool, "events": events, "source": str(source), "run_dir": str(WORKDIR / tool)}
+    if tool == "lakeload_files_connect":
+        return run_on_server(lambda: run_child(spec), core.TreeRssSampler)
+    return run_child(spec)
+
+
 def rows(result: dict[str, Any]) -> dict[str, int]:
     tables = result.get("readback", {}).get("tables", {})
     return {t: v["rows"] for t, v in tables.items() if not t.startswith("_dlt")}
@@ -261,6 +270,7 @@ def print_files(results: list[dict[str, Any]]) -> None:
         stages = ", ".join(f"{k} {v:.1f}" for k, v in r.get("stages", {}).items())
         stages += f" (Spark {r['spark_engine']})" if r.get("spark_engine") else ""
         stages += f", Connect server peak RSS {server_rss:.0f} MB" if server_rss else ""
+        stages += rounds_text(r)
         print(f"{label:24}{total or float('nan'):12.1f}{_times(vs_dlt):>9}{_times(vs_duckdb):>11}{rss:18.0f}  {stages}")
     counted = {label: rows(r).get(core.RESOURCE_NAME) for label, r in by.items()}
     print(f"root rows per tool: {counted}")
@@ -301,6 +311,8 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--files", type=int, default=8, help="JSONL files the events are written to")
     parser.add_argument("--scenarios", default="files,small")
     parser.add_argument("--tools", default=FILE_TOOLS, help=f"files scenario tools (default {FILE_TOOLS})")
+    parser.add_argument("--rounds", type=int, default=1,
+                        help="run every files tool this many times, interleaved; goals use each tool's median run")
     parser.add_argument("--check", action="store_true", help="exit 1 if a measured goal of issue 16 is missed")
     parser.add_argument("--child")
     args = parser.parse_args(argv)
@@ -316,15 +328,15 @@ def main(argv: list[str] | None = None) -> int:
         source = WORKDIR / "source"
         info = write_jsonl_files(args.events, args.seed, source, args.files)
         print(f"{args.events:,} events in {info['files']} JSONL files, {info['bytes'] / 1e6:,.0f} MB", flush=True)
-        for tool in args.tools.split(","):
-            if tool == "polars_files" and importlib.util.find_spec("polars") is None:
-                print("--> polars_files skipped: polars is not installed in this environment", flush=True)
-                continue
-            spec = {"label": tool, "tool": tool, "events": args.events, "source": str(source), "run_dir": str(WORKDIR / tool)}
-            if tool == "lakeload_files_connect":
-                results.append(run_on_server(lambda spec=spec: run_child(spec), core.TreeRssSampler))
-            else:
-                results.append(run_child(spec))
+        tools = args.tools.split(",")
+        if "polars_files" in tools and importlib.util.find_spec("polars") is None:
+            print("--> polars_files skipped: polars is not installed in this environment", flush=True)
+            tools.remove("polars_files")
+        runs: dict[str, list[dict[str, Any]]] = {tool: [] for tool in tools}
+        for round_index in range(args.rounds):
+            for tool in rotated(tools, round_index):
+                runs[tool].append(run_file_tool(tool, args.events, source))
+        results.extend(median_run(runs[tool]) for tool in tools)
         print_files(results)
         misses += print_goals(f"issue 16 goal 1, JSONL files -> parquet, {args.events:,} events", files_goals(results))
         misses += print_goals(f"issue 17, JSONL files -> parquet through Connect, {args.events:,} events",

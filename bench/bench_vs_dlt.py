@@ -29,7 +29,8 @@ sizes give goal 4 (driver peak RSS <= 200 MB at each size, time grows at most li
 Mode ``cold_connect`` (issue 17) is ``cold``'s child on a local Spark Connect server (``SPARK__MODE=remote``):
 the parent starts the server first when none runs (its start is printed on its own, in no figure) and stops
 it afterwards if it started it; every other Spark child runs with ``SPARK__MODE=local`` (in-process).
-The goals are printed after the tables; ``--check`` exits 1 if a measured one is missed.
+The goals are printed after the tables; ``--check`` exits 1 if a measured one is missed. ``--rounds N`` runs
+every configuration N times, interleaved, and the tables and goals use each one's median run.
 
 The lakeload side is isolated in :func:`run_lakeload_child` so it is easy to adapt to the API.
 """
@@ -65,7 +66,7 @@ from connect_runs import (  # noqa: E402
     run_on_server,
     spark_engine,
 )
-from goals import Goal, print_goals, ratio  # noqa: E402
+from goals import Goal, median_run, print_goals, ratio, rotated, rounds_text  # noqa: E402
 
 REPO_ROOT = Path(__file__).resolve().parents[1]
 EVENTS_PY = REPO_ROOT / "lakeload" / "demo" / "events.py"
@@ -877,6 +878,8 @@ def parse_args(argv: list[str] | None) -> argparse.Namespace:
         action="store_true",
         help="write events to JSONL and time a bare spark.read.json(...).write.parquet(...)",
     )
+    p.add_argument("--rounds", type=int, default=1,
+                   help="run every configuration this many times, interleaved; tables and goals use each one's median run")
     p.add_argument("--check", action="store_true", help="exit 1 if a measured goal of issue 16 is missed")
     p.add_argument("--child", metavar="SPEC_JSON", help=argparse.SUPPRESS)
     return p.parse_args(argv)
@@ -886,17 +889,23 @@ def run_size(args: argparse.Namespace, events: int, meta: dict[str, Any]) -> lis
     """Every configuration at one size, each in its own process; prints the table and the row-count check."""
     workdir = args.workdir.resolve() / f"{events}_{args.format}"
     workdir.mkdir(parents=True, exist_ok=True)
-    results = []
-    for spec in build_specs(argparse.Namespace(**{**vars(args), "events": events}), workdir):
-        if spec.get("connect"):
-            result = run_on_server(lambda spec=spec: run_child(spec, args.timeout, args.verbose), TreeRssSampler)
-        else:
-            result = run_child(spec, args.timeout, args.verbose)
-        results.append(result)
-        if args.cleanup and result.get("ok"):
-            shutil.rmtree(Path(spec["run_dir"]) / "bucket", ignore_errors=True)
+    specs = build_specs(argparse.Namespace(**{**vars(args), "events": events}), workdir)
+    runs: dict[str, list[dict[str, Any]]] = {spec["label"]: [] for spec in specs}
+    for round_index in range(args.rounds):
+        for spec in rotated(specs, round_index):
+            if spec.get("connect"):
+                result = run_on_server(lambda spec=spec: run_child(spec, args.timeout, args.verbose), TreeRssSampler)
+            else:
+                result = run_child(spec, args.timeout, args.verbose)
+            runs[spec["label"]].append(result)
+            if args.cleanup and result.get("ok"):
+                shutil.rmtree(Path(spec["run_dir"]) / "bucket", ignore_errors=True)
+    results = [median_run(label_runs) for label_runs in runs.values()]
     print()
     print_results(results)
+    for result in results:
+        if rounds_text(result):
+            print(f"{result['label']}: median of {len(result['rounds'])} runs{rounds_text(result)}")
     problems = check_row_counts(results, events)
     if problems:
         print("ROW COUNT MISMATCH:\n  " + "\n  ".join(problems))
