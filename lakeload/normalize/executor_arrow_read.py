@@ -258,6 +258,25 @@ def _kinds(value: Any, path: list[str], out: set[str]) -> None:
         _kinds(value[path[0]], path[1:], out)
 
 
+def key_positions(data: bytes | bytearray, key: bytes, tail: bytes) -> list[int]:
+    """Where `"key"` followed by the regular expression `tail` starts in `data` (its opening quote).
+
+    The search starts at the key's byte rarest in the first 64 KiB (Python's regular expressions scan for their
+    first byte: a `"` is every ~8th byte of JSON, an `x` every ~500th, ~2x faster over a split); the key's
+    bytes before it are compared at each match.
+
+    >>> key_positions(b'{"a_x":1,"b_x": "s","_x":2}', b"_x", rb'\\s*:\\s*[-0-9]')
+    [20]
+    """
+    if not key:
+        return [m.start() for m in re.finditer(rb'""' + tail, data)]
+    counts = np.bincount(np.frombuffer(memoryview(data)[: 1 << 16], np.uint8), minlength=256)
+    cut = min(range(len(key)), key=lambda i: (counts[key[i]], i))
+    head = b'"' + key[:cut]
+    pattern = re.escape(key[cut:]) + b'"' + tail
+    return [m.start() - len(head) for m in re.finditer(pattern, data) if data[m.start() - len(head) : m.start()] == head]
+
+
 def _conflicting(lines: LineIndex, message: str, keep: np.ndarray, budget: list[int]) -> set[int] | None:
     """Records to leave to Python after pyarrow's error `message` for the records `keep`.
 
@@ -277,13 +296,13 @@ def _conflicting(lines: LineIndex, message: str, keep: np.ndarray, budget: list[
     keys = [p for p in path if p != ITEM]
     if not keys:
         return moved
-    key = re.escape(keys[-1].encode("utf-8"))
+    key = keys[-1].encode("utf-8")
     limit = max(64, len(lines) // 20)
-    found = [m.start() for m in re.finditer(rb'"' + key + rb'"\s*:\s*' + _STARTS[after], lines.data)]
+    found = key_positions(lines.data, key, rb"\s*:\s*" + _STARTS[after])
     if len(found) <= limit:  # the new type is rare: a Python record each
         moved.update(lines.records_at(found))
         return moved
-    candidates = sorted(set(lines.records_at([m.start() for m in re.finditer(rb'"' + key + rb'"\s*:', lines.data)])))
+    candidates = sorted(set(lines.records_at(key_positions(lines.data, key, rb"\s*:"))))
     if len(candidates) > budget[0]:
         return moved
     budget[0] -= len(candidates)
