@@ -15,6 +15,7 @@ from typing import Any
 from zoneinfo import ZoneInfo
 
 import numpy as np
+import orjson
 import pendulum
 import pytest
 from dlt.common.json import json as dlt_json
@@ -104,6 +105,23 @@ def test_a_page_is_its_items_line_by_line(items: list[Any]) -> None:
     assert block == b"".join(line + b"\n" for line, _ in one_by_one)
     assert [block[end - 1 : end] for end in ends] == [b"\n"] * len(items) and ends[-1:] == ([len(block)] if items else [])
     assert tagged == any(flag for _, flag in one_by_one)
+
+
+KEYS_OF_OTHER_TYPES = [{1: "a"}, {True: 1, None: 2}, {1.5: [1]}, {datetime.date(2024, 5, 1): 1}, {uuid.UUID(int=1): "u"}]
+
+
+@pytest.mark.parametrize("odd", KEYS_OF_OTHER_TYPES)
+def test_keys_of_other_types_than_str_dump_as_orjson_with_non_str_keys(odd: dict[Any, Any]) -> None:
+    """Items are dumped with str keys first; a key of another type makes orjson refuse, and the item or page is
+    dumped again with OPT_NON_STR_KEYS: the bytes and tag flags are those of that option alone."""
+    every_key = orjson.OPT_PASSTHROUGH_DATETIME | orjson.OPT_NON_STR_KEYS
+    items = [{"at": datetime.datetime(2024, 5, 1, 12)}, {"nested": [odd]}, {"x": 1}]
+    block, ends, tagged = tj.dumps_page(items)
+    assert block == b"".join(orjson.dumps(item, default=tj._Tagger(), option=every_key) + b"\n" for item in items)
+    assert tagged and len(ends) == 3
+    line, flag = tj.dumps_tracked({"k": odd})
+    assert line == orjson.dumps({"k": odd}, option=every_key) and not flag
+    assert tj.dumps_page([{"k": odd}]) == (line + b"\n", [len(line) + 1], False)
 
 
 def test_a_page_with_a_user_tag_string_escapes_like_single_items() -> None:
