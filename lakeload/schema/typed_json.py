@@ -41,9 +41,7 @@ TAG_BYTES = TAG.encode("utf-8")
 # events: ~5.0-5.8 -> ~3.5-4.9 us per event in alternating passes); orjson refuses a key of another type, and only
 # then is the item (or page) dumped again with it. The bytes are the same either way.
 _STR_KEYS = orjson.OPT_PASSTHROUGH_DATETIME
-_STR_KEY_LINES = _STR_KEYS | orjson.OPT_APPEND_NEWLINE
 _OPTIONS = _STR_KEYS | orjson.OPT_NON_STR_KEYS
-_LINE_OPTIONS = _OPTIONS | orjson.OPT_APPEND_NEWLINE
 _ESCAPE = TAG + "s"
 
 _DECODERS: dict[str, Callable[[str], Any]] = {
@@ -136,18 +134,25 @@ class _Tagger:
         return tagged
 
 
+def _dumps_each(items: Sequence[Any], option: int) -> tuple[list[bytes], _Tagger]:
+    """orjson's dump of every item (with `option` added) and the tagger that served them: with str keys only,
+    or, when orjson refuses a key of another type, all again with any keys (a fresh tagger)."""
+    dumps = orjson.dumps
+    try:
+        tagger = _Tagger()
+        return [dumps(item, default=tagger, option=_STR_KEYS | option) for item in items], tagger
+    except orjson.JSONEncodeError:  # a key that is not a str (any other error is raised again below)
+        tagger = _Tagger()
+        return [dumps(item, default=tagger, option=_OPTIONS | option) for item in items], tagger
+
+
 def dumps_tracked(item: Any) -> tuple[bytes, bool]:
     """Serialize `item` to one JSON document (no newline); also say whether any value was tagged.
 
     Example: ``dumps_tracked({"at": datetime.date(2024, 5, 1)})`` -> ``(b'{"at":"\\xf4\\x8f\\xbf\\xbdd2024-05-01"}', True)``.
     """
-    tagger = _Tagger()
     try:
-        try:
-            out = orjson.dumps(item, default=tagger, option=_STR_KEYS)
-        except orjson.JSONEncodeError:  # a key that is not a str (any other error is raised again here)
-            tagger = _Tagger()
-            out = orjson.dumps(item, default=tagger, option=_OPTIONS)
+        (out,), tagger = _dumps_each((item,), 0)
         # more tag characters than tagged values: some user string carries it, escape those
         if TAG_BYTES in out and out.count(TAG_BYTES) != tagger.tags:
             escaped = orjson.dumps(_escape_user_strings(item), default=tagger, option=_OPTIONS)
@@ -167,18 +172,12 @@ def dumps_page(items: Sequence[Any]) -> tuple[bytes, list[int], bool]:
     >>> dumps_page([{"a": 1}, {"b": True}])
     (b'{"a":1}\\n{"b":true}\\n', [8, 19], False)
     """
-    tagger = _Tagger()
-    dumps = orjson.dumps
     try:
-        lines = [dumps(item, default=tagger, option=_STR_KEY_LINES) for item in items]
-    except orjson.JSONEncodeError:  # a key that is not a str, or an item that fails anyway
-        tagger = _Tagger()
-        try:
-            lines = [dumps(item, default=tagger, option=_LINE_OPTIONS) for item in items]
-        except orjson.JSONEncodeError:
-            for item in items:  # the item that fails raises its own error
-                dumps_tracked(item)
-            raise
+        lines, tagger = _dumps_each(items, orjson.OPT_APPEND_NEWLINE)
+    except orjson.JSONEncodeError:
+        for item in items:  # the item that fails raises its own error
+            dumps_tracked(item)
+        raise
     block, tagged = b"".join(lines), tagger.tags > 0
     if TAG_BYTES in block and block.count(TAG_BYTES) != tagger.tags:
         tracked = [dumps_tracked(item) for item in items]
