@@ -66,20 +66,59 @@ def copy_files(payload: CopyPayload, files: list[dict[str, Any]]) -> list[dict[s
             target = posixpath.join(payload.dataset_path, target_path(payload, file))
             copy = functools.partial(_copy_one, payload, fs, source, target)
             call_with_retry(payload.retry, copy, f"copy to {target}")
-        copied.append({"table": file["table"], "path": target_path(payload, file), "rows": file["rows"], "bytes": file["bytes"]})
+        copied.append(_copied(payload, file))
     return copied
+
+
+def link_files(payload: CopyPayload, files: list[dict[str, Any]]) -> tuple[list[dict[str, Any]], list[dict[str, Any]]]:
+    """Hard-link `files` of a package on a local disk into a local bucket: `(linked, left)`.
+
+    For a local bucket beside the package (a local Spark, no working bucket) a load needs no copy at all,
+    only a link and a rename per file, so the driver does them instead of a Spark job. Files it cannot link
+    (the bucket on another disk, a file system without hard links, no permission) are `left` for
+    `copy_files`, which copies them or raises the load's error.
+    """
+    linked: list[dict[str, Any]] = []
+    left: list[dict[str, Any]] = []
+    for file in files:
+        target = posixpath.join(payload.dataset_path, target_path(payload, file))
+        try:
+            os.makedirs(os.path.dirname(target), exist_ok=True)
+            _link(wio.join(payload.package_dir, file["path"]), target)
+        except OSError:
+            left.append(file)
+        else:
+            linked.append(_copied(payload, file))
+    return linked, left
+
+
+def _copied(payload: CopyPayload, file: dict[str, Any]) -> dict[str, Any]:
+    return {"table": file["table"], "path": target_path(payload, file), "rows": file["rows"], "bytes": file["bytes"]}
+
+
+def _link(source: str, target: str) -> None:
+    """Hard-link `source` at `target` through a temporary name: `target` is the whole file or absent."""
+    tmp = f"{target}.lakeload-tmp"
+    try:
+        os.link(source, tmp)
+    except FileExistsError:  # left by a load killed between its link and its rename
+        os.unlink(tmp)
+        os.link(source, tmp)
+    os.replace(tmp, target)
+    if os.path.lexists(tmp):  # `target` was this very file already (a rerun): rename() then leaves both names
+        os.unlink(tmp)
 
 
 def _copy_one(payload: CopyPayload, fs: Any, source: str, target: str) -> None:
     """Put the local file `source` at `target` in the bucket, complete or not at all."""
     if payload.is_local:
         os.makedirs(os.path.dirname(target), exist_ok=True)
-        tmp = f"{target}.lakeload-tmp"
         try:
-            os.link(source, tmp)
+            _link(source, target)
         except OSError:
+            tmp = f"{target}.lakeload-tmp"
             shutil.copyfile(source, tmp)
-        os.replace(tmp, target)
+            os.replace(tmp, target)
     elif payload.rename_after_write:
         # a plain file server (SFTP): write aside, then rename, so the final name is complete or absent
         tmp = f"{target}.lakeload-tmp"

@@ -5,7 +5,8 @@ Order of work, chosen so that a process killed at any point loses nothing and du
    dropped or truncated before any new file goes in);
 2. Delta tables (`lakeload.load.delta_loader`): files written by executors, committed with delta-rs
    under the load's application transaction (a rerun skips what is committed);
-   other data files, copied by Spark executors under names fixed at normalize time (a rerun overwrites);
+   other data files, copied by Spark executors under names fixed at normalize time (a rerun overwrites;
+   into a local bucket beside the package, the driver hard-links them instead);
 3. for `replace` tables, the table's older files (root and nested) are deleted, only now that the
    new ones are all in place;
 4. `_dlt_version` (when this schema version is not stored yet) and `_dlt_pipeline_state` (when the
@@ -32,10 +33,11 @@ from lakeload.destinations.impl.filesystem.executor_fs import SFTP_PROTOCOLS
 from lakeload.destinations.impl.filesystem.layout import Layout
 from lakeload.errors import LoadError
 from lakeload.load.delta_loader import DeltaLoader
-from lakeload.load.executor_copy import CopyPayload, copy_files
+from lakeload.load.executor_copy import CopyPayload, copy_files, link_files
 from lakeload.load.refresh import RefreshLoad, table_files
 from lakeload.runtime.packages import NORMALIZED, PipelineStorage
 from lakeload.schema.schema import Schema
+from lakeload.spark.connect_session import executors_on_this_host
 from lakeload.spark.session import run_tasks
 
 if TYPE_CHECKING:
@@ -144,10 +146,14 @@ class Loader:
         if config.protocol == "memory":
             # an in-memory bucket exists only in this process: executors (other processes) cannot reach it
             return copy_files(payload, package["files"])
-        chunks = _chunks(package["files"], FILES_PER_TASK)
+        linked: list[dict[str, Any]] = []
+        left: list[dict[str, Any]] = package["files"]
+        if config.is_local and self.storage.working is None and executors_on_this_host(self.spark):
+            linked, left = link_files(payload, left)  # no Spark job for a local bucket beside the package
+        chunks = _chunks(left, FILES_PER_TASK)
         description = f"lakeload load {package['load_id']}: copy files"
         copied = run_tasks(self.spark, copy_files, payload, chunks, description, working=self.storage.working, error=LoadError)
-        return [f for chunk in copied for f in chunk]
+        return linked + [f for chunk in copied for f in chunk]
 
     def _replace(self, schema: Schema, package: dict[str, Any], result: LoadResult) -> None:
         new_files = {f["path"] for f in result.files}

@@ -29,6 +29,7 @@ from urllib.parse import urlsplit
 from lakeload.config.credentials import MASK
 from lakeload.config.resolver import resolve
 from lakeload.errors import ConfigurationError, SparkSetupError
+from lakeload.spark.settings import is_local_master
 
 if TYPE_CHECKING:
     from pyspark.sql import SparkSession
@@ -204,6 +205,12 @@ def session_master(session: SparkSession) -> str:
     if is_connect(session):
         return str(session.conf.get("spark.master", "") or "")
     return str(session.sparkContext.master)
+
+
+def executors_on_this_host(session: SparkSession) -> bool:
+    """True when `session`'s executors run in or beside this process (a classic session on a local master), so
+    that they and the driver see the same local disks. Not said of Connect: its server may be anywhere."""
+    return not is_connect(session) and is_local_master(session_master(session))
 
 
 def default_parallelism(session: SparkSession) -> int:
