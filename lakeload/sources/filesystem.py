@@ -37,6 +37,7 @@ from lakeload.sources.listing import (
     resolve_source,
 )
 from lakeload.sources.spark_files import files_frame
+from lakeload.spark.connect_session import default_parallelism
 
 __all__ = ["FileReader", "FilesystemResource", "configured_options", "filesystem", "read_csv", "read_jsonl", "read_parquet"]
 FORMATS = ("jsonl", "parquet", "csv")
@@ -88,7 +89,8 @@ class FileReader:
         elif config.protocol == "memory":  # lives in this process only: executors cannot see it
             yield from _driver_records(config, files, self.add_file_name)
         else:
-            yield ExternalFiles(config.bucket_url, list(files), config.options, "jsonl", self.add_file_name)
+            parallelism = default_parallelism(context.spark())  # the splits keep every executor busy to the end
+            yield ExternalFiles(config.bucket_url, list(files), config.options, "jsonl", self.add_file_name, parallelism)
 
 
 def _driver_records(config: SourceConfiguration, files: list[ListedFile], add_file_name: bool) -> Iterator[Any]:

@@ -15,8 +15,10 @@ import pytest
 
 import lakeload
 from lakeload.errors import PipelineStepFailed, SourceError
+from lakeload.extract import split_shapes
 from lakeload.runtime.packages import EXTRACTED, read_json
 from lakeload.sources.filesystem import FileReader, filesystem, read_csv, read_jsonl, read_parquet
+from lakeload.spark.connect_session import default_parallelism
 
 pytestmark = pytest.mark.usefixtures("spark")
 RANDOM_COLUMNS = ("_dlt_id", "_dlt_parent_id", "_dlt_load_id")
@@ -80,6 +82,27 @@ def test_jsonl_plain_gzip_and_byte_ranges_load_like_a_python_list(
         assert columns(p, table) == columns(q, table)
         assert table_rows(p, table) == table_rows(q, table)
     assert ("value__v_text", "text") in columns(p, "events")
+
+
+def test_jsonl_splits_are_cut_for_the_sessions_parallelism(
+    bucket: Path, pipelines_dir: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch, spark: Any
+) -> None:
+    """The sizes that make a cut worth it here are scaled down: a 3.5 kB file stands for a 140 MB one."""
+    monkeypatch.setattr(split_shapes, "MIN_PIECE_BYTES", 256)
+    monkeypatch.setattr(split_shapes, "TASK_COST_BYTES", 16)
+    write_jsonl(tmp_path / "data" / "a.jsonl", events(0, 30))
+    size = (tmp_path / "data" / "a.jsonl").stat().st_size
+    monkeypatch.setenv("EXTRACT__FILE_MAX_BYTES", str(2 * size))  # the plain cut: one split
+    parallelism = default_parallelism(spark)
+    assert parallelism == 2
+
+    p = make_pipeline(bucket, pipelines_dir)
+    load_id = p.extract(filesystem(str(tmp_path / "data"), "*.jsonl") | read_jsonl(), table_name="events")
+    splits = read_json(os.path.join(p.storage.package_dir(EXTRACTED, load_id), "manifest.json"))["splits"]
+    assert [(s["source"]["start"], s["source"]["end"]) for s in splits] == [(0, size // 2), (size // 2, None)]
+    p.normalize()
+    assert p.load().row_counts == {"events": 30, "events__tags": 30}
+    assert sorted(r["id"] for r in table_rows(p, "events")) == list(range(30))
 
 
 def test_parquet_and_csv_are_read_by_spark_with_their_types(bucket: Path, pipelines_dir: Path, tmp_path: Path) -> None:
