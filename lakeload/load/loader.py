@@ -146,12 +146,15 @@ class Loader:
         if config.protocol == "memory":
             # an in-memory bucket exists only in this process: executors (other processes) cannot reach it
             return copy_files(payload, package["files"])
+        description = f"lakeload load {package['load_id']}: copy files"
         linked: list[dict[str, Any]] = []
         left: list[dict[str, Any]] = package["files"]
         if config.is_local and self.storage.working is None and executors_on_this_host(self.spark):
-            linked, left = link_files(payload, left)  # no Spark job for a local bucket beside the package
+            try:  # no Spark job for a local bucket beside the package
+                linked, left = link_files(payload, left)
+            except Exception as exc:  # a layout's placeholder function failed: the copy tasks' error
+                raise LoadError(f"{description}: {type(exc).__name__}: {exc}") from exc
         chunks = _chunks(left, FILES_PER_TASK)
-        description = f"lakeload load {package['load_id']}: copy files"
         copied = run_tasks(self.spark, copy_files, payload, chunks, description, working=self.storage.working, error=LoadError)
         return linked + [f for chunk in copied for f in chunk]
 
