@@ -18,6 +18,7 @@ from typing import TYPE_CHECKING, Any, TypeVar
 import orjson
 
 from lakeload.errors import LakeloadError, NormalizeError, SparkSetupError
+from lakeload.spark import jvm_stderr
 from lakeload.spark.class_archive import class_archive, with_archive
 from lakeload.spark.connect_session import (  # noqa: F401 - session_master is re-exported for the pipeline
     connect_session,
@@ -48,6 +49,7 @@ if TYPE_CHECKING:
     from lakeload.spark.executor_working import WorkingStore
 
 logger = logging.getLogger("lakeload.spark")
+APP_NAME = "lakeload"
 _lock = threading.Lock()
 JAVA_HELP = (
     "lakeload runs Apache Spark, which needs Java 17 or newer. Install it with "
@@ -165,12 +167,15 @@ def quiet_pyspark_loggers(log_file: str) -> None:
 
 
 def _build(master: str, conf: Mapping[str, str]) -> SparkSession:
+    from pyspark import SparkContext
     from pyspark.sql import SparkSession
 
-    builder = SparkSession.builder.appName("lakeload").master(master)
+    builder = SparkSession.builder.appName(APP_NAME).master(master)
     for key, value in conf.items():
         builder = builder.config(key, value)
     try:
+        if SparkContext._gateway is None:  # this process starts its JVM now: without the launcher's stderr line
+            SparkContext._ensure_initialized(gateway=jvm_stderr.launch_gateway(APP_NAME, master, conf))
         with pandas_check_silenced():  # PySpark checks the pandas version while the context starts
             return builder.getOrCreate()
     except Exception as exc:
