@@ -4,9 +4,9 @@ A resource yields an `ExternalFiles` item; the extractor registers the files as 
 package (`split_entries`): a gzip file is one split, a plain file bigger than `[extract] file_max_bytes`
 is cut into near-equal byte ranges that Spark tasks read in parallel. When the item knows how many tasks the
 executors run at once (`parallelism`), the cut is the one that ends the job soonest (`split_shapes`).
-The manifest records each file's URL, size
-and version (etag or modification time) but never the bucket's credentials: those stay in the
-extracting process (`ExtractResult.source_options`) or are resolved again from configuration.
+The manifest records each file's URL, size and version (etag or modification time) but never the bucket's
+credentials: those stay in the extracting process (`ExtractResult.source_options`) or are resolved again from
+configuration.
 
 >>> byte_ranges(10, 4)
 [(0, 3), (3, 6), (6, None)]

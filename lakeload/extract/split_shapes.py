@@ -11,8 +11,8 @@ parallelism P known, three more cuts are candidates, none with a piece under `MI
 
 Each cut is scored by a model of the job: executors take the next piece in order as they free up; a task costs
 its bytes times a factor drawn in 1 ± `SPREAD` (from a seeded generator: the same files give the same splits on
-every run) plus `TASK_COST_BYTES`; the score is the mean finish over `DRAWS` draws. The best cut wins, the plain
-one on ties (fewer pieces break the others). More than `MAX_SCORED` pieces keep the plain cut.
+every run) plus `TASK_COST_BYTES`; the score is the mean finish over `DRAWS` draws. The best score wins; a tie goes to
+the cut with fewer pieces. More than `MAX_SCORED` pieces keep the plain cut.
 
 >>> [len(ranges) for ranges in shape([140_000_000], [True], [3], 4)]
 [4]
