@@ -62,11 +62,12 @@ def copy_files(payload: CopyPayload, files: list[dict[str, Any]]) -> list[dict[s
     fs, _ = url_to_fs(payload.bucket_url, payload.fs_kwargs, payload.retry)
     copied = []
     for file in files:
+        path = target_path(payload, file)
         with wio.local_source(wio.join(payload.package_dir, file["path"]), payload.working) as source:
-            target = posixpath.join(payload.dataset_path, target_path(payload, file))
+            target = posixpath.join(payload.dataset_path, path)
             copy = functools.partial(_copy_one, payload, fs, source, target)
             call_with_retry(payload.retry, copy, f"copy to {target}")
-        copied.append(_copied(payload, file))
+        copied.append(_copied(file, path))
     return copied
 
 
@@ -76,34 +77,45 @@ def link_files(payload: CopyPayload, files: list[dict[str, Any]]) -> tuple[list[
     For a local bucket beside the package (a local Spark, no working bucket) a load needs no copy at all,
     only a link and a rename per file, so the driver does them instead of a Spark job. Files it cannot link
     (the bucket on another disk, a file system without hard links, no permission) are `left` for
-    `copy_files`, which copies them or raises the load's error.
+    `copy_files`, which copies them or raises the load's error; a rename that fails raises here.
     """
     linked: list[dict[str, Any]] = []
     left: list[dict[str, Any]] = []
     for file in files:
-        target = posixpath.join(payload.dataset_path, target_path(payload, file))
+        path = target_path(payload, file)
+        target = posixpath.join(payload.dataset_path, path)
+        tmp = _aside(target)
         try:
             os.makedirs(os.path.dirname(target), exist_ok=True)
-            _link(wio.join(payload.package_dir, file["path"]), target)
+            _link_aside(wio.join(payload.package_dir, file["path"]), tmp)
         except OSError:
             left.append(file)
-        else:
-            linked.append(_copied(payload, file))
+            continue
+        _rename(tmp, target)
+        linked.append(_copied(file, path))
     return linked, left
 
 
-def _copied(payload: CopyPayload, file: dict[str, Any]) -> dict[str, Any]:
-    return {"table": file["table"], "path": target_path(payload, file), "rows": file["rows"], "bytes": file["bytes"]}
+def _copied(file: dict[str, Any], path: str) -> dict[str, Any]:
+    return {"table": file["table"], "path": path, "rows": file["rows"], "bytes": file["bytes"]}
 
 
-def _link(source: str, target: str) -> None:
-    """Hard-link `source` at `target` through a temporary name: `target` is the whole file or absent."""
-    tmp = f"{target}.lakeload-tmp"
+def _aside(target: str) -> str:
+    """The temporary name a file is written or linked under before it is renamed to `target`."""
+    return f"{target}.lakeload-tmp"
+
+
+def _link_aside(source: str, tmp: str) -> None:
+    """Hard-link `source` at the temporary name `tmp`, in place of one a killed load left there."""
     try:
         os.link(source, tmp)
-    except FileExistsError:  # left by a load killed between its link and its rename
+    except FileExistsError:
         os.unlink(tmp)
         os.link(source, tmp)
+
+
+def _rename(tmp: str, target: str) -> None:
+    """Rename `tmp` to `target`, so that `target` is the whole file or absent."""
     os.replace(tmp, target)
     if os.path.lexists(tmp):  # `target` was this very file already (a rerun): rename() then leaves both names
         os.unlink(tmp)
@@ -113,15 +125,15 @@ def _copy_one(payload: CopyPayload, fs: Any, source: str, target: str) -> None:
     """Put the local file `source` at `target` in the bucket, complete or not at all."""
     if payload.is_local:
         os.makedirs(os.path.dirname(target), exist_ok=True)
+        tmp = _aside(target)
         try:
-            _link(source, target)
-        except OSError:
-            tmp = f"{target}.lakeload-tmp"
+            _link_aside(source, tmp)
+        except OSError:  # another disk, or no hard links: a copy
             shutil.copyfile(source, tmp)
-            os.replace(tmp, target)
+        _rename(tmp, target)
     elif payload.rename_after_write:
         # a plain file server (SFTP): write aside, then rename, so the final name is complete or absent
-        tmp = f"{target}.lakeload-tmp"
+        tmp = _aside(target)
         fs.put_file(source, tmp)
         fs.mv(tmp, target)
     else:

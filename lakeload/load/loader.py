@@ -152,7 +152,7 @@ class Loader:
         if config.is_local and self.storage.working is None and executors_on_this_host(self.spark):
             try:  # no Spark job for a local bucket beside the package
                 linked, left = link_files(payload, left)
-            except Exception as exc:  # a layout's placeholder function failed: the copy tasks' error
+            except Exception as exc:  # a layout placeholder or a rename failed: the copy tasks' error
                 raise LoadError(f"{description}: {type(exc).__name__}: {exc}") from exc
         chunks = _chunks(left, FILES_PER_TASK)
         copied = run_tasks(self.spark, copy_files, payload, chunks, description, working=self.storage.working, error=LoadError)

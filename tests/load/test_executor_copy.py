@@ -73,22 +73,24 @@ def test_files_that_cannot_be_linked_are_left_for_the_copy(tmp_path: Path) -> No
     assert not list(bucket.rglob("*.lakeload-tmp"))
 
 
-def test_a_bucket_on_another_file_system_is_copied(tmp_path: Path) -> None:
-    shm = Path("/dev/shm")
-    if not shm.is_dir() or os.stat(shm).st_dev == os.stat(tmp_path).st_dev or not os.access(shm, os.W_OK):
-        pytest.skip("needs a writable file system other than the temporary folder's")
-    package = tmp_path / "package"
+def test_a_bucket_on_another_file_system_is_copied(tmp_path: Path, other_disk: Path) -> None:
+    package, bucket = tmp_path / "package", other_disk
     files = package_files(package, 2)
-    bucket = Path(os.path.realpath(shm)) / f"lakeload-test-{os.getpid()}"
-    try:
-        linked, left = link_files(payload(package, bucket), files)
-        assert (linked, left) == ([], files)  # links cannot cross file systems
-        copied = copy_files(payload(package, bucket), left)
-        for report, file in zip(copied, files, strict=True):
-            target = bucket / "ds" / report["path"]
-            assert target.read_bytes() == (package / file["path"]).read_bytes()
-            assert not os.path.samefile(target, package / file["path"])
-    finally:
-        import shutil
+    linked, left = link_files(payload(package, bucket), files)
+    assert (linked, left) == ([], files)  # links cannot cross file systems
+    copied = copy_files(payload(package, bucket), left)
+    for report, file in zip(copied, files, strict=True):
+        target = bucket / "ds" / report["path"]
+        assert target.read_bytes() == (package / file["path"]).read_bytes()
+        assert not os.path.samefile(target, package / file["path"])
 
-        shutil.rmtree(bucket, ignore_errors=True)
+
+def test_a_rename_that_fails_raises_its_own_error(tmp_path: Path) -> None:
+    """Only a link that cannot be made turns into a copy: a target that cannot be replaced says so."""
+    package, bucket = tmp_path / "package", tmp_path / "bucket"
+    files = package_files(package, 1)
+    (bucket / "ds" / files[0]["table"] / f"{LOAD_ID}.{files[0]['file_id']}.parquet" / "x").mkdir(parents=True)
+    with pytest.raises(IsADirectoryError):
+        link_files(payload(package, bucket), files)
+    with pytest.raises(IsADirectoryError):
+        copy_files(payload(package, bucket), files)

@@ -2,9 +2,6 @@
 
 from __future__ import annotations
 
-import os
-import shutil
-from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
@@ -30,16 +27,6 @@ def copy_jobs(monkeypatch: pytest.MonkeyPatch) -> list[int]:
 
     monkeypatch.setattr(loader, "run_tasks", counting)
     return jobs
-
-
-@pytest.fixture
-def other_disk(tmp_path: Path) -> Iterator[Path]:
-    shm = Path("/dev/shm")
-    if not shm.is_dir() or os.stat(shm).st_dev == os.stat(tmp_path).st_dev or not os.access(shm, os.W_OK):
-        pytest.skip("needs a writable file system other than the temporary folder's")
-    folder = Path(os.path.realpath(shm)) / f"lakeload-test-{os.getpid()}"
-    yield folder
-    shutil.rmtree(folder, ignore_errors=True)
 
 
 def run_and_read(bucket: Path, pipelines_dir: Path) -> dict[str, int]:
