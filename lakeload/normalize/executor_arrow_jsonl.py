@@ -21,7 +21,6 @@ import pyarrow.compute as pc
 TYPES = frozenset(("text", "bigint", "double", "bool", "timestamp"))
 _ESCAPED = '["\\\\\\x00-\\x1f]'  # what orjson escapes in a string (RE2 syntax)
 _ESCAPES = re.compile(b'["\\\\\\x00-\\x1f]')
-_EMPTY = pa.scalar("", pa.string())
 
 
 def _by_orjson(values: pa.Array, rows: np.ndarray | None = None) -> pa.Array:
@@ -62,7 +61,7 @@ def _timestamp(values: pa.Array) -> pa.Array:
     fraction = pc.subtract(micros, pc.multiply(seconds, 1_000_000))
     whole = pc.strftime(seconds.cast(pa.timestamp("s", tz="UTC")), format="%Y-%m-%dT%H:%M:%S")
     digits = pc.binary_join_element_wise(".", pc.utf8_lpad(fraction.cast(pa.string()), 6, "0"), "")
-    digits = pc.if_else(pc.equal(fraction, 0), _EMPTY, digits)
+    digits = pc.if_else(pc.equal(fraction, 0), "", digits)  # a str: `pa.scalar` would import pandas
     rendered = pc.binary_join_element_wise('"', whole, digits, '+00:00"', "")
     return _patch(rendered, values, pc.less(micros, 0))
 
