@@ -74,6 +74,7 @@ class PackageWriter:
         self.working = working  # the bucket of `data_dir` when it is a URL (`[spark] working_url`)
         self.file_max_bytes = file_max_bytes
         self.on_closed = on_closed  # hears of every complete JSONL file (split index, split entry)
+        self.on_opened: Callable[[], None] | None = None  # hears of every new JSONL file
         self.splits: list[dict[str, Any]] = []
         self.source_options: dict[str, dict[str, Any]] = {}  # of external files' buckets; never in the manifest
         self._open: dict[str, _JsonlFile] = {}
@@ -92,6 +93,8 @@ class PackageWriter:
             path = self._new_path(table, "jsonl")
             current = self._open[table] = self._new_jsonl(path)
             self.splits.append({"path": path, "root_table": table, "file_format": "jsonl"})
+            if self.on_opened is not None:
+                self.on_opened()
         return current
 
     def write_item(self, table: str, item: Any) -> None:
@@ -186,6 +189,8 @@ class PackageWriter:
 class SplitListener(Protocol):
     """Hears of complete extracted files while extract runs (see `lakeload.normalize.early`)."""
 
+    def opened(self) -> None: ...  # a JSONL file was started (normalize will have work)
+
     def submit(self, load_id: str, index: int, split: dict[str, Any], tables: dict[str, dict[str, Any]]) -> None: ...
 
     def wait(self) -> None: ...
@@ -253,6 +258,7 @@ def extract_resources(
         def on_closed(index: int, split: dict[str, Any]) -> None:
             listener.submit(load_id, index, split, tables)
     writer = PackageWriter(wio.join(data_base, "data"), file_max_bytes, on_closed, storage.working)
+    writer.on_opened = listener.opened if listener is not None else None
     result = ExtractResult(load_id=load_id, schema_name=schema_name)
     pending = 0
     written: set[str] = set()
@@ -365,7 +371,7 @@ def _admit(contracts: RootContracts | None, name: str, table: dict[str, Any]) ->
 
 
 def _abandon(writer: PackageWriter, storage: PipelineStorage, load_id: str) -> None:
-    writer.on_closed = None  # nothing more for normalize: the package goes
+    writer.on_closed = writer.on_opened = None  # nothing more for normalize: the package goes
     writer.abort()
     storage.discard(EXTRACTING, load_id)
 

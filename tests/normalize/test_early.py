@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import os
 import sys
+import threading
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
@@ -79,3 +80,26 @@ def test_failed_extract_drops_what_early_normalize_wrote(
     info = p.run(lakeload.resource(generate_events(300), name="events"))
     assert info.row_counts["events"] == 300
     assert os.listdir(tmp_path / "failing" / "bucket" / "ds" / "events") != []
+
+
+def test_spark_is_asked_for_as_soon_as_extract_opens_its_first_file(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Spark starts beside the generator while the first file fills, not once that file is complete."""
+    asked = threading.Event()
+    threads: list[str] = []
+    session = lakeload.Pipeline.spark
+
+    def spy(self: lakeload.Pipeline) -> Any:
+        threads.append(threading.current_thread().name)
+        asked.set()
+        return session.fget(self)  # type: ignore[attr-defined]
+
+    monkeypatch.setattr(lakeload.Pipeline, "spark", property(spy))
+
+    def events() -> Iterator[list[dict[str, Any]]]:
+        yield [{"id": 1, "tags": ["a"]}]  # the first file opens; it is far from complete
+        assert asked.wait(20), "Spark was not asked for while the first file was open"
+        yield [{"id": i, "tags": ["b"]} for i in range(2, 50)]
+
+    info = _pipeline(tmp_path, "warm").run(lakeload.resource(events(), name="events"))
+    assert info.row_counts["events"] == 49
+    assert threads[0].startswith("lakeload-normalize")
