@@ -4,9 +4,10 @@
 `executor_tasks.normalize_split` (root `_dlt_id`s are random in both; child ids come from them through
 `nested_row_id`), or None when it cannot be sure, and the caller runs the Python path instead:
 
-1. The split's bytes are parsed by pyarrow's JSON reader in one block (`executor_arrow_read`). Records
-   pyarrow cannot read alike (the rarer type of a field whose type changes between records, null list
-   elements, ...) are left to the Python normalizer ("Python records").
+1. The split's bytes are parsed by pyarrow's JSON reader in one block (`executor_arrow_read`). A field's
+   rare string or boolean values among numbers (or the like) are read under a renamed key, beside the
+   usual ones (`executor_arrow_alias`). Records pyarrow cannot read alike otherwise (other type changes,
+   null list elements, ...) are left to the Python normalizer ("Python records").
 2. Structs are flattened into `a__b` columns and lists exploded into child tables, column by column
    (`executor_arrow_flatten`).
 3. The schema is dlt's sequential inference: the Python path is replayed over the records where a
@@ -118,7 +119,7 @@ class _Run:
             return None
         python = parsed.python
         extra = {FILE_NAME: pa.repeat(self.file_name, len(parsed.recs))} if self.file_name is not None else {}
-        tree = Flattener(plan.naming, plan.normalizer.json_columns).flatten(
+        tree = Flattener(plan.naming, plan.normalizer.json_columns, parsed.aliases).flatten(
             self.split.root_table, parsed.table, parsed.recs, extra
         )
         if self.root.max_nesting <= tree.depth + 1:
@@ -151,7 +152,7 @@ class _Run:
         for part in tree.parts.values():
             if part.rows:
                 records.add(int(part.rec[0]))
-                for values in part.columns.values():
+                for values in (*part.columns.values(), *part.alternates.values()):
                     first = first_valid(values)
                     if first is not None:
                         records.add(int(part.rec[first]))

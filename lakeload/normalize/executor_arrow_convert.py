@@ -44,7 +44,7 @@ def key_ids(part: Part, primary_key: tuple[str, ...]) -> pa.Array:
     columns = []
     for name in primary_key:
         values = part.columns.get(name)
-        if values is None or values.null_count or values.type not in (pa.int64(), pa.string(), pa.bool_()):
+        if values is None or name in part.alternates or values.null_count or values.type not in (pa.int64(), pa.string(), pa.bool_()):
             raise Unsupported(f"primary key column '{name}' is missing, null or not exact in Arrow")
         columns.append(values.to_pylist())
     return key_ids_rows([dict(zip(primary_key, row, strict=True)) for row in zip(*columns, strict=True)], primary_key)
@@ -82,7 +82,13 @@ class Converter:
         """Target column -> values for every row of `part` (targets: the columns and their variants)."""
         out: dict[str, pa.Array] = {}
         for name, values in part.columns.items():
-            for target, converted in self._column(part, name, values).items():
+            columns = self._column(part, name, values)
+            other = part.alternates.get(name)
+            if other is not None:  # a renamed key's values: never in the same row as the usual ones
+                for target, converted in self._column(part, name, other).items():
+                    mine = columns.get(target)
+                    columns[target] = converted if mine is None else pc.if_else(converted.is_valid(), converted, mine)
+            for target, converted in columns.items():
                 if target in out:  # a key that is also another column's variant name
                     raise Unsupported(f"column '{target}' of '{part.name}' gets values from two keys")
                 out[target] = converted

@@ -51,6 +51,7 @@ class Part:
     parent_row: np.ndarray | None = None  # row of the parent part
     list_idx: np.ndarray | None = None
     columns: dict[str, pa.Array] = field(default_factory=dict)  # dlt column name -> values
+    alternates: dict[str, pa.Array] = field(default_factory=dict)  # a renamed key's values of a column (another type)
     names: set[str] = field(default_factory=set)  # every column name a key makes here (nulls included)
 
     @property
@@ -102,9 +103,12 @@ def first_valid(values: pa.Array) -> int | None:
 class Flattener:
     """Builds the `Tree` of one Arrow table of records for the root table `root`."""
 
-    def __init__(self, naming: NamingConvention, json_columns: dict[str, frozenset[str]]) -> None:
+    def __init__(
+        self, naming: NamingConvention, json_columns: dict[str, frozenset[str]], aliases: dict[str, str] | None = None
+    ) -> None:
         self.naming = naming
         self.json_columns = json_columns
+        self.aliases = aliases or {}  # renamed key -> the records' key (`executor_arrow_alias`)
         self.tree = Tree()
 
     def flatten(self, root: str, table: pa.Table, recs: np.ndarray, extra: dict[str, pa.Array]) -> Tree:
@@ -143,9 +147,16 @@ class Flattener:
     ) -> None:
         self.tree.depth = max(self.tree.depth, depth)
         naming = self.naming
+        keys = {key for key, _ in fields}
+        later: list[tuple[str, pa.Array]] = []
         for key, values in fields:
-            norm_key = naming.normalize_path(key) if key and not key.isspace() else EMPTY_KEY
-            name = naming.shorten_fragments(*path, norm_key) if path else norm_key
+            original = self.aliases.get(key)
+            if original is not None:
+                if original in keys:  # beside the key's usual values: an alternate of its column
+                    later.append((original, values))
+                    continue
+                key = original  # only the renamed values here: the key's column
+            norm_key, name = self._column_name(path, key)
             key_raw = (*raw, key)
             self.tree.paths[key_raw] = (part.name, name)
             self._name(part, name)
@@ -158,6 +169,16 @@ class Flattener:
                 self._list(part, child, values, key_raw, depth + 1)
             else:
                 part.columns[name] = values
+        for key, values in later:
+            name = self._column_name(path, key)[1]
+            if name not in part.columns or name in part.alternates or pa.types.is_nested(values.type):
+                raise Unsupported(f"the renamed values of '{key}' do not fit column '{name}' of '{part.name}'")
+            part.alternates[name] = values
+
+    def _column_name(self, path: tuple[str, ...], key: str) -> tuple[str, str]:
+        """The normalized key and the column name of `key` in a struct at `path` of its table."""
+        norm_key = self.naming.normalize_path(key) if key and not key.isspace() else EMPTY_KEY
+        return norm_key, self.naming.shorten_fragments(*path, norm_key) if path else norm_key
 
     def _list(self, parent: Part, name: str, values: pa.Array, raw: RawPath, depth: int) -> None:
         items, parent_row, list_idx = explode(values)

@@ -6,10 +6,11 @@
   `value` row of such an element: those records are left to the Python normalizer).
 - `parse_records`: pyarrow's JSON reader over all records except a set `python` of records left to the
   Python normalizer. A type conflict between records (`external_ref` a number in most records and a
-  string in a few) moves the records with the rarer type to `python` and parses again; strings pyarrow
+  string in a few) renames the key of the rarer type's values (`executor_arrow_alias`), or moves those
+  records to `python`, and parses again; strings pyarrow
   would turn into timestamps are read as strings (an explicit schema), as dlt sees the raw strings.
 
-Imports only the standard library, numpy (a pyarrow companion), orjson and pyarrow.
+Imports only the standard library, numpy (a pyarrow companion), orjson, pyarrow and `executor_arrow_alias`.
 """
 
 from __future__ import annotations
@@ -23,6 +24,8 @@ import numpy as np
 import orjson
 import pyarrow as pa
 import pyarrow.json as pajson
+
+from lakeload.normalize.executor_arrow_alias import rename_rare
 
 MAX_BYTES = 1 << 30  # one pyarrow block holds the whole split: larger splits take the Python path
 PROBE_BYTES = 1 << 20  # records read first to find the fields pyarrow would parse as timestamps
@@ -62,6 +65,7 @@ class LineIndex:
     ends: np.ndarray
     odd: list[int]  # records that do not start with `{` (not objects, a BOM, ...): left to Python
     saved: dict[int, bytes] = field(default_factory=dict)  # blanked records
+    originals: dict[int, bytes] = field(default_factory=dict)  # records with a renamed key (`rename_rare`)
 
     @classmethod
     def build(cls, data: bytes | bytearray) -> LineIndex:
@@ -86,7 +90,10 @@ class LineIndex:
         return len(self.starts)
 
     def line(self, rec: int) -> bytes:
+        """The record's bytes as the split holds them (before any blanking or renaming)."""
         saved = self.saved.get(rec)
+        if saved is None:
+            saved = self.originals.get(rec)
         return saved if saved is not None else bytes(self.data[self.starts[rec] : self.ends[rec]])
 
     def records_at(self, positions: list[int]) -> list[int]:
@@ -167,6 +174,7 @@ class Parsed:
     table: pa.Table
     recs: np.ndarray
     python: set[int]
+    aliases: dict[str, str] = field(default_factory=dict)  # renamed key -> the record's key (`rename_rare`)
 
 
 def _read(buf: pa.Buffer, strings: dict[str, Any], known: dict[str, Any]) -> pa.Table:
@@ -277,13 +285,17 @@ def key_positions(data: bytes | bytearray, key: bytes, tail: bytes) -> list[int]
     return [m.start() - len(head) for m in re.finditer(pattern, data) if data[m.start() - len(head) : m.start()] == head]
 
 
-def _conflicting(lines: LineIndex, message: str, keep: np.ndarray, budget: list[int]) -> set[int] | None:
-    """Records to leave to Python after pyarrow's error `message` for the records `keep`.
+def _conflicting(
+    lines: LineIndex, message: str, keep: np.ndarray, budget: list[int], aliases: dict[str, str]
+) -> set[int] | None:
+    """Records to leave to Python after pyarrow's error `message` for the records `keep` (empty: the rare
+    values were renamed instead), or None.
 
     A type change of a field moves the records with the rarer of the two types: found by their bytes
     (`"key": <first character of the type>`) when few records match, else by parsing the records that
     have the key and looking at the field (at most `budget[0]` records parsed in all). The row pyarrow
-    names is always moved, so each try progresses.
+    names is always moved, so each try progresses. When few records match and both types are scalars,
+    their key is renamed instead (`executor_arrow_alias`): pyarrow reads them in the same parse.
     """
     row = _ROW.search(message)
     if row is None or int(row.group(1)) >= len(keep):
@@ -299,7 +311,9 @@ def _conflicting(lines: LineIndex, message: str, keep: np.ndarray, budget: list[
     key = keys[-1].encode("utf-8")
     limit = max(64, len(lines) // 20)
     found = key_positions(lines.data, key, rb"\s*:\s*" + _STARTS[after])
-    if len(found) <= limit:  # the new type is rare: a Python record each
+    if len(found) <= limit:  # the new type is rare: renamed, or a Python record each
+        if path[-1] != ITEM and rename_rare(lines, key, found, (before, after), min(moved), aliases):
+            return set()
         moved.update(lines.records_at(found))
         return moved
     candidates = sorted(set(lines.records_at(key_positions(lines.data, key, rb"\s*:"))))
@@ -331,6 +345,7 @@ def parse_records(lines: LineIndex, python: set[int], max_python: int, checked_u
     python = set(python)
     strings: dict[str, Any] = {}
     known: dict[str, Any] = {}  # the probe's types, for the full read
+    aliases: dict[str, str] = {}  # keys renamed for a rare type's values (`executor_arrow_alias`)
     budget = [2 * len(lines)]  # records parsed in Python to find the records of a rare type
     everything = np.arange(len(lines), dtype=np.int64)
     kept = np.ones(len(lines), bool)
@@ -353,8 +368,8 @@ def parse_records(lines: LineIndex, python: set[int], max_python: int, checked_u
             if known and _CONFLICT.search(str(exc)) is None:  # a value the probe's type cannot hold (a 1.5 after
                 known = {}  # integers): infer every type, as the reader does without a probe
                 continue
-            moved = _conflicting(lines, str(exc), keep, budget)
-            if not moved:
+            moved = _conflicting(lines, str(exc), keep, budget, aliases)
+            if moved is None:
                 return None
             python |= moved
             continue
@@ -371,5 +386,5 @@ def parse_records(lines: LineIndex, python: set[int], max_python: int, checked_u
                 table.validate(full=True)  # pyarrow does not check UTF-8 when it parses
             except pa.ArrowInvalid:
                 return None
-        return Parsed(table, keep, python)
+        return Parsed(table, keep, python, aliases)
     return None

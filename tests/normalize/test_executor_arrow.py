@@ -264,7 +264,8 @@ def test_fast_path_modules_are_executor_safe() -> None:
 
     modules = ["lakeload.normalize.executor_arrow", "lakeload.normalize.executor_arrow_read",
                "lakeload.normalize.executor_arrow_flatten", "lakeload.normalize.executor_arrow_replay",
-               "lakeload.normalize.executor_arrow_convert", "lakeload.normalize.executor_arrow_jsonl"]
+               "lakeload.normalize.executor_arrow_convert", "lakeload.normalize.executor_arrow_jsonl",
+               "lakeload.normalize.executor_arrow_alias"]
     allowed = {*modules, "lakeload.normalize.executor_relational", "lakeload.normalize.executor_row_ids",
                "lakeload.normalize.executor_coerce",
                "lakeload.normalize.executor_writers", "lakeload.normalize.executor_tasks",  # (type hints only)
