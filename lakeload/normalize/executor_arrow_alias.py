@@ -6,16 +6,17 @@ to be left to the Python normalizer, and their rows merged back into every table
 of each table, ~6% of a task, plus their replay).
 
 `rename_rare` gives those values' key a name of its own in the split's bytes, in place and of the same
-length: its first byte becomes DEL (0x7F), which JSON allows unescaped in a string and which no key of the
-split starts with. pyarrow then reads the rare values as a column of their own, beside the usual ones, in
+length: its first byte becomes DEL (0x7F), which JSON allows unescaped in a string; no string of the split
+may already be that alias. pyarrow then reads the rare values as a column of their own, beside the usual ones, in
 one parse and in record order. The flattener files them under the key's column (`Part.alternates`), and the
 converter puts both into dlt's columns (the rare values usually into a variant column, value by value
 through dlt's coercion). The records' own bytes stay what the replay reads (`LineIndex.originals`).
 
 Only changes between scalar types (number, string, boolean) are renamed, and only when the rare values are
 strings or booleans (rare numbers may be read as doubles, which do not convert like the integers they may
-have been), of keys that start with an ASCII byte and hold no escapes, and only where the key is certainly a key: right after a `{` or a `,` (blanks
-between), since a quote inside a string is escaped. Anything else goes to Python as before.
+have been); only keys that start with an ASCII byte and hold no escapes; and only where the key is certainly
+a key: right after a `{` or a `,` (blanks between), since a quote inside a string is escaped. Anything else
+goes to Python as before.
 
 >>> from lakeload.normalize.executor_arrow_read import LineIndex
 >>> lines = LineIndex.build(bytearray(b'{"a":1}\\n{"a":"x"}\\n'))
@@ -54,10 +55,11 @@ def rename_rare(
     """Rename `key` at the positions `found` (their opening quotes; the values of the rare type) to its alias,
     recording it in `aliases` (alias -> key); False, and nothing changed, when that is not certain to be right.
 
-    `kinds` are pyarrow's two kinds of the field (the usual one, then the rare one); `named` is the record pyarrow's error named, which must be
-    among the renamed ones so that the next read gets further.
+    `kinds` are pyarrow's two kinds of the field (the usual one, then the rare one); `named` is the record
+    pyarrow's error named, which must be among the renamed ones so that the next read gets further.
     """
-    if not (kinds[0] in SCALARS and kinds[1] in RENAMED and key and key[0] < 0x80 and key[0] != ALIAS_BYTE and b"\\" not in key):
+    plain = key and key[0] < 0x80 and key[0] != ALIAS_BYTE and b"\\" not in key
+    if not (plain and kinds[0] in SCALARS and kinds[1] in RENAMED):
         return False
     alias = bytes((ALIAS_BYTE,)) + key[1:]
     text = alias.decode("utf-8")

@@ -7,8 +7,8 @@
 - `parse_records`: pyarrow's JSON reader over all records except a set `python` of records left to the
   Python normalizer. A type conflict between records (`external_ref` a number in most records and a
   string in a few) renames the key of the rarer type's values (`executor_arrow_alias`), or moves those
-  records to `python`, and parses again; strings pyarrow
-  would turn into timestamps are read as strings (an explicit schema), as dlt sees the raw strings.
+  records to `python`, and parses again; strings pyarrow would turn into timestamps are read as strings
+  (an explicit schema), as dlt sees the raw strings.
 
 Imports only the standard library, numpy (a pyarrow companion), orjson, pyarrow and `executor_arrow_alias`.
 """
@@ -294,8 +294,9 @@ def _conflicting(
     A type change of a field moves the records with the rarer of the two types: found by their bytes
     (`"key": <first character of the type>`) when few records match, else by parsing the records that
     have the key and looking at the field (at most `budget[0]` records parsed in all). The row pyarrow
-    names is always moved, so each try progresses. When few records match and both types are scalars,
-    their key is renamed instead (`executor_arrow_alias`): pyarrow reads them in the same parse.
+    names is always moved, so each try progresses. When few records match and the rare values are strings
+    or booleans among scalars, their key is renamed instead (`executor_arrow_alias`): pyarrow reads them in
+    the same parse.
     """
     row = _ROW.search(message)
     if row is None or int(row.group(1)) >= len(keep):
