@@ -38,6 +38,7 @@ from lakeload.spark.local_paths import local_uri
 
 FILE_MAX_BYTES = 64 * 1024 * 1024
 BUFFER_BYTES = 4 * 1024 * 1024
+FILLING_BYTES = 1024 * 1024  # written to a JSONL file: the listener hears that normalize will have work
 _T = TypeVar("_T")
 
 
@@ -74,7 +75,7 @@ class PackageWriter:
         self.working = working  # the bucket of `data_dir` when it is a URL (`[spark] working_url`)
         self.file_max_bytes = file_max_bytes
         self.on_closed = on_closed  # hears of every complete JSONL file (split index, split entry)
-        self.on_opened: Callable[[], None] | None = None  # hears of every new JSONL file
+        self.on_filling: Callable[[], None] | None = None  # hears once that `FILLING_BYTES` were written
         self.splits: list[dict[str, Any]] = []
         self.source_options: dict[str, dict[str, Any]] = {}  # of external files' buckets; never in the manifest
         self._open: dict[str, _JsonlFile] = {}
@@ -93,8 +94,6 @@ class PackageWriter:
             path = self._new_path(table, "jsonl")
             current = self._open[table] = self._new_jsonl(path)
             self.splits.append({"path": path, "root_table": table, "file_format": "jsonl"})
-            if self.on_opened is not None:
-                self.on_opened()
         return current
 
     def write_item(self, table: str, item: Any) -> None:
@@ -131,6 +130,10 @@ class PackageWriter:
             current.items += upto - done
             current.may_have_tags |= tagged
             done = upto
+            filling = self.on_filling
+            if filling is not None and current.bytes >= FILLING_BYTES:
+                self.on_filling = None  # once
+                filling()
             if current.bytes >= self.file_max_bytes:
                 self._close(table)
 
@@ -189,7 +192,7 @@ class PackageWriter:
 class SplitListener(Protocol):
     """Hears of complete extracted files while extract runs (see `lakeload.normalize.early`)."""
 
-    def opened(self) -> None: ...  # a JSONL file was started (normalize will have work)
+    def filling(self) -> None: ...  # a JSONL file holds `FILLING_BYTES`: normalize will have work
 
     def submit(self, load_id: str, index: int, split: dict[str, Any], tables: dict[str, dict[str, Any]]) -> None: ...
 
@@ -258,7 +261,7 @@ def extract_resources(
         def on_closed(index: int, split: dict[str, Any]) -> None:
             listener.submit(load_id, index, split, tables)
     writer = PackageWriter(wio.join(data_base, "data"), file_max_bytes, on_closed, storage.working)
-    writer.on_opened = listener.opened if listener is not None else None
+    writer.on_filling = listener.filling if listener is not None else None
     result = ExtractResult(load_id=load_id, schema_name=schema_name)
     pending = 0
     written: set[str] = set()
@@ -371,7 +374,7 @@ def _admit(contracts: RootContracts | None, name: str, table: dict[str, Any]) ->
 
 
 def _abandon(writer: PackageWriter, storage: PipelineStorage, load_id: str) -> None:
-    writer.on_closed = writer.on_opened = None  # nothing more for normalize: the package goes
+    writer.on_closed = writer.on_filling = None  # nothing more for normalize: the package goes
     writer.abort()
     storage.discard(EXTRACTING, load_id)
 

@@ -3,7 +3,7 @@
 `pipeline.run()` overlaps the two steps. Extract closes a JSONL file when it reaches `file_max_bytes`; that
 file's normalize task (parse, infer, write; see `executor_tasks.normalize_split`) is submitted as its own
 Spark job from a small thread pool while the generator goes on producing the next file; Spark itself starts
-in that pool as soon as extract opens its first JSONL file, while the generator fills it. Before the package
+in that pool as soon as extract's first JSONL file holds 1 MiB, while the generator fills it. Before the package
 leaves `extracting`, every submitted task is awaited; the normalize step then folds the results in split
 order with those of any file extract did not hand over, exactly as if all had run at the end, so the
 tables come out the same. If extract fails, the tasks are awaited and their output dropped with the package.
@@ -43,13 +43,14 @@ class EarlyNormalize:
         self._pool = ThreadPoolExecutor(max_workers=EARLY_JOBS, thread_name_prefix="lakeload-normalize")
         self._futures: dict[int, tuple[str, Future[dict[str, Any]]]] = {}
         self._load_id: str | None = None  # the package extract is writing (one per extract)
-        self._started: Future[Any] | None = None  # Spark's start, from the first opened file
+        self._started: Future[Any] | None = None  # Spark's start, once the first file fills
         self._lock = threading.Lock()
 
-    def opened(self) -> None:
-        """Called by extract when it starts a JSONL file: Spark starts now, in the background, so that the first
-        file's job finds it running (or starting) instead of starting it once the file is complete. A start that
-        fails is left to that job, which raises its error."""
+    def filling(self) -> None:
+        """Called by extract once a JSONL file holds `FILLING_BYTES`: Spark starts now, in the background, so that
+        the first file's job finds it running (or starting) instead of starting it once the file is complete. A
+        small extract, or one that fails at its first items, starts no Spark here. A start that fails is left to
+        that job, which raises its error."""
         with self._lock:
             if self._started is None:
                 self._started = self._pool.submit(self._spark)

@@ -4,8 +4,7 @@ PySpark 4.3 warns "PySpark does not yet fully support pandas >= 3.0.0" (a `Futur
 pandas version check. lakeload reaches that check in two places, neither of which converts any data
 between Spark and pandas: starting a SparkContext (py4j's converters import `pyspark.testing.utils`,
 which checks at import), and `DataFrame.mapInArrow` (built on an internal pandas UDF; the tasks
-exchange Arrow batches only). Those two calls run inside `pandas_check_silenced()` (a JVM lakeload starts
-itself gets converters that import nothing: `py4j_numpy`). The user's own
+exchange Arrow batches only). Those two calls run inside `pandas_check_silenced()`. The user's own
 pandas conversions (`toPandas()`, `createDataFrame(pandas_frame)`, pandas UDFs) keep PySpark's warning.
 
 >>> with pandas_check_silenced():

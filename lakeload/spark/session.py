@@ -175,9 +175,6 @@ def _build(master: str, conf: Mapping[str, str]) -> SparkSession:
         builder = builder.config(key, value)
     try:
         if SparkContext._gateway is None:  # this process starts its JVM now: without the launcher's stderr line
-            from lakeload.spark.py4j_numpy import lighten_converters
-
-            lighten_converters()
             SparkContext._ensure_initialized(gateway=jvm_stderr.launch_gateway(APP_NAME, master, conf))
         with pandas_check_silenced():  # PySpark checks the pandas version while the context starts
             return builder.getOrCreate()

@@ -82,8 +82,8 @@ def test_failed_extract_drops_what_early_normalize_wrote(
     assert os.listdir(tmp_path / "failing" / "bucket" / "ds" / "events") != []
 
 
-def test_spark_is_asked_for_as_soon_as_extract_opens_its_first_file(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
-    """Spark starts beside the generator while the first file fills, not once that file is complete."""
+def test_spark_is_asked_for_once_the_first_file_fills(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Spark starts beside the generator while the first file fills (1 MiB), not once that file is complete."""
     asked = threading.Event()
     threads: list[str] = []
     session = lakeload.Pipeline.spark
@@ -96,10 +96,12 @@ def test_spark_is_asked_for_as_soon_as_extract_opens_its_first_file(tmp_path: Pa
     monkeypatch.setattr(lakeload.Pipeline, "spark", property(spy))
 
     def events() -> Iterator[list[dict[str, Any]]]:
-        yield [{"id": 1, "tags": ["a"]}]  # the first file opens; it is far from complete
-        assert asked.wait(20), "Spark was not asked for while the first file was open"
-        yield [{"id": i, "tags": ["b"]} for i in range(2, 50)]
+        yield [{"id": 1, "tags": ["a"]}]  # the first file opens: too little to start Spark for
+        assert not asked.wait(0.5), "Spark was asked for by a file of one item"
+        yield [{"id": i, "text": "x" * 1000} for i in range(2, 1100)]  # 1.1 MB: the file fills, far from complete
+        assert asked.wait(20), "Spark was not asked for while the first file was filling"
+        yield [{"id": i, "tags": ["b"]} for i in range(1100, 1150)]
 
     info = _pipeline(tmp_path, "warm").run(lakeload.resource(events(), name="events"))
-    assert info.row_counts["events"] == 49
+    assert info.row_counts["events"] == 1149
     assert threads[0].startswith("lakeload-normalize")
