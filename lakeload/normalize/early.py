@@ -43,7 +43,7 @@ class EarlyNormalize:
         self._pool = ThreadPoolExecutor(max_workers=EARLY_JOBS, thread_name_prefix="lakeload-normalize")
         self._futures: dict[int, tuple[str, Future[dict[str, Any]]]] = {}
         self._load_id: str | None = None  # the package extract is writing (one per extract)
-        self._started: Future[Any] | None = None  # Spark's start, once the first file fills
+        self._starting = False  # Spark's start was submitted (once the first file fills)
         self._lock = threading.Lock()
 
     def filling(self) -> None:
@@ -52,8 +52,9 @@ class EarlyNormalize:
         small extract, or one that fails at its first items, starts no Spark here. A start that fails is left to
         that job, which raises its error."""
         with self._lock:
-            if self._started is None:
-                self._started = self._pool.submit(self._spark)
+            if not self._starting:
+                self._starting = True
+                self._pool.submit(self._spark)
 
     def submit(self, load_id: str, index: int, split: dict[str, Any], tables: dict[str, dict[str, Any]]) -> None:
         """Called by extract when split `index` (a closed JSONL file) is complete."""

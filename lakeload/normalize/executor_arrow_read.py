@@ -301,7 +301,8 @@ def _conflicting(
     row = _ROW.search(message)
     if row is None or int(row.group(1)) >= len(keep):
         return None
-    moved = {int(keep[int(row.group(1))])}
+    named = int(keep[int(row.group(1))])
+    moved = {named}
     conflict = _CONFLICT.search(message)
     if conflict is None or conflict.group(3) not in _STARTS or conflict.group(2) not in _STARTS:
         return moved
@@ -313,7 +314,7 @@ def _conflicting(
     limit = max(64, len(lines) // 20)
     found = key_positions(lines.data, key, rb"\s*:\s*" + _STARTS[after])
     if len(found) <= limit:  # the new type is rare: renamed, or a Python record each
-        if path[-1] != ITEM and rename_rare(lines, key, found, (before, after), min(moved), aliases):
+        if path[-1] != ITEM and rename_rare(lines, key, found, (before, after), named, aliases):
             return set()
         moved.update(lines.records_at(found))
         return moved
