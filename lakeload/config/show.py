@@ -177,7 +177,13 @@ def _engine_lines(pipeline_name: str | None) -> list[ConfigLine]:
 
 def _spark_lines(pipeline_name: str | None) -> list[ConfigLine]:
     """Master, working_url, and every Spark setting a session lakeload starts would get, with its source."""
-    from lakeload.spark.settings import DEFAULT_MASTER, PINNED_CONF, default_conf, resolve_spark_settings
+    from lakeload.spark.settings import (
+        DEFAULT_MASTER,
+        JAVA_OPTION_KEYS,
+        PINNED_CONF,
+        default_conf,
+        resolve_spark_settings,
+    )
 
     master = partial(resolve, ("spark",), "master", pipeline_name, hint=str)
     try:
@@ -195,7 +201,8 @@ def _spark_lines(pipeline_name: str | None) -> list[ConfigLine]:
             lines.append(ConfigLine(name, PINNED_CONF[key], "kept by lakeload",
                                     note=f"ignored: {settings.sources[key]}" if ignored else None))
         elif key in settings.conf:
-            lines.append(ConfigLine(name, mask_value(key, settings.conf[key]), settings.sources[key]))
+            note = "added after lakeload's log options" if key in JAVA_OPTION_KEYS else None
+            lines.append(ConfigLine(name, mask_value(key, settings.conf[key]), settings.sources[key], note=note))
         else:
             lines.append(ConfigLine(name, default=defaults[key]))
     return lines

@@ -70,6 +70,8 @@ class SparkSettings:
     class_archive: bool = True  # start the JVM with a class-data archive (`lakeload.spark.class_archive`)
 
 
+# lakeload's Java options (its log4j configuration) stay first in these when a user sets them too
+JAVA_OPTION_KEYS = ("spark.driver.extraJavaOptions", "spark.executor.extraJavaOptions")
 PYTHON_KEY = "spark.pyspark.python"  # the Python executors start
 
 
@@ -234,7 +236,11 @@ def session_conf(
     >>> session_conf(SparkSettings(conf={"spark.sql.shuffle.partitions": "8"}))["spark.sql.shuffle.partitions"]
     '8'
     """
-    merged = {**default_conf(settings.log_file), **settings.conf, **(explicit or {}), **(submitted or {})}
+    defaults = default_conf(settings.log_file)
+    merged = {**defaults, **settings.conf, **(explicit or {}), **(submitted or {})}
+    for key in JAVA_OPTION_KEYS:  # the user's Java options come after lakeload's (the log file), not instead of them
+        if merged[key] != defaults[key]:
+            merged[key] = f"{defaults[key]} {merged[key]}"
     for key, value in PINNED_CONF.items():
         if merged.get(key, value) != value:
             warn_once(f"lakeload keeps {key}={value} (dlt's timestamps are UTC); the configured {merged[key]!r} is ignored.")

@@ -117,6 +117,7 @@ def test_spark_settings_with_sources(monkeypatch: pytest.MonkeyPatch) -> None:
           '[spark]\nworking_url = "file:///mnt/shared"\n[spark.conf]\n"spark.executor.memory" = "2g"\n'
           '"spark.ui.enabled" = true\n"spark.sql.session.timeZone" = "Europe/Berlin"\n')
     monkeypatch.setenv("SPARK__CONF__SPARK__AUTHENTICATE__SECRET", "spark-secret")
+    monkeypatch.setenv("SPARK__CONF__SPARK__EXECUTOR__EXTRAJAVAOPTIONS", "-XX:+UseG1GC")
     lines = show_configuration("p1")
     text = render_configuration(lines)
     found = by_key(lines)
@@ -127,6 +128,9 @@ def test_spark_settings_with_sources(monkeypatch: pytest.MonkeyPatch) -> None:
     assert str(found['spark.conf."spark.executor.memory"']) == f'spark.conf."spark.executor.memory" = 2g  ({config} [spark.conf])'
     assert found['spark.conf."spark.ui.enabled"'].value == "true"  # configured beats lakeload's default
     assert str(found['spark.conf."spark.ui.showConsoleProgress"']).endswith("= false  (not set; default)")
+    assert str(found['spark.conf."spark.executor.extraJavaOptions"']).endswith(
+        "= -XX:+UseG1GC  (environment variable SPARK__CONF__SPARK__EXECUTOR__EXTRAJAVAOPTIONS)  "
+        "[added after lakeload's log options]")
     assert str(found['spark.conf."spark.sql.session.timeZone"']) == (
         f'spark.conf."spark.sql.session.timeZone" = UTC  (kept by lakeload)  [ignored: {config} [spark.conf]]')
     assert str(found["spark.working_url"]).endswith("[load packages under /mnt/shared/p1]")

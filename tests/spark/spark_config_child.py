@@ -32,6 +32,7 @@ def main() -> None:
         "master": spark.sparkContext.master,
         "conf": {key: spark.conf.get(key, None) for key in KEYS},
         "worker": marker,
+        "java_property": spark.sparkContext._jvm.System.getProperty("lakeload.test.option"),
     }))
 
 

@@ -17,6 +17,7 @@ from lakeload.errors import ConfigurationError
 from lakeload.spark import settings as spark_settings
 from lakeload.spark.settings import (
     SparkSettings,
+    default_conf,
     key_from_env,
     resolve_spark_settings,
     session_conf,
@@ -141,7 +142,8 @@ def test_started_session_has_the_configured_settings(tmp_path: Path) -> None:
           f'"spark.pyspark.python" = "{python}"\n"spark.sql.session.timeZone" = "Europe/Berlin"\n'
           '[child.spark.conf]\n"spark.executor.memory" = "600m"\n')
     env = {"SPARK__CONF__SPARK__SQL__ADAPTIVE__COALESCEPARTITIONS__ENABLED": "false",
-           "SPARK__CONF": '{"spark.sql.shuffle.partitions": "6"}'}
+           "SPARK__CONF": '{"spark.sql.shuffle.partitions": "6"}',
+           "SPARK__CONF__SPARK__DRIVER__EXTRAJAVAOPTIONS": "-Dlakeload.test.option=kept"}
     result = run_child(tmp_path, env, sys.executable)
     assert result["master"] == "local[2]"
     assert result["conf"] == {
@@ -151,6 +153,18 @@ def test_started_session_has_the_configured_settings(tmp_path: Path) -> None:
     }
     assert result["worker"] == "wrapper"  # executors run the configured spark.pyspark.python
     assert "'Europe/Berlin' is ignored" in result["log"]
+    assert result["java_property"] == "kept"  # the user's Java options are added to lakeload's
+    assert "log4j" not in result["log"]  # ... which keep Spark's own log in its file, off the console
+
+
+def test_configured_java_options_follow_lakeloads() -> None:
+    configured = SparkSettings(conf={"spark.executor.extraJavaOptions": "-XX:+UseG1GC"}, log_file="/logs/spark.log")
+    conf = session_conf(configured, {"spark.driver.extraJavaOptions": "-Da=b"})
+    for key, extra in (("spark.driver.extraJavaOptions", "-Da=b"), ("spark.executor.extraJavaOptions", "-XX:+UseG1GC")):
+        assert conf[key].startswith("-Dlog4j2.configurationFile=file:") and conf[key].endswith(
+            f"-Dlakeload.spark.log=/logs/spark.log {extra}")
+    assert session_conf(SparkSettings(log_file="/logs/spark.log")) == default_conf("/logs/spark.log") | {
+        "spark.sql.session.timeZone": "UTC"}
 
 
 def test_spark_submit_settings_win(tmp_path: Path) -> None:
