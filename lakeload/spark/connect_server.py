@@ -225,7 +225,7 @@ def start_server(
     'sc://127.0.0.1:15002'
     """
     from lakeload.spark.python_daemon import with_python_daemon
-    from lakeload.spark.settings import DEFAULT_MASTER, resolve_spark_settings, session_conf
+    from lakeload.spark.settings import DEFAULT_MASTER, resolve_spark_settings, session_conf, with_lazy_jit
 
     running = running_server()
     if running is not None:
@@ -238,7 +238,8 @@ def start_server(
     elif port_answers(port):
         raise SparkSetupError(f"Port {port} on {HOST} is already in use; choose another with `--port`.")
     log_file = os.path.expanduser(LOG_FILE)
-    conf = with_python_daemon(master, session_conf(settings))
+    conf = session_conf(settings)
+    conf = with_python_daemon(master, with_lazy_jit(master, conf) if settings.lazy_jit else conf)
     archive = class_archive(conf, ROLE) if settings.class_archive else None
     process = launch(master, port, with_archive(conf, archive) if archive else conf, log_file)
     try:

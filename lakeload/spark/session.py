@@ -41,6 +41,7 @@ from lakeload.spark.settings import (
     spark_log_path,
     warn_ignored,
     warn_submitted,
+    with_lazy_jit,
 )
 
 if TYPE_CHECKING:
@@ -133,8 +134,8 @@ def get_spark(
         final = session_conf(settings, conf, submitted)
         master = submitted.get("spark.master") or master or settings.master or DEFAULT_MASTER
         _prepare_environment(master, final)
-        if not submitted:
-            final = with_python_daemon(master, final)
+        if not submitted:  # spark-submit started the driver's JVM, with its own options
+            final = with_python_daemon(master, with_lazy_jit(master, final) if settings.lazy_jit else final)
         quiet_pyspark_loggers(_log_file(settings.log_file))
         return _start(master, final, use_archive=settings.class_archive and not submitted)
 

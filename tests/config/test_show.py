@@ -118,6 +118,7 @@ def test_spark_settings_with_sources(monkeypatch: pytest.MonkeyPatch) -> None:
           '"spark.ui.enabled" = true\n"spark.sql.session.timeZone" = "Europe/Berlin"\n')
     monkeypatch.setenv("SPARK__CONF__SPARK__AUTHENTICATE__SECRET", "spark-secret")
     monkeypatch.setenv("SPARK__CONF__SPARK__EXECUTOR__EXTRAJAVAOPTIONS", "-XX:+UseG1GC")
+    monkeypatch.setenv("SPARK__LAZY_JIT", "false")
     lines = show_configuration("p1")
     text = render_configuration(lines)
     found = by_key(lines)
@@ -131,6 +132,8 @@ def test_spark_settings_with_sources(monkeypatch: pytest.MonkeyPatch) -> None:
     assert str(found['spark.conf."spark.executor.extraJavaOptions"']).endswith(
         "= -XX:+UseG1GC  (environment variable SPARK__CONF__SPARK__EXECUTOR__EXTRAJAVAOPTIONS)  "
         "[added after lakeload's log options]")
+    assert str(found["spark.lazy_jit"]) == "spark.lazy_jit = false  (environment variable SPARK__LAZY_JIT)"
+    assert str(found["spark.class_archive"]) == "spark.class_archive = true  (not set; default)"
     assert str(found['spark.conf."spark.sql.session.timeZone"']) == (
         f'spark.conf."spark.sql.session.timeZone" = UTC  (kept by lakeload)  [ignored: {config} [spark.conf]]')
     assert str(found["spark.working_url"]).endswith("[load packages under /mnt/shared/p1]")

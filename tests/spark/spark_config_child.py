@@ -25,6 +25,13 @@ def worker_marker(batches: Iterator[pa.RecordBatch]) -> Iterator[pa.RecordBatch]
         yield pa.RecordBatch.from_pylist([{"marker": os.environ.get("LAKELOAD_TEST_WORKER", "none")}])
 
 
+def vm_option(spark: object, name: str) -> str:
+    """The value of a HotSpot option in the driver's running JVM."""
+    jvm = spark.sparkContext._jvm  # type: ignore[attr-defined]
+    bean = jvm.java.lang.Class.forName("com.sun.management.HotSpotDiagnosticMXBean")
+    return str(jvm.java.lang.management.ManagementFactory.getPlatformMXBean(bean).getVMOption(name).getValue())
+
+
 def main() -> None:
     spark = lakeload.pipeline("child", destination="filesystem").spark
     marker = spark.range(1, numPartitions=1).mapInArrow(worker_marker, "marker string").collect()[0][0]
@@ -32,6 +39,8 @@ def main() -> None:
         "master": spark.sparkContext.master,
         "conf": {key: spark.conf.get(key, None) for key in KEYS},
         "worker": marker,
+        "tier4_invocations": vm_option(spark, "Tier4InvocationThreshold"),
+        "tier4_back_edges": vm_option(spark, "Tier4BackEdgeThreshold"),
         "java_property": spark.sparkContext._jvm.System.getProperty("lakeload.test.option"),
     }))
 

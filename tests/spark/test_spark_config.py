@@ -21,6 +21,7 @@ from lakeload.spark.settings import (
     key_from_env,
     resolve_spark_settings,
     session_conf,
+    with_lazy_jit,
 )
 
 CHILD = Path(__file__).with_name("spark_config_child.py")
@@ -143,7 +144,7 @@ def test_started_session_has_the_configured_settings(tmp_path: Path) -> None:
           '[child.spark.conf]\n"spark.executor.memory" = "600m"\n')
     env = {"SPARK__CONF__SPARK__SQL__ADAPTIVE__COALESCEPARTITIONS__ENABLED": "false",
            "SPARK__CONF": '{"spark.sql.shuffle.partitions": "6"}',
-           "SPARK__CONF__SPARK__DRIVER__EXTRAJAVAOPTIONS": "-Dlakeload.test.option=kept"}
+           "SPARK__CONF__SPARK__DRIVER__EXTRAJAVAOPTIONS": "-Dlakeload.test.option=kept -XX:Tier4BackEdgeThreshold=60000"}
     result = run_child(tmp_path, env, sys.executable)
     assert result["master"] == "local[2]"
     assert result["conf"] == {
@@ -154,6 +155,8 @@ def test_started_session_has_the_configured_settings(tmp_path: Path) -> None:
     assert result["worker"] == "wrapper"  # executors run the configured spark.pyspark.python
     assert "'Europe/Berlin' is ignored" in result["log"]
     assert result["java_property"] == "kept"  # the user's Java options are added to lakeload's
+    assert result["tier4_invocations"] == "100000"  # a local session's JVM optimizes only code that stays hot
+    assert result["tier4_back_edges"] == "60000"  # ... and a configured Java option wins over lakeload's
     assert "log4j" not in result["log"]  # ... which keep Spark's own log in its file, off the console
 
 
@@ -167,6 +170,16 @@ def test_configured_java_options_follow_lakeloads() -> None:
         "spark.sql.session.timeZone": "UTC"}
 
 
+def test_lazy_jit_is_for_local_sessions_unless_turned_off() -> None:
+    assert spark_settings.LAZY_JIT_OPTIONS in with_lazy_jit("local", {})["spark.driver.extraJavaOptions"]
+    assert with_lazy_jit("local[2]", {"spark.driver.extraJavaOptions": "-Da=b"})["spark.driver.extraJavaOptions"] == (
+        f"{spark_settings.LAZY_JIT_OPTIONS} -Da=b")  # the configured options come last: theirs win
+    for master in ("local-cluster[2,1,1024]", "spark://host:7077", "yarn"):  # the tasks run in other JVMs
+        assert with_lazy_jit(master, {"a": "b"}) == {"a": "b"}
+    assert resolve_spark_settings(environ={}).lazy_jit
+    assert not resolve_spark_settings(environ={"SPARK__LAZY_JIT": "false"}).lazy_jit
+
+
 def test_spark_submit_settings_win(tmp_path: Path) -> None:
     env = {"SPARK__MASTER": "local[2]", "SPARK__CONF__SPARK__SQL__SHUFFLE__PARTITIONS": "7",
            "SPARK__CONF__SPARK__EXECUTOR__MEMORY": "600m", "SPARK_LOCAL_IP": "127.0.0.1"}
@@ -177,3 +190,4 @@ def test_spark_submit_settings_win(tmp_path: Path) -> None:
     assert result["conf"]["spark.sql.shuffle.partitions"] == "3"
     assert result["conf"]["spark.executor.memory"] == "600m"  # configured, not given to spark-submit
     assert "ignored: spark.master, spark.sql.shuffle.partitions." in result["log"]
+    assert result["tier4_invocations"] == "5000"  # spark-submit started the JVM: HotSpot's default
