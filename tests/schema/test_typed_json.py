@@ -131,6 +131,20 @@ def test_a_page_with_a_user_tag_string_escapes_like_single_items() -> None:
     assert [tj.loads(line, True) for line in block.splitlines()] == items
 
 
+@pytest.mark.parametrize("text", ["\U00100000", "x\U0010ffff", "\U0010fffc" + tj.TAG, tj.TAG + "n1"])
+def test_strings_sharing_the_tags_lead_byte_are_checked_in_full(text: str) -> None:
+    """The tag check looks for the tag's first byte, which other plane-16 characters share: those pages are
+    checked for the tag itself, and a user string carrying it is still escaped."""
+    items = [{"s": text}, {"at": datetime.date(2024, 5, 1)}]
+    assert tj.TAG_LEAD in text.encode("utf-8")
+    block, ends, tagged = tj.dumps_page(items)
+    assert [tj.loads(line, True) for line in block.splitlines()] == items
+    assert block == b"".join(tj.dumps_tracked(item)[0] + b"\n" for item in items) and tagged
+    line, flag = tj.dumps_tracked(items[0])
+    assert tj.loads(line, True) == items[0] and tj.may_have_tags(line) == (tj.TAG in text)
+    assert (line == orjson.dumps(items[0])) != text.startswith(tj.TAG)  # only a string starting with the tag is escaped
+
+
 def test_an_unserializable_item_in_a_page_raises_extract_error() -> None:
     with pytest.raises(ExtractError, match="builtins.set"):
         tj.dumps_page([{"ok": 1}, {"bad": {1, 2}}])
