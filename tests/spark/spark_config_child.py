@@ -9,6 +9,7 @@ from __future__ import annotations
 import json
 import os
 from collections.abc import Iterator
+from typing import Any
 
 import pyarrow as pa
 
@@ -25,23 +26,24 @@ def worker_marker(batches: Iterator[pa.RecordBatch]) -> Iterator[pa.RecordBatch]
         yield pa.RecordBatch.from_pylist([{"marker": os.environ.get("LAKELOAD_TEST_WORKER", "none")}])
 
 
-def vm_option(spark: object, name: str) -> str:
+def vm_option(jvm: Any, name: str) -> str:
     """The value of a HotSpot option in the driver's running JVM."""
-    jvm = spark.sparkContext._jvm  # type: ignore[attr-defined]
     bean = jvm.java.lang.Class.forName("com.sun.management.HotSpotDiagnosticMXBean")
     return str(jvm.java.lang.management.ManagementFactory.getPlatformMXBean(bean).getVMOption(name).getValue())
 
 
 def main() -> None:
     spark = lakeload.pipeline("child", destination="filesystem").spark
+    jvm = spark.sparkContext._jvm
+    assert jvm is not None
     marker = spark.range(1, numPartitions=1).mapInArrow(worker_marker, "marker string").collect()[0][0]
     print(json.dumps({
         "master": spark.sparkContext.master,
         "conf": {key: spark.conf.get(key, None) for key in KEYS},
         "worker": marker,
-        "tier4_invocations": vm_option(spark, "Tier4InvocationThreshold"),
-        "tier4_back_edges": vm_option(spark, "Tier4BackEdgeThreshold"),
-        "java_property": spark.sparkContext._jvm.System.getProperty("lakeload.test.option"),
+        "tier4_invocations": vm_option(jvm, "Tier4InvocationThreshold"),
+        "tier4_back_edges": vm_option(jvm, "Tier4BackEdgeThreshold"),
+        "java_property": jvm.System.getProperty("lakeload.test.option"),
     }))
 
 
