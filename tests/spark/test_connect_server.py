@@ -11,6 +11,7 @@ import pytest
 from servers.spark_connect import ConnectServer
 
 from lakeload.spark.connect_server import read_state
+from lakeload.spark.settings import LAZY_JIT_OPTIONS
 
 
 def _cli(server: ConnectServer, *args: str, cache: Path | None = None) -> subprocess.CompletedProcess[str]:
@@ -58,6 +59,7 @@ def test_cli_status_stop_start_round_trip(connect_server: ConnectServer, tmp_pat
     again = read_state(state_file)
     assert again is not None and again.archive == written.archive and again.archive_part == ""
     assert f"-XX:SharedArchiveFile={written.archive}" in _java_options(again.pid)
+    assert LAZY_JIT_OPTIONS in _java_options(again.pid)  # a local server's JVM compiles as a local session's
     assert again is not None and again.pid != first.pid and again.port == connect_server.port
     assert "started" in started.stdout and connect_server.url in started.stdout
     assert _cli(connect_server, "status").returncode == 0
