@@ -191,10 +191,10 @@ def _spark_lines(pipeline_name: str | None) -> list[ConfigLine]:
     except ConfigurationError as exc:
         invalid = ConfigLine("spark.conf", note=f"invalid: {str(exc).splitlines()[0]}")
         return [_line("spark.master", master, DEFAULT_MASTER), _working_url_line(pipeline_name), invalid]
-    switch = partial(resolve, ("spark",), pipeline_name=pipeline_name, hint=bool)
     lines = [ConfigLine("spark.master", settings.master, settings.master_source, DEFAULT_MASTER),
              *_engine_lines(pipeline_name), _working_url_line(pipeline_name),
-             *(_line(f"spark.{key}", partial(switch, key=key), True) for key in ("class_archive", "lazy_jit"))]
+             *(_line(f"spark.{key}", partial(resolve, ("spark",), key, pipeline_name, hint=bool), True)
+               for key in ("class_archive", "lazy_jit"))]
     defaults = default_conf()
     for key in sorted({*defaults, *settings.conf, *PINNED_CONF}):
         name = f'spark.conf."{key}"'

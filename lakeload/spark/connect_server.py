@@ -238,8 +238,7 @@ def start_server(
     elif port_answers(port):
         raise SparkSetupError(f"Port {port} on {HOST} is already in use; choose another with `--port`.")
     log_file = os.path.expanduser(LOG_FILE)
-    conf = session_conf(settings)
-    conf = with_python_daemon(master, with_lazy_jit(master, conf) if settings.lazy_jit else conf)
+    conf = with_python_daemon(master, with_lazy_jit(master, session_conf(settings), settings.lazy_jit))
     archive = class_archive(conf, ROLE) if settings.class_archive else None
     process = launch(master, port, with_archive(conf, archive) if archive else conf, log_file)
     try:

@@ -135,7 +135,7 @@ def get_spark(
         master = submitted.get("spark.master") or master or settings.master or DEFAULT_MASTER
         _prepare_environment(master, final)
         if not submitted:  # spark-submit started the driver's JVM, with its own options
-            final = with_python_daemon(master, with_lazy_jit(master, final) if settings.lazy_jit else final)
+            final = with_python_daemon(master, with_lazy_jit(master, final, settings.lazy_jit))
         quiet_pyspark_loggers(_log_file(settings.log_file))
         return _start(master, final, use_archive=settings.class_archive and not submitted)
 

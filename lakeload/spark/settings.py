@@ -91,9 +91,10 @@ def is_local_master(master: str) -> bool:
     return master == "local" or master.startswith(("local[", "local-cluster["))
 
 
-def with_lazy_jit(master: str, conf: Mapping[str, str]) -> dict[str, str]:
-    """`conf` with HotSpot's optimizing compiler (C2) kept for code that stays hot, when `master` runs the tasks in
-    the driver's JVM (`local`, `local[N]`); configured Java options come later, so theirs win.
+def with_lazy_jit(master: str, conf: Mapping[str, str], enabled: bool = True) -> dict[str, str]:
+    """`conf` with HotSpot's optimizing compiler (C2) kept for code that stays hot, when `enabled` (`[spark]
+    lazy_jit`) and `master` runs the tasks in the driver's JVM (`local`, `local[N]`); configured Java options come
+    later, so theirs win.
 
     Most of what that JVM runs in a lakeload session runs a few thousand times at its start (Spark's setup) and
     never again: C2's compiling of it cost 5-7 CPU seconds of a 1M-event run on 2 cores. With its thresholds
@@ -104,7 +105,7 @@ def with_lazy_jit(master: str, conf: Mapping[str, str]) -> dict[str, str]:
     >>> with_lazy_jit("local-cluster[2,1,1024]", {})
     {}
     """
-    if master != "local" and not master.startswith("local["):
+    if not enabled or (master != "local" and not master.startswith("local[")):
         return dict(conf)
     key = "spark.driver.extraJavaOptions"
     return {**conf, key: " ".join(filter(None, (LAZY_JIT_OPTIONS, conf.get(key, ""))))}

@@ -176,6 +176,7 @@ def test_lazy_jit_is_for_local_sessions_unless_turned_off() -> None:
         f"{spark_settings.LAZY_JIT_OPTIONS} -Da=b")  # the configured options come last: theirs win
     for master in ("local-cluster[2,1,1024]", "spark://host:7077", "yarn"):  # the tasks run in other JVMs
         assert with_lazy_jit(master, {"a": "b"}) == {"a": "b"}
+    assert with_lazy_jit("local[2]", {"a": "b"}, enabled=False) == {"a": "b"}  # `[spark] lazy_jit = false`
     assert resolve_spark_settings(environ={}).lazy_jit
     assert not resolve_spark_settings(environ={"SPARK__LAZY_JIT": "false"}).lazy_jit
 
