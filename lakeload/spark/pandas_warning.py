@@ -13,6 +13,7 @@ pandas conversions (`toPandas()`, `createDataFrame(pandas_frame)`, pandas UDFs) 
 
 from __future__ import annotations
 
+import contextlib
 import threading
 import warnings
 from collections.abc import Callable, Iterator
@@ -34,6 +35,16 @@ def pandas_check_silenced() -> Iterator[None]:
     with _lock, warnings.catch_warnings():
         warnings.filterwarnings("ignore", message=PANDAS_WARNING, category=FutureWarning)
         yield
+
+
+def import_pandas_check() -> None:
+    """Import, silenced, what PySpark's pandas version check imports (`pyspark.testing.utils`, pandas: ~0.5 s).
+
+    A SparkContext's start imports it at its first call into the JVM; `session._build` runs this in a thread while
+    the driver's JVM boots and the driver would only wait. A failing import is left to the start, which raises it.
+    """
+    with contextlib.suppress(Exception), pandas_check_silenced():
+        import pyspark.testing.utils  # noqa: F401
 
 
 def map_in_arrow(frame: DataFrame, func: Callable[[Iterator[Any]], Iterator[Any]], schema: StructType | str) -> DataFrame:

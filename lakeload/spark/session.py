@@ -30,7 +30,7 @@ from lakeload.spark.connect_session import (  # noqa: F401 - session_master is r
 from lakeload.spark.connect_shipping import missing_module_hint
 from lakeload.spark.errors import spark_errors
 from lakeload.spark.job_progress import tracked_jobs
-from lakeload.spark.pandas_warning import map_in_arrow, pandas_check_silenced
+from lakeload.spark.pandas_warning import import_pandas_check, map_in_arrow, pandas_check_silenced
 from lakeload.spark.python_daemon import with_python_daemon
 from lakeload.spark.settings import (
     DEFAULT_MASTER,
@@ -176,11 +176,21 @@ def _build(master: str, conf: Mapping[str, str]) -> SparkSession:
         builder = builder.config(key, value)
     try:
         if SparkContext._gateway is None:  # this process starts its JVM now: without the launcher's stderr line
-            SparkContext._ensure_initialized(gateway=jvm_stderr.launch_gateway(APP_NAME, master, conf))
+            SparkContext._ensure_initialized(gateway=_launch(master, conf))
         with pandas_check_silenced():  # PySpark checks the pandas version while the context starts
             return builder.getOrCreate()
     except Exception as exc:
         raise SparkSetupError(f"Spark could not start: {exc}. {JAVA_HELP}") from exc
+
+
+def _launch(master: str, conf: Mapping[str, str]) -> Any:
+    """The driver's JVM gateway; what the context's start imports is imported meanwhile, while the JVM boots."""
+    imports = threading.Thread(target=import_pandas_check, name="lakeload-spark-imports", daemon=True)
+    imports.start()
+    try:
+        return jvm_stderr.launch_gateway(APP_NAME, master, conf)
+    finally:
+        imports.join()
 
 
 def _start(master: str, conf: Mapping[str, str], use_archive: bool = False) -> SparkSession:

@@ -86,10 +86,13 @@ def test_spark_is_asked_for_once_the_first_file_fills(tmp_path: Path, monkeypatc
     """Spark starts beside the generator while the first file fills (1 MiB), not once that file is complete."""
     asked = threading.Event()
     threads: list[str] = []
+    intervals: list[float] = []
     session = lakeload.Pipeline.spark
+    before = sys.getswitchinterval()
 
     def spy(self: lakeload.Pipeline) -> Any:
         threads.append(threading.current_thread().name)
+        intervals.append(sys.getswitchinterval())
         asked.set()
         return session.fget(self)  # type: ignore[attr-defined]
 
@@ -105,3 +108,22 @@ def test_spark_is_asked_for_once_the_first_file_fills(tmp_path: Path, monkeypatc
     info = _pipeline(tmp_path, "warm").run(lakeload.resource(events(), name="events"))
     assert info.row_counts["events"] == 1149
     assert threads[0].startswith("lakeload-normalize")
+    # the start hands the GIL back and forth quickly beside the generator, and the interval is put back after it
+    assert intervals[0] == pytest.approx(early.START_SWITCH_INTERVAL) and intervals[0] < before
+    assert sys.getswitchinterval() == before
+
+
+def test_quick_handoff_puts_back_the_interval_unless_changed_meanwhile() -> None:
+    before = sys.getswitchinterval()
+    with early.quick_handoff(0.0001):
+        assert sys.getswitchinterval() == pytest.approx(0.0001)
+    assert sys.getswitchinterval() == before
+    try:
+        with early.quick_handoff(0.0001):
+            sys.setswitchinterval(0.002)  # someone's own setting wins
+        assert sys.getswitchinterval() == pytest.approx(0.002)
+        with pytest.raises(RuntimeError), early.quick_handoff(0.0001):
+            raise RuntimeError("a failed start")
+        assert sys.getswitchinterval() == pytest.approx(0.002)
+    finally:
+        sys.setswitchinterval(before)
