@@ -26,6 +26,8 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
 
+from lakeload.spark.settings import add_java_options
+
 logger = logging.getLogger("lakeload.spark")
 MAGIC = b"\xa8\xab\x0b\xf0"  # a dynamic CDS archive's first bytes (0xf00baba8, little-endian)
 QUIET = "-Xlog:cds=off -Xlog:cds+dynamic=off"  # Java's CDS notes would go to the terminal
@@ -173,5 +175,4 @@ def class_archive(conf: Mapping[str, str], role: str = "session") -> ClassArchiv
 
 def with_archive(conf: Mapping[str, str], archive: ClassArchive) -> dict[str, str]:
     """`conf` with the archive's options added to the driver's Java options."""
-    options = " ".join(filter(None, (conf.get("spark.driver.extraJavaOptions", ""), archive.java_options)))
-    return {**conf, "spark.driver.extraJavaOptions": options}
+    return add_java_options(conf, "spark.driver.extraJavaOptions", archive.java_options)

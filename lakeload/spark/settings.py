@@ -91,6 +91,18 @@ def is_local_master(master: str) -> bool:
     return master == "local" or master.startswith(("local[", "local-cluster["))
 
 
+def add_java_options(conf: Mapping[str, str], key: str, options: str, first: bool = False) -> dict[str, str]:
+    """`conf` with `options` added to the Java options under `key`: after those already there, or `first`.
+
+    A later option on the JVM's command line wins over an earlier one of the same name.
+
+    >>> add_java_options({"spark.driver.extraJavaOptions": "-Da=1"}, "spark.driver.extraJavaOptions", "-Db=2")
+    {'spark.driver.extraJavaOptions': '-Da=1 -Db=2'}
+    """
+    present = conf.get(key, "")
+    return {**conf, key: " ".join(filter(None, (options, present) if first else (present, options)))}
+
+
 def with_lazy_jit(master: str, conf: Mapping[str, str], enabled: bool = True) -> dict[str, str]:
     """`conf` with HotSpot's optimizing compiler (C2) kept for code that stays hot, when `enabled` (`[spark]
     lazy_jit`) and `master` runs the tasks in the driver's JVM (`local`, `local[N]`); configured Java options come
@@ -107,8 +119,7 @@ def with_lazy_jit(master: str, conf: Mapping[str, str], enabled: bool = True) ->
     """
     if not enabled or (master != "local" and not master.startswith("local[")):
         return dict(conf)
-    key = "spark.driver.extraJavaOptions"
-    return {**conf, key: " ".join(filter(None, (LAZY_JIT_OPTIONS, conf.get(key, ""))))}
+    return add_java_options(conf, "spark.driver.extraJavaOptions", LAZY_JIT_OPTIONS, first=True)
 
 
 def warn_once(message: str) -> None:
@@ -267,7 +278,7 @@ def session_conf(
     merged = {**defaults, **settings.conf, **(explicit or {}), **(submitted or {})}
     for key in JAVA_OPTION_KEYS:  # the user's Java options come after lakeload's (the log file), not instead of them
         if merged[key] != defaults[key]:
-            merged[key] = f"{defaults[key]} {merged[key]}"
+            merged = add_java_options(merged, key, defaults[key], first=True)
     for key, value in PINNED_CONF.items():
         if merged.get(key, value) != value:
             warn_once(f"lakeload keeps {key}={value} (dlt's timestamps are UTC); the configured {merged[key]!r} is ignored.")
