@@ -45,7 +45,7 @@ def quick_handoff(interval: float = START_SWITCH_INTERVAL) -> Iterator[None]:
     socket without the GIL and then asking for it back, and runs ~1 s of Python (imports, configuration). Against a
     thread busy in pure Python each hand-over waits up to the switch interval (5 ms): the JVM waits between calls
     and the start's Python runs in 5 ms slices. In a cold 1M-event `run()` on 2 cores, one core stood idle for ~3 s
-    of the start; with 0.2 ms both were busy from ~1.5 s on and the first job began 2-4 s sooner.
+    of the start; with 0.2 ms both were busy from ~1.5 s on and the first job began 1.5-4 s sooner.
     """
     previous = sys.getswitchinterval()
     sys.setswitchinterval(interval)
