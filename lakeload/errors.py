@@ -280,6 +280,12 @@ class DeltaConflictError(LoadError):
     """Another writer committed to the same Delta table first; the package stays pending and can be loaded again."""
 
 
+class DeltaWriteConflict(DeltaConflictError):
+    """A commit made on top of the snapshot it read found another writer's commit there first. Nothing of it
+    landed; the loader reads the table again and redoes the table's work (a `DeltaConflictError` reaches the
+    user only when that keeps happening)."""
+
+
 class MissingDependencyError(ConfigurationError, ImportError):
     """An optional package lakeload needs for this feature is not installed; the message names the extra to install."""
 

@@ -1,9 +1,12 @@
 """Driver side: one Delta table's transaction log, through delta-rs.
 
 Executors write the data files; this module only reads the log and commits actions:
-- every commit carries the load id as an application transaction (`lakeload-<pipeline>`, version =
-  the load id in microseconds), so a package loaded again after a crash sees its own commit and
-  never commits its files twice;
+- every commit carries the mark of its load and step (`lakeload.delta.marks`), so a package loaded again
+  after a crash sees its own commit and never commits its files twice;
+- a commit whose actions depend on what it read (a merge, a replace: `strict`) is made against the very
+  snapshot it read and fails when anything else was committed since (`DeltaWriteConflict`, and the loader
+  reads the table again and redoes the work); an append only adds files and lands whatever was committed
+  since (delta-rs checks that for it);
 - the partition columns of an existing table cannot change (a clear error before any file is written);
 - new columns are added to the table schema before files that have them are committed;
 - a commit that loses against a concurrent writer raises `DeltaConflictError`: the table is untouched
@@ -12,30 +15,21 @@ Executors write the data files; this module only reads the log and commits actio
 
 from __future__ import annotations
 
+import json
 import time
 from dataclasses import dataclass, field
-from decimal import Decimal
 from typing import TYPE_CHECKING, Any
 
 import pyarrow as pa
 
 from lakeload.delta.commit_retry import commit_with_retry, read_with_retry
+from lakeload.delta.marks import LoadMark
 from lakeload.destinations.impl.filesystem.credentials import secret_values
 from lakeload.destinations.impl.filesystem.executor_retry import RetryPolicy, StorageRetriesExhausted
-from lakeload.errors import DeltaConflictError, DestinationError, StorageUnavailableError
+from lakeload.errors import DeltaConflictError, DeltaWriteConflict, DestinationError, StorageUnavailableError
 
 if TYPE_CHECKING:
     from deltalake import DeltaTable
-
-
-def app_id(pipeline_name: str) -> str:
-    """The application id of a pipeline's commits."""
-    return f"lakeload-{pipeline_name}"
-
-
-def txn_version(load_id: str) -> int:
-    """A load id (seconds since the epoch, with a fraction) as an increasing transaction version."""
-    return int(Decimal(load_id) * 1_000_000)
 
 
 @dataclass
@@ -69,11 +63,9 @@ class DeltaTarget:
             raise error(f"Cannot open Delta table '{self.name}' at {self.uri}: {self._message(exc)}") from None
         return self.table
 
-    def committed(self, app: str, version: int) -> bool:
-        """Whether this load's commit is already in the table's log."""
-        if self.table is None:
-            return False
-        return (self.table.transaction_version(app) or -1) >= version
+    def committed(self, mark: LoadMark) -> bool:
+        """Whether the opened snapshot holds the commit of `mark` (this step of this load)."""
+        return mark.found_in(self.table)
 
     def files(self) -> list[dict[str, Any]]:
         """The current snapshot's data files: path (as in the log), size, partition values (log strings), stats."""
@@ -116,25 +108,32 @@ class DeltaTarget:
         existing = self.stored_schema()
         return pa.schema([*existing, *(f for f in self.schema if f.name not in existing.names)])
 
-    def evolve(self) -> None:
-        """Add this load's new columns to an existing table (a metadata-only commit)."""
+    def evolve(self, strict: bool = False) -> None:
+        """Add this load's new columns to an existing table (a metadata-only commit; `strict`: only on top of
+        the opened snapshot, which then moves to the new version)."""
         if self.table is None:
             return
         from deltalake import Schema as DeltaSchema
+        from deltalake.transaction import CommitProperties
 
         existing = set(self.stored_schema().names)
         new = [f for f in self.schema if f.name not in existing]
         if new:
-            self.table.alter.add_columns(DeltaSchema.from_arrow(pa.schema(new)).fields)
+            properties = CommitProperties(max_commit_retries=0) if strict else None
+            self.table.alter.add_columns(DeltaSchema.from_arrow(pa.schema(new)).fields, commit_properties=properties)
 
     def commit(
-        self, adds: list[dict[str, Any]], removes: list[dict[str, Any]], mode: str, app: str | None = None,
-        version: int | None = None, configuration: dict[str, str] | None = None, replace_schema: bool = False,
+        self, adds: list[dict[str, Any]], removes: list[dict[str, Any]], mode: str, mark: LoadMark | None = None,
+        configuration: dict[str, str] | None = None, replace_schema: bool = False, strict: bool = False,
     ) -> None:
-        """Commit `adds` (and `removes`) in one transaction, tagged with the application transaction
-        `(app, version)` when given; `configuration` sets table properties of a table this commit creates.
-        With `replace_schema` (an `overwrite`), the table takes this target's schema instead of gaining its
-        new columns."""
+        """Commit `adds` (and `removes`) in one transaction, tagged with `mark` when given; `configuration` sets
+        table properties of a table this commit creates. With `replace_schema` (an `overwrite`), the table takes
+        this target's schema instead of gaining its new columns.
+
+        `strict`: the commit lands only on top of the opened snapshot (what its actions were computed from),
+        else it raises `DeltaWriteConflict` and nothing is committed; once landed, the target holds the new
+        version, so the next strict commit of the same load builds on it. Without `strict`, the target must be
+        opened again before its next commit."""
         from deltalake import Schema as DeltaSchema
         from deltalake.exceptions import CommitFailedError
         from deltalake.transaction import (
@@ -152,7 +151,10 @@ class DeltaTarget:
         remove_actions: list[Any] = [
             RemoveAction(r["path"], True, now, r.get("size"), r.get("partition_values")) for r in removes
         ]
-        properties = CommitProperties(app_transactions=[Transaction(app, version)]) if app and version is not None else None
+        properties = CommitProperties(
+            app_transactions=[Transaction(mark.app, mark.version)] if mark else None,
+            max_commit_retries=0 if strict else None,
+        )
         partition_by = list(self.partition_by)
 
         def attempt() -> None:
@@ -163,7 +165,7 @@ class DeltaTarget:
                 )
                 return
             if mode != "overwrite":  # an overwrite commits the schema with the data; appends need it first
-                self.evolve()
+                self.evolve(strict)
             schema = DeltaSchema.from_arrow(self.schema) if replace_schema else self.table_schema()
             self.table.create_write_transaction(
                 [*remove_actions, *add_actions], mode, schema, partition_by=partition_by,
@@ -171,24 +173,42 @@ class DeltaTarget:
             )
 
         try:
-            commit_with_retry(self, attempt, app, version)
+            commit_with_retry(self, attempt, mark)
         except StorageRetriesExhausted as exc:
             raise StorageUnavailableError(
                 f"Commit to Delta table '{self.name}' at {self.uri} failed: {self._message(exc)}. Nothing of this load "
                 "is committed to it; run `pipeline.load()` to load the package again once the bucket answers."
             ) from None
         except CommitFailedError as exc:
+            if strict:
+                raise DeltaWriteConflict(
+                    f"Another writer committed to Delta table '{self.name}' after this load read it "
+                    f"({self._message(exc)}). Nothing of this commit landed; the load reads the table again."
+                ) from None
             raise DeltaConflictError(
                 f"Another writer committed to Delta table '{self.name}' at the same time ({self._message(exc)}). "
                 "Nothing of this load was committed to it; run `pipeline.load()` to load the package again."
             ) from None
         except Exception as exc:
             if self.table is None and "exists" in str(exc).lower():
-                raise DeltaConflictError(
+                raise DeltaWriteConflict(
                     f"Delta table '{self.name}' was created by another writer while this load created it. "
                     "Run `pipeline.load()` to load the package again."
                 ) from None
             raise DestinationError(f"Commit to Delta table '{self.name}' at {self.uri} failed: {self._message(exc)}") from None
+        if strict:
+            self._moved_on()
+
+    def _moved_on(self) -> None:
+        """After a strict commit: the target holds the version it created (the first, or the one after the
+        opened snapshot, which a strict `evolve` moved on already)."""
+        from deltalake import DeltaTable
+
+        if self.table is None:
+            self.table = read_with_retry(self, lambda: DeltaTable(self.uri, storage_options=self.storage_options, version=0))
+        else:  # a strict commit lands right after the snapshot it was made on (evolve moved it on already)
+            table = self.table
+            read_with_retry(self, lambda: table.load_as_version(table.version() + 1))
 
     def _message(self, exc: BaseException) -> str:
         """The first line of a delta-rs error, with every secret of the storage options removed."""
@@ -197,3 +217,11 @@ class DeltaTarget:
         for secret in secret_values(self.storage_options):
             text = text.replace(secret, "***")
         return text
+
+
+def committed_files(table_name: str, adds: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    """Load-result entries for committed add actions."""
+    return [
+        {"table": table_name, "path": f"{table_name}/{a['path']}", "rows": json.loads(a["stats"])["numRecords"], "bytes": a["size"]}
+        for a in adds
+    ]

@@ -19,6 +19,7 @@ from lakeload.destinations.impl.filesystem.executor_retry import call_with_retry
 
 if TYPE_CHECKING:
     from lakeload.delta.commit import DeltaTarget
+    from lakeload.delta.marks import LoadMark
 
 logger = logging.getLogger("lakeload.load")
 T = TypeVar("T")
@@ -43,29 +44,29 @@ def read_with_retry(target: DeltaTarget, read: Callable[[], T]) -> T:
     return call_with_retry(target.retry, once, f"open Delta table '{target.name}'")
 
 
-def _landed(target: DeltaTarget, app: str, version: int) -> bool:
-    """Whether the table's log holds `(app, version)`, read afresh; False when it cannot be read."""
+def _landed(target: DeltaTarget, mark: LoadMark) -> bool:
+    """Whether the table's log holds `mark`, read afresh; False when it cannot be read."""
     from deltalake import DeltaTable
 
     try:
-        return (DeltaTable(target.uri, storage_options=target.storage_options).transaction_version(app) or -1) >= version
+        return mark.found_in(DeltaTable(target.uri, storage_options=target.storage_options))
     except Exception:  # the table is not there (yet) or not readable now: not landed as far as we know
         return False
 
 
-def commit_with_retry(target: DeltaTarget, attempt: Callable[[], None], app: str | None, version: int | None) -> None:
+def commit_with_retry(target: DeltaTarget, attempt: Callable[[], None], mark: LoadMark | None) -> None:
     """Run one commit `attempt` under `target.retry`; a commit whose answer was lost counts as done.
 
-    >>> commit_with_retry(target, lambda: None, "lakeload-p", 1)   # doctest: +SKIP
+    >>> commit_with_retry(target, lambda: None, LoadMark("p", "1795290972.5"))   # doctest: +SKIP
     """
 
     def once() -> None:
         try:
             attempt()
         except Exception as exc:
-            if app is not None and version is not None and _landed(target, app, version):
-                logger.info("Delta table '%s': the commit of %s landed although delta-rs reported %s",
-                            target.name, version, type(exc).__name__)
+            if mark is not None and _landed(target, mark):
+                logger.info("Delta table '%s': the commit of load %s landed although delta-rs reported %s",
+                            target.name, mark.load_id, type(exc).__name__)
                 return
             if type(exc) is OSError:
                 raise DeltaStorageFault(f"delta-rs could not reach the table's storage ({target.uri})") from exc

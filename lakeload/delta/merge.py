@@ -43,11 +43,12 @@ from typing import TYPE_CHECKING, Any
 
 import pyarrow as pa
 
-from lakeload.delta.commit import DeltaTarget, txn_version
-from lakeload.delta.commit_order import nested_parents_first, removal_app, removes_of
+from lakeload.delta.commit import DeltaTarget, committed_files
+from lakeload.delta.commit_order import nested_parents_first, removes_of
 from lakeload.delta.executor_drops import TASK_ROWS as DROP_TASK_ROWS
 from lakeload.delta.executor_files import FILE_COLUMN, ROW_INDEX, partition_value
 from lakeload.delta.executor_rewrite import RewriteSpec
+from lakeload.delta.marks import REMOVALS, LoadMark
 from lakeload.delta.merge_keys import (
     KEY_PREFIX,
     MATCHED,
@@ -92,57 +93,66 @@ class MergeJob:
 
     def __init__(
         self, loader: DeltaLoader, schema: Schema, package: dict[str, Any], by_table: dict[str, list[dict[str, Any]]],
-        targets: dict[str, DeltaTarget], root_name: str,
+        root_name: str, mark: LoadMark,
     ) -> None:
         self.loader = loader
         self.spark = loader.spark
         self.schema = schema
         self.package = package
         self.load_id = package["load_id"]
-        self.app = loader.app
+        self.mark = mark
         self.root_done = False
-        self.version = txn_version(self.load_id)
+        self.again = False  # a try after a conflict (`lakeload.load.delta_tree`)
+        self.root_read: int | None = None  # the root version the root commit of this process was computed from
         self.by_table = by_table
-        self.targets = targets
+        self.targets: dict[str, DeltaTarget] = {}
         self.root_name = root_name
         root = schema.tables[root_name]
         self.strategy = root.get("x-merge-strategy", "upsert")
         self.primary_key = columns_with_hint(root, "primary_key")
         self.merge_key = columns_with_hint(root, "merge_key")
-        self.partition_by = list(targets[root_name].partition_by)
+        self.partition_by: list[str] = []
         self.hard_delete = next(iter(columns_with_hint(root, "hard_delete")), None)
         self.dedup_sort = next(((n, c["dedup_sort"]) for n, c in root["columns"].items() if c.get("dedup_sort")), None)
-        self._key_ranges: dict[str, tuple[Any, Any]] = {}  # incoming primary key ranges, from `_winners`
+        self._key_ranges: dict[str, tuple[Any, Any]] = {}  # incoming primary key ranges, from `incoming_winners`
 
-    def run(self) -> list[dict[str, Any]]:
-        """Merge the package's rows; commits in the order of `lakeload.delta.commit_order` (removals children
-        first, the root, additions parents first), each skipped when a rerun finds it in the log."""
+    def run(self, targets: dict[str, DeltaTarget], again: bool = False) -> None:
+        """Merge the package's rows into the opened `targets`; commits (strict, see `DeltaTarget.commit`) in the
+        order of `lakeload.delta.commit_order` (removals children first, the root, additions parents first),
+        each skipped when a rerun finds it in the log. `again`: a try after a conflict; once this process
+        committed the root, `lakeload.delta.merge_repair` finishes the nested tables."""
+        self.targets, self.again = targets, again
+        self.partition_by = list(targets[self.root_name].partition_by)
         root = self.targets[self.root_name]
         nested = nested_parents_first(self.schema, self.root_name, self.targets)
-        self.root_done = root.committed(self.app, self.version)
-        pending = [n for n in nested if not self.targets[n].committed(self.app, self.version)]
+        self.root_done = root.committed(self.mark)
+        pending = [n for n in nested if not self.targets[n].committed(self.mark)]
         if not self.by_table.get(self.root_name) or (self.root_done and not any(self.by_table.get(n) for n in pending)):
-            return []
+            return
         conf = self.spark.conf
         # the cleared root ids (~40 bytes each) are joined with every nested table: broadcast them up to ~3M ids
         threshold = conf.get(BROADCAST_CONF) or "10485760"
         conf.set(BROADCAST_CONF, str(max(byte_size(threshold), BROADCAST_BYTES)) if byte_size(threshold) >= 0 else threshold)
         try:
-            return self._merge(root, nested, pending)
+            if again and self.root_done and self.root_read is not None:
+                from lakeload.delta.merge_repair import repair_nested
+
+                repair_nested(self, pending)
+            else:
+                self._merge(root, nested, pending)
         finally:
             conf.set(BROADCAST_CONF, threshold)
 
-    def _merge(self, root: DeltaTarget, nested: list[str], pending: list[str]) -> list[dict[str, Any]]:
-        from lakeload.load.delta_loader import committed_files
-
+    def _merge(self, root: DeltaTarget, nested: list[str], pending: list[str]) -> None:
         incoming = package_frame(self.spark, self.by_table[self.root_name], self.loader.working)
-        self._drop_absent_hints(set(incoming.columns))
-        winners, every_row_wins = self._winners(incoming)
+        self.drop_absent_hints(set(incoming.columns))
+        winners, every_row_wins = self.incoming_winners(incoming)
         if every_row_wins and not self.hard_delete and all(t.table is None for t in self.targets.values()):
-            return self._create_tables(nested)
-        inserts = winners.filter(~self._deleted()) if self.hard_delete else winners
+            self._create_tables(nested)
+            return
+        inserts = winners.filter(~self.deleted()) if self.hard_delete else winners
         in_tasks = None if self.root_done else self._drops_in_tasks(root, pending)
-        plan = self._plan_root(root, incoming, inserts, unique_keys=every_row_wins, match_stored=in_tasks is None)
+        plan = self.plan_root(root, incoming, inserts, unique_keys=every_row_wins, match_stored=in_tasks is None)
         all_inserted = every_row_wins and not self.hard_delete and plan["inserted"] is inserts
         inserted = None if all_inserted else plan["inserted"]
         drops: dict[str, DataFrame | None] = {}
@@ -154,26 +164,29 @@ class MergeJob:
                 drops[self.root_name] = plan["matched"]
             # no distinct pass nor cache: an id listed twice drops its rows once, and the ids are read in one query
             ids = incoming.select(C_DLT_ID).unionByName(plan["matched"].select(C_DLT_ID))
-            nested_rows = self._nested_drops(pending, ids)
+            nested_rows = self.find_nested_drops(pending, ids)
             drops.update(nested_rows.by_table)
             drops.update(dict.fromkeys(nested_rows.tagged_tables))
             tagged = nested_rows.tagged
         if in_tasks is None:  # every file is written first (one job for the rewrites, one for the new rows)
-            rewritten = self._rewrite(drops, tagged)
+            rewritten = self.rewrite(drops, tagged)
         new = self._new_rows([self.root_name, *pending] if not self.root_done else pending, plan, inserted)
-        loaded: list[dict[str, Any]] = []
-        removal = removal_app(self.app)
-        for name in reversed(pending):  # 1. nested rows below touched root rows go, children first
-            kept, replaced = rewritten.get(name, ([], []))
-            if replaced:
-                self._commit(self.targets[name], kept, replaced, removal)
-                self.targets[name].open()  # its additions (step 3) commit on top of this version
+        self.commit_nested_removals(pending, rewritten)  # 1. nested rows below touched root rows, children first
         if not self.root_done:  # 2. the root
             kept, replaced = rewritten.get(self.root_name, ([], []))
-            loaded += committed_files(self.root_name, self._commit(root, kept + new[self.root_name], replaced))
+            self.commit(root, kept + new[self.root_name], replaced)
         for name in pending:  # 3. the winners' nested rows, parents first
-            loaded += committed_files(name, self._commit(self.targets[name], new[name], []))
-        return loaded
+            self.commit(self.targets[name], new[name], [])
+
+    def commit_nested_removals(
+        self, pending: list[str], rewritten: dict[str, tuple[list[dict[str, Any]], list[dict[str, Any]]]]
+    ) -> None:
+        """Step 1: the rewritten files of the `pending` nested tables, children first (each a strict commit on
+        top of the snapshot read: its additions, step 3, then commit on top of this one)."""
+        for name in reversed(pending):
+            kept, replaced = rewritten.get(name, ([], []))
+            if replaced:
+                self.commit(self.targets[name], kept, replaced, self.mark.of_step(REMOVALS))
 
     def _new_rows(self, names: list[str], plan: dict[str, Any], inserted: DataFrame | None) -> dict[str, list[dict[str, Any]]]:
         """Write the new rows of the `names` tables (not committed): their add actions. When every incoming
@@ -183,11 +196,11 @@ class MergeJob:
             return self.loader.package_adds(targets, self.load_id, self.by_table, "merge")
         new = {}
         for name in names:
-            rows = plan["new"] if name == self.root_name else self._nested_rows(self.targets[name], inserted)
-            new[name] = [] if rows is None else self._write(self.targets[name], rows)
+            rows = plan["new"] if name == self.root_name else self.nested_rows(self.targets[name], inserted)
+            new[name] = [] if rows is None else self.write(self.targets[name], rows)
         return new
 
-    def _drop_absent_hints(self, present: set[str]) -> None:
+    def drop_absent_hints(self, present: set[str]) -> None:
         """Hint columns the package has no data for are all null in it: a null `hard_delete` deletes
         nothing, a null `dedup_sort` does not order, a null `merge_key` matches no stored row (as in SQL).
 
@@ -201,13 +214,16 @@ class MergeJob:
         if any(c not in present for c in self.merge_key):
             self.merge_key = []
 
-    def _create_tables(self, nested: list[str]) -> list[dict[str, Any]]:
+    def _create_tables(self, nested: list[str]) -> None:
         """The first merge into tables that do not exist yet, without duplicates or deletions, is an append
         (root first): the package's files are rewritten as data files directly, in one job (no Spark join needed)."""
         names = [self.root_name, *nested]
-        return self.loader.write_tree([self.targets[n] for n in names], self.package, self.by_table, dict.fromkeys(names, "append"))
+        self.root_read = -1  # (no root version was read: it did not exist)
+        self.loader.write_tree(
+            [self.targets[n] for n in names], self.package, self.by_table, dict.fromkeys(names, "append"), self.mark, strict=True
+        )
 
-    def _winners(self, incoming: DataFrame) -> tuple[DataFrame, bool]:
+    def incoming_winners(self, incoming: DataFrame) -> tuple[DataFrame, bool]:
         """One incoming row per key, and whether that is every row (`lakeload.delta.merge_winners`); keeps each
         primary key column's incoming range for `_candidate_files`."""
         keys = MergeKeys(self.primary_key, self.partition_by, self.dedup_sort)
@@ -217,7 +233,7 @@ class MergeJob:
         self._key_ranges = found.key_ranges
         return found.rows, found.every_row_wins
 
-    def _deleted(self) -> Column:
+    def deleted(self) -> Column:
         from pyspark.sql import functions as F
 
         assert self.hard_delete is not None
@@ -226,8 +242,9 @@ class MergeJob:
             return F.coalesce(column, F.lit(False))
         return column.isNotNull()
 
-    def _plan_root(
-        self, target: DeltaTarget, incoming: DataFrame, inserts: DataFrame, unique_keys: bool, match_stored: bool = True
+    def plan_root(
+        self, target: DeltaTarget, incoming: DataFrame, inserts: DataFrame, unique_keys: bool, match_stored: bool = True,
+        repair: bool = False,
     ) -> dict[str, Any]:
         """Matched stored root rows (key columns, file and row index), whether the files holding them are
         rewritten, the root rows inserted and the root table's new rows (`unique_keys`: no incoming primary
@@ -238,7 +255,7 @@ class MergeJob:
         data_columns = target.table_schema().names
         if not match_stored:
             return {"matched": None, "rewrite": True, "new": _select(inserts, data_columns), "inserted": inserts}
-        if target.table is None or (self.root_done and self.strategy != "insert-only"):
+        if target.table is None or (self.root_done and self.strategy != "insert-only" and not repair):
             # (a committed upsert inserted every winner: its nested rows are all that is left to add)
             empty = local_frame(self.spark, [], pa.schema([(C_DLT_ID, pa.string())]))
             return {"matched": empty, "rewrite": False, "new": _select(inserts, data_columns), "inserted": inserts}
@@ -249,7 +266,7 @@ class MergeJob:
         key_columns = list(dict.fromkeys([C_DLT_ID, C_DLT_LOAD_ID, *(c for _, cols in key_sets for c in cols)]))
         candidates = self._candidate_files(target, target.files(), incoming)
         unique = frozenset([0]) if match_on and unique_keys else frozenset()
-        flagged = flag_matches(self._read(target, candidates, key_columns, row_index=True), key_sets, unique)
+        flagged = flag_matches(self.read(target, candidates, key_columns, row_index=True), key_sets, unique)
         matched = flagged.filter(F.col(MATCHED))
         if self.strategy == "insert-only":
             if C_DLT_LOAD_ID in flagged.columns:  # rows this load inserted (a rerun after the root commit) stay inserted
@@ -258,7 +275,7 @@ class MergeJob:
             return {"matched": matched.limit(0), "rewrite": False, "new": _select(inserted, data_columns), "inserted": inserted}
         return {"matched": matched, "rewrite": True, "new": _select(inserts, data_columns), "inserted": inserts}
 
-    def _rewrite(
+    def rewrite(
         self, drops: dict[str, DataFrame | None], tagged: DataFrame | None
     ) -> dict[str, tuple[list[dict[str, Any]], list[dict[str, Any]]]]:
         """Rewrite the files of each table of `drops` that hold its dropped rows (None: in `tagged`) without
@@ -308,22 +325,24 @@ class MergeJob:
         )
 
     def _nested_targets(self, names: list[str]) -> list[DeltaTarget]:
-        """The existing tables among `names` whose removals (step 1) are not committed yet."""
-        app = removal_app(self.app)
+        """The existing tables among `names` whose removals (step 1) are not committed yet (on a try after a
+        conflict, all of them: rows may have arrived below the cleared root rows since)."""
+        removals = self.mark.of_step(REMOVALS)
         return [
             self.targets[n] for n in names
-            if self.targets[n].table is not None and self.strategy != "insert-only" and not self.targets[n].committed(app, self.version)
+            if self.targets[n].table is not None and self.strategy != "insert-only"
+            and (self.again or not self.targets[n].committed(removals))
         ]
 
     def _parents(self, names: list[str]) -> dict[str, str]:
         return {n: self.schema.tables[n].get("parent", "") for n in names}
 
-    def _nested_drops(self, names: list[str], root_ids: DataFrame) -> NestedDrops:
+    def find_nested_drops(self, names: list[str], root_ids: DataFrame) -> NestedDrops:
         """Step 1's rows: the stored rows of the `names` tables below cleared root rows (see `merge_nested`)."""
         targets, parents = self._nested_targets(names), self._parents(names)
 
         def read(target: DeltaTarget, columns: list[str]) -> DataFrame:
-            return self._read(target, target.files(), columns, row_index=True)
+            return self.read(target, target.files(), columns, row_index=True)
 
         return nested_drops(targets, parents, read, self.root_name, root_ids, self._ids_fit_broadcast())
 
@@ -341,7 +360,7 @@ class MergeJob:
         counts = [f.get("rows") for f in self.by_table.get(self.root_name, [])]
         return sum(n for n in counts if isinstance(n, int)) if all(isinstance(n, int) for n in counts) else None
 
-    def _nested_rows(self, target: DeltaTarget, inserted: DataFrame | None) -> DataFrame | None:
+    def nested_rows(self, target: DeltaTarget, inserted: DataFrame | None) -> DataFrame | None:
         """Step 3: the package's rows of a nested table that belong to inserted root rows (`inserted` None:
         every incoming record was inserted); None when the package has no rows for it."""
         from pyspark.sql import functions as F
@@ -355,7 +374,7 @@ class MergeJob:
             rows = rows.join(winners, rows[C_OCCURRENCE] == F.col(KEY_PREFIX + C_OCCURRENCE), "left_semi")
         return _select(rows, target.table_schema().names)
 
-    def _read(self, target: DeltaTarget, files: list[dict[str, Any]], columns: list[str], row_index: bool = False) -> DataFrame:
+    def read(self, target: DeltaTarget, files: list[dict[str, Any]], columns: list[str], row_index: bool = False) -> DataFrame:
         """The `columns` of the rows of `files`, with the name of the file each comes from (and its position
         in it, with `row_index`)."""
         schema = pa.schema([f for f in target.table_schema() if f.name in columns])
@@ -365,19 +384,24 @@ class MergeJob:
     def _spec(self, target: DeltaTarget, operation: str = "merge") -> Any:
         return self.loader.file_spec(target, self.load_id, operation)
 
-    def _write(self, target: DeltaTarget, rows: DataFrame) -> list[dict[str, Any]]:
+    def write(self, target: DeltaTarget, rows: DataFrame) -> list[dict[str, Any]]:
         """Write `rows` as new data files of `target` (on the executors): their add actions."""
         return write_frame(self.spark, rows, self._spec(target), f"lakeload load {self.load_id}: merge {target.name}")
 
-    def _commit(
-        self, target: DeltaTarget, adds: list[dict[str, Any]], replaced: list[dict[str, Any]], app: str | None = None
-    ) -> list[dict[str, Any]]:
-        """Commit the written `adds` with the removal of the `replaced` files, tagged with `app` (the pipeline's
-        application id unless given) at the load's transaction version; returns `adds`."""
+    def commit(
+        self, target: DeltaTarget, adds: list[dict[str, Any]], replaced: list[dict[str, Any]], mark: LoadMark | None = None
+    ) -> None:
+        """Commit the written `adds` with the removal of the `replaced` files (strict), marked with `mark` (the
+        load's own unless given); the root's commit keeps the version it was computed from (`root_read`)."""
         removes = removes_of(replaced)
-        if adds or removes:
-            target.commit(adds, removes, "append", app or self.app, self.version)
-        return adds
+        if not adds and not removes:
+            return
+        read = None if target.table is None else target.table.version()
+        target.commit(adds, removes, "append", mark or self.mark, strict=True)
+        if target.name == self.root_name:
+            self.root_read = -1 if read is None else read
+        if mark is None:
+            self.loader.committed += committed_files(target.name, adds)
 
 
 def _select(frame: DataFrame, columns: list[str]) -> DataFrame:

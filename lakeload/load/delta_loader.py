@@ -3,7 +3,8 @@
 For each root table with `table_format="delta"` and its nested tables:
 1. every table's log is read and its partition columns checked, before any file is written;
 2. executors write the data files into the table folder (Hive folders when partitioned);
-3. the driver commits them with delta-rs, one transaction per table, tagged with the load id:
+3. the driver commits them with delta-rs, one transaction per table, marked with the load and step
+   (`lakeload.delta.marks`):
    - `append` adds the files;
    - `replace` empties the nested tables (children first), overwrites the root table (one commit removes
      every older file and adds the new ones: never an empty root in between; history kept), then appends
@@ -11,24 +12,25 @@ For each root table with `table_format="delta"` and its nested tables:
    - `merge` runs `lakeload.delta.merge` (Spark).
 Tables commit in the order of `lakeload.delta.commit_order` (root first when rows appear, children first
 when they go), so a reader of the latest versions never sees a nested row without its parent. A commit
-whose application transaction is already in the table's log is skipped, so a rerun never commits twice.
+whose mark is already in the table's log is skipped, so a rerun never commits twice; a replace or merge
+whose table another writer committed to meanwhile is done again (`lakeload.load.delta_tree`).
 """
 
 from __future__ import annotations
 
-import json
 import logging
 from typing import TYPE_CHECKING, Any
 
 import lakeload.spark.executor_working as wio
-from lakeload.delta.commit import DeltaTarget, app_id, txn_version
-from lakeload.delta.commit_order import nested_parents_first, removal_app, removes_of
+from lakeload.delta.commit import DeltaTarget, committed_files
+from lakeload.delta.commit_order import nested_parents_first
 from lakeload.delta.executor_files import DeltaFileSpec, delta_schema, write_tables_package_files
-from lakeload.delta.merge import MergeJob
+from lakeload.delta.marks import LoadMark
 from lakeload.delta.storage import retry_storage_options, storage_options, table_uri
 from lakeload.delta.tables import is_delta_table
 from lakeload.destinations.impl.filesystem.client import FilesystemClient, fsspec_kwargs
 from lakeload.errors import DestinationError, LoadError
+from lakeload.load.delta_tree import TreeLoad
 from lakeload.normalize.executor_writers import arrow_schema, complete_columns
 from lakeload.schema.schema import Schema, columns_with_hint
 from lakeload.spark.executor_working import WorkingStore
@@ -50,7 +52,8 @@ class DeltaLoader:
         self.spark = spark
         self.working = working  # the bucket package files are in (`[spark] working_url`), else None
         self.client = client
-        self.app = app_id(pipeline_name)
+        self.pipeline_name = pipeline_name
+        self.committed: list[dict[str, Any]] = []  # the files this loader committed (load-result entries)
         self._options: dict[str, str] | None = None
 
     @property
@@ -91,71 +94,50 @@ class DeltaLoader:
             retry=config.retry,
         )
 
+    def open_tree(self, schema: Schema, tree: list[str]) -> dict[str, DeltaTarget]:
+        """The tables of a tree (root first, parents before children), each opened and its partitions checked."""
+        targets = {name: self.target(schema, name) for name in tree}
+        for target in targets.values():
+            target.open()
+            target.check_partitions()
+        return targets
+
     def load(self, package_dir: str, package: dict[str, Any], schema: Schema) -> tuple[list[dict[str, Any]], list[str]]:
         """Load every Delta tree of the package; returns the files committed and the tables replaced."""
         by_table: dict[str, list[dict[str, Any]]] = {}
         for file in package["files"]:
             if is_delta_table(schema, file["table"]):
                 by_table.setdefault(file["table"], []).append(dict(file, path=wio.join(package_dir, file["path"])))
-        loaded: list[dict[str, Any]] = []
+        self.committed = []
         replaced: list[str] = []
         for root_name in package["root_tables"]:
             if schema.tables.get(root_name, {}).get("table_format") != "delta":
                 continue
             nested = nested_parents_first(schema, root_name, (t["name"] for t in schema.nested_tables_of(root_name)))
-            tree = [root_name, *nested]
-            targets = {name: self.target(schema, name) for name in tree}  # root first, parents before children
-            for target in targets.values():
-                target.open()
-                target.check_partitions()
-            disposition = schema.tables[root_name].get("write_disposition", "append")
-            if disposition == "merge":
-                job = MergeJob(self, schema, package, by_table, targets, root_name)
-                loaded += job.run()
-                continue
-            if disposition == "replace":
-                self.empty_nested(package, targets, root_name)
-                replaced += tree
-            modes = {name: "replace" if disposition == "replace" and name == root_name else "append" for name in tree}
-            loaded += self.write_tree(list(targets.values()), package, by_table, modes)
-        return loaded, replaced
-
-    def empty_nested(self, package: dict[str, Any], targets: dict[str, DeltaTarget], root_name: str) -> None:
-        """The first step of a `replace`: empty the nested tables, children first (see `commit_order`);
-        the root is overwritten next and the new nested rows appended after it."""
-        version = txn_version(package["load_id"])
-        if targets[root_name].committed(self.app, version):
-            return
-        for target in reversed([t for name, t in targets.items() if name != root_name]):
-            if target.committed(self.app, version) or target.committed(removal_app(self.app), version):
-                continue
-            files = target.files()
-            if files:
-                target.commit([], removes_of(files), "append", removal_app(self.app), version)
-                target.open()
+            tree = TreeLoad(self, schema, package, by_table, [root_name, *nested])
+            replaced += tree.run()
+        return self.committed, replaced
 
     def write_tree(
-        self, targets: list[DeltaTarget], package: dict[str, Any], by_table: dict[str, list[dict[str, Any]]], modes: dict[str, str]
-    ) -> list[dict[str, Any]]:
+        self, targets: list[DeltaTarget], package: dict[str, Any], by_table: dict[str, list[dict[str, Any]]],
+        modes: dict[str, str], mark: LoadMark, strict: bool = False,
+    ) -> None:
         """Append (or, for mode `replace`, overwrite with) the package's files of each of `targets`: every table's
-        files written in one Spark job, then one commit per table in the order given (a parent before its children)."""
-        load_id = package["load_id"]
-        version = txn_version(load_id)
+        files written in one Spark job, then one commit per table in the order given (a parent before its
+        children); `strict` commits (`DeltaTarget.commit`) for the tables of a replace or a merge."""
         pending = []
         for target in targets:
-            if target.committed(self.app, version):
-                logger.info("Delta table '%s' already holds load %s; not committing it again", target.name, load_id)
+            if target.committed(mark):
+                logger.info("Delta table '%s' already holds load %s; not committing it again", target.name, mark.load_id)
             elif by_table.get(target.name) or (modes[target.name] == "replace" and target.table is not None):
                 pending.append(target)
         if not pending:
-            return []
-        adds = self.package_adds(pending, load_id, by_table, {t.name: modes[t.name] for t in pending})
-        loaded: list[dict[str, Any]] = []
+            return
+        adds = self.package_adds(pending, mark.load_id, by_table, {t.name: modes[t.name] for t in pending})
         for target in pending:
             mode = "overwrite" if modes[target.name] == "replace" else "append"
-            target.commit(adds[target.name], [], mode, self.app, version)
-            loaded += committed_files(target.name, adds[target.name])
-        return loaded
+            target.commit(adds[target.name], [], mode, mark, strict=strict)
+            self.committed += committed_files(target.name, adds[target.name])
 
     def package_adds(
         self, targets: list[DeltaTarget], load_id: str, by_table: dict[str, list[dict[str, Any]]], operation: str | dict[str, str]
@@ -175,10 +157,3 @@ class DeltaLoader:
             adds[result["table"]] += result["actions"]
         return adds
 
-
-def committed_files(table_name: str, adds: list[dict[str, Any]]) -> list[dict[str, Any]]:
-    """Load-result entries for committed add actions."""
-    return [
-        {"table": table_name, "path": f"{table_name}/{a['path']}", "rows": json.loads(a["stats"])["numRecords"], "bytes": a["size"]}
-        for a in adds
-    ]

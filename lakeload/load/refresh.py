@@ -19,7 +19,7 @@ import logging
 import os
 from typing import Any
 
-from lakeload.delta.commit import app_id, txn_version
+from lakeload.delta.marks import REFRESH, LoadMark
 from lakeload.delta.storage import delta_error, storage_options
 from lakeload.delta.tables import open_delta_table
 from lakeload.destinations.impl.filesystem.client import FilesystemClient
@@ -56,7 +56,7 @@ class RefreshLoad:
     def __init__(self, client: FilesystemClient, layout: Layout, pipeline_name: str) -> None:
         self.client = client
         self.layout = layout
-        self.app = f"{app_id(pipeline_name)}.refresh"
+        self.pipeline_name = pipeline_name
 
     def apply(self, schema: Schema, package: dict[str, Any], package_dir: str) -> None:
         """Drop and truncate what the package's refresh names (once per package)."""
@@ -94,11 +94,11 @@ class RefreshLoad:
         from deltalake.transaction import CommitProperties, Transaction
 
         table = open_delta_table(self.client, table_name)
-        version = txn_version(load_id)
-        if table is None or (table.transaction_version(self.app) or -1) >= version:
+        mark = LoadMark(self.pipeline_name, load_id, REFRESH)
+        if table is None or mark.found_in(table):
             return
         try:
-            table.delete(commit_properties=CommitProperties(app_transactions=[Transaction(self.app, version)]))
+            table.delete(commit_properties=CommitProperties(app_transactions=[Transaction(mark.app, mark.version)]))
         except Exception as exc:
             error = delta_error(exc, self.client.config, storage_options(self.client.config),
                                 f"truncate Delta table '{table_name}' in")

@@ -22,6 +22,7 @@ from lakeload.delta.executor_files import (
     write_files,
 )
 from lakeload.delta.executor_read import SnapshotSpec, read_file
+from lakeload.delta.marks import LoadMark
 
 UTC = dt.timezone.utc
 
@@ -103,7 +104,7 @@ def test_written_partitioned_files_commit_and_read_back(tmp_path: Path) -> None:
         assert pq.read_schema(root / folder / add["path"].split("/")[1]).names == ["id", "name"]
     target = DeltaTarget("events", str(root), {}, schema, ("day",))
     target.open()
-    target.commit(adds, [], "append", "lakeload-test", 10)
+    target.commit(adds, [], "append", LoadMark("test", "10"))
     table = DeltaTable(str(root))
     assert table.metadata().partition_columns == ["day"]
     assert sorted(table.to_pyarrow_table().to_pylist(), key=lambda r: r["id"]) == sorted(data.to_pylist(), key=lambda r: r["id"])
@@ -141,7 +142,7 @@ def test_files_in_escaped_partition_folders_can_be_read_and_removed(tmp_path: Pa
     adds = write_files(spec_for(root, schema, ("k",)), [pa.table({"id": [1, 2], "k": ["a b", "x/y%"]})], "00000-0")
     target = DeltaTarget("t", str(root), {}, schema, ("k",))
     target.open()
-    target.commit(adds, [], "append", "x", 1)
+    target.commit(adds, [], "append", LoadMark("x", "1"))
     assert sorted(DeltaTable(str(root)).to_pyarrow_table().to_pylist(), key=lambda r: r["id"]) == [
         {"id": 1, "k": "a b"}, {"id": 2, "k": "x/y%"}
     ]
@@ -152,5 +153,5 @@ def test_files_in_escaped_partition_folders_can_be_read_and_removed(tmp_path: Pa
     assert sorted(r["id"] for f in files for t in read_file(snap, f["path"], f["partition_values"]) for r in t.to_pylist()) == [1, 2]
     gone = next(f for f in files if f["partition_values"]["k"] == "a b")
     target.commit([], [{"path": unquote(gone["path"]), "size": gone["size"], "partition_values": gone["partition_values"]}],
-                  "append", "x", 2)
+                  "append", LoadMark("x", "2"))
     assert DeltaTable(str(root)).to_pyarrow_table().to_pylist() == [{"id": 2, "k": "x/y%"}]

@@ -1,8 +1,7 @@
-"""Delta loads killed between writing files and committing them, and concurrent committers."""
+"""Delta loads killed between writing files and committing them (concurrent writers: test_delta_concurrency.py)."""
 
 from __future__ import annotations
 
-import threading
 from pathlib import Path
 from typing import Any
 
@@ -17,10 +16,6 @@ from test_resume import (
     load_first_in_process,
     run_child,
 )
-
-import lakeload
-from lakeload.delta.commit import DeltaTarget
-from lakeload.errors import DeltaConflictError
 
 
 def versions(bucket: Path, table: str) -> list[str]:
@@ -53,56 +48,3 @@ def test_killed_before_commit_keeps_previous_version_and_rerun_commits_once(
         assert len(versions(bucket, t)) - len(first[t]) == 1, (t, versions(bucket, t))  # exactly one commit per load
     assert count(bucket, "users") == FIRST_USERS + SECOND_USERS
     assert count(bucket, "users__pets") == FIRST_PETS + SECOND_PETS
-
-
-def test_concurrent_pipelines_end_with_both_commits_or_a_clean_conflict(
-    bucket: Path, pipelines_dir: Path, spark: Any, monkeypatch: pytest.MonkeyPatch
-) -> None:
-    """Two pipelines load into one table; their commits race behind a barrier."""
-
-    def make(name: str) -> lakeload.Pipeline:
-        return lakeload.pipeline(name, destination=lakeload.destinations.filesystem(str(bucket)), dataset_name="ds",
-                                 pipelines_dir=str(pipelines_dir / name))
-
-    seed = make("seed")
-    seed.run([{"id": i, "v": "seed"} for i in range(10)], table_name="t", table_format="delta", primary_key="id",
-             write_disposition="merge")
-    pipes = {"a": make("a"), "b": make("b")}
-    for name, p in pipes.items():
-        p.extract([{"id": i, "v": name} for i in range(5)] if name == "a" else [{"id": 100 + i, "v": name} for i in range(3)],
-                  table_name="t", table_format="delta", primary_key="id", write_disposition="merge" if name == "a" else "append")
-        p.normalize()
-    barrier = threading.Barrier(2, timeout=120)
-    real_commit = DeltaTarget.commit
-
-    def racing_commit(self: DeltaTarget, *args: Any, **kwargs: Any) -> None:
-        barrier.wait()
-        real_commit(self, *args, **kwargs)
-
-    monkeypatch.setattr(DeltaTarget, "commit", racing_commit)
-    errors: dict[str, BaseException] = {}
-
-    def load(name: str) -> None:
-        try:
-            pipes[name].load()
-        except BaseException as exc:  # noqa: BLE001 - inspected below
-            errors[name] = exc
-
-    threads = [threading.Thread(target=load, args=(n,)) for n in pipes]
-    for t in threads:
-        t.start()
-    for t in threads:
-        t.join(timeout=300)
-    table = DeltaTable(str(bucket / "ds" / "t"))
-    data = table.to_pyarrow_table().to_pylist()
-    for name, exc in errors.items():  # a loser fails cleanly and leaves its package for pipeline.load()
-        assert isinstance(exc.__cause__ or exc, DeltaConflictError) or "Another writer" in str(exc), exc
-        assert pipes[name].storage.list_packages("normalized"), "the package stays pending"
-    monkeypatch.setattr(DeltaTarget, "commit", real_commit)
-    for name in errors:
-        pipes[name].load()  # loading again after a conflict finishes the package
-    data = DeltaTable(str(bucket / "ds" / "t")).to_pyarrow_table().to_pylist()
-    assert sorted((r["id"], r["v"]) for r in data) == sorted(
-        [(i, "a") for i in range(5)] + [(i, "seed") for i in range(5, 10)] + [(100 + i, "b") for i in range(3)]
-    )
-    assert table.version() >= 1
