@@ -223,6 +223,23 @@ class LoadError(LakeloadError):
     """Loading a package into the destination failed. The package stays pending and is retried by `pipeline.load()`."""
 
 
+class DamagedPackageFileError(LoadError):
+    """A normalized package file differs from what normalize wrote (size, Parquet magic bytes, footer or rows).
+
+    Raised before `_dlt_loads` is written; a package on this machine's disk is checked whole before any of its
+    files is published. Loading the package again cannot succeed: the message says to drop it and run again.
+    """
+
+    def __init__(self, path: str, table: str, load_id: str, problem: str) -> None:
+        self.path, self.table, self.load_id, self.problem = path, table, load_id, problem
+        super().__init__(
+            f"Package file {path} (table '{table}') of load package {load_id} is damaged: {problem}. "
+            "The load stopped before marking the package loaded in _dlt_loads. Fix: drop the package with "
+            "pipeline.drop_pending_packages() and run the pipeline again, so that its data is extracted and "
+            "normalized anew."
+        )
+
+
 class SparkSetupError(LakeloadError):
     """Spark or Java could not be started."""
 

@@ -3,7 +3,9 @@
 Each file lands under its final name in one step (a rename on local disks and SFTP, a single PUT on
 object stores), so nobody reads a half-written file. Names are decided at normalize time, so a resumed
 load overwrites the same files instead of adding duplicates, and a file whose copy met a transient
-storage fault is copied again whole (`executor_retry`, policy in the payload).
+storage fault is copied again whole (`executor_retry`, policy in the payload). Every file is checked
+against its `package.json` entry (size, Parquet footer: `executor_file_check`) just before it is copied, so
+a damaged package file is never published.
 """
 
 from __future__ import annotations
@@ -21,6 +23,7 @@ import lakeload.spark.executor_working as wio
 from lakeload.destinations.impl.filesystem.executor_fs import url_to_fs
 from lakeload.destinations.impl.filesystem.executor_retry import RetryPolicy, call_with_retry
 from lakeload.destinations.impl.filesystem.layout import Layout
+from lakeload.load.executor_file_check import check_package_file
 from lakeload.spark.executor_working import WorkingStore
 
 
@@ -63,7 +66,9 @@ def copy_files(payload: CopyPayload, files: list[dict[str, Any]]) -> list[dict[s
     copied = []
     for file in files:
         path = target_path(payload, file)
-        with wio.local_source(wio.join(payload.package_dir, file["path"]), payload.working) as source:
+        package_path = wio.join(payload.package_dir, file["path"])
+        with wio.local_source(package_path, payload.working) as source:
+            check_package_file(source, file, payload.load_id, shown_path=package_path)
             target = posixpath.join(payload.dataset_path, path)
             copy = functools.partial(_copy_one, payload, fs, source, target)
             call_with_retry(payload.retry, copy, f"copy to {target}")
@@ -77,7 +82,8 @@ def link_files(payload: CopyPayload, files: list[dict[str, Any]]) -> tuple[list[
     For a local bucket beside the package (a local Spark, no working bucket) a load needs no copy at all,
     only a link and a rename per file, so the driver does them instead of a Spark job. Files it cannot link
     (the bucket on another disk, a file system without hard links, no permission) are `left` for
-    `copy_files`, which copies them or raises the load's error; a rename that fails raises here.
+    `copy_files`, which copies them or raises the load's error; a rename that fails raises here. The loader
+    checked every file of the package (`check_package_files`) before any is linked.
     """
     linked: list[dict[str, Any]] = []
     left: list[dict[str, Any]] = []

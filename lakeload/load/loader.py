@@ -1,6 +1,9 @@
 """Load (driver side): put a normalized package into the bucket and mark it complete.
 
 Order of work, chosen so that a process killed at any point loses nothing and duplicates nothing:
+0. every file of a package on this machine's disk is checked against its `package.json` entry (size, Parquet
+   footer and rows: `lakeload.load.executor_file_check`), so a damaged file stops the load before anything
+   changes in the bucket; files in a working bucket are checked by the copy tasks before each copy;
 1. `init` of the dataset (first load only), then the package's `refresh` (`lakeload.load.refresh`: tables
    dropped or truncated before any new file goes in);
 2. Delta tables (`lakeload.load.delta_loader`): files written by executors, committed with delta-rs
@@ -34,6 +37,7 @@ from lakeload.destinations.impl.filesystem.layout import Layout
 from lakeload.errors import LoadError
 from lakeload.load.delta_loader import DeltaLoader
 from lakeload.load.executor_copy import CopyPayload, copy_files, link_files
+from lakeload.load.executor_file_check import check_package_files
 from lakeload.load.refresh import RefreshLoad, table_files
 from lakeload.runtime.packages import NORMALIZED, PipelineStorage
 from lakeload.schema.schema import Schema
@@ -104,6 +108,8 @@ class Loader:
         package_dir, package = self.storage.normalized_package(load_id)
         schema = Schema.from_dict(package["schema"])
         result = LoadResult(load_id, schema.name, row_counts=package["row_counts"])
+        if self.storage.working is None:  # a local package: checked whole before the bucket changes
+            check_package_files(package_dir, package["files"], load_id)
         ensure_init(self.client)
         RefreshLoad(self.client, self.layout, self.pipeline_name).apply(schema, package, self.storage.package_dir(NORMALIZED, load_id))
         plain = [f for f in package["files"] if not is_delta_table(schema, f["table"])]

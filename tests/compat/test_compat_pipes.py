@@ -3,6 +3,7 @@ limits, deferred calls, parallel resources, source pipes."""
 
 from __future__ import annotations
 
+import threading
 import time
 from collections.abc import Callable
 from pathlib import Path
@@ -290,43 +291,59 @@ def test_pipes_as_dlt(name: str, tmp_path: Path) -> None:
 
 
 def test_deferred_calls_overlap(tmp_path: Path) -> None:
-    """Eight deferred calls of 0.3 s each run in the pool, not one after the other.
+    """Eight deferred calls run in the pool, several at once, not one after the other.
 
-    lakeload only: a timing claim, not data (the data of deferred calls is compared with dlt's by
+    No clock: each call counts the calls running beside it and waits until a second one runs (at most 30 s, so a
+    pool that runs them one by one fails the count instead of hanging); the most seen at once must be >= 2.
+    lakeload only: a claim about concurrency, not data (the data of deferred calls is compared with dlt's by
     `s_deferred_transformer`)."""
     import lakeload
+
+    lock = threading.Lock()
+    running, most = [0], [0]
+    together = threading.Event()
 
     @lakeload.transformer(name="slow")
     @lakeload.defer
     def slow(page: list[dict[str, Any]]) -> Any:
-        time.sleep(0.3)
+        with lock:
+            running[0] += 1
+            most[0] = max(most[0], running[0])
+            if running[0] >= 2:
+                together.set()
+        together.wait(timeout=30)
+        with lock:
+            running[0] -= 1
         return [{"id": r["id"]} for r in page]
 
     p = lakeload.pipeline("deferred", destination=lakeload.destinations.filesystem(str(tmp_path / "b")),
                           pipelines_dir=str(tmp_path / "p"))
-    started = time.perf_counter()
     p.extract(lakeload.resource([[{"id": i}] for i in range(8)], name="ids") | slow)
-    assert time.perf_counter() - started < 8 * 0.3 * 0.75
+    assert most[0] >= 2
 
 
 def test_limit_max_time_stops_an_endless_resource(tmp_path: Path) -> None:
     """lakeload only: how many rows an endless resource yields within `max_time` depends on timing, so there are no
-    rows to compare with dlt's; the claim is that extract stops."""
+    rows to compare with dlt's; the claim is that extract stops and closes the resource. No bound in seconds: a
+    resource that was not stopped fails by its count of yields (5000 x 20 ms, far beyond `max_time=0.3`)."""
     import lakeload
+
+    closed = []
 
     @lakeload.resource
     def ticking() -> Any:
-        i = 0
-        while True:
-            time.sleep(0.02)
-            yield {"i": i}
-            i += 1
+        try:
+            for i in range(5000):
+                time.sleep(0.02)
+                yield {"i": i}
+            raise AssertionError("add_limit(max_time=0.3) did not stop the resource")
+        finally:
+            closed.append(True)
 
     p = lakeload.pipeline("max_time", destination=lakeload.destinations.filesystem(str(tmp_path / "b")),
                           pipelines_dir=str(tmp_path / "p"))
-    started = time.perf_counter()
     p.extract(ticking().add_limit(max_time=0.3))
-    assert time.perf_counter() - started < 5
+    assert closed == [True]
 
 
 def test_insert_at_zero_is_only_for_transformers() -> None:

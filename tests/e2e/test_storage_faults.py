@@ -10,7 +10,6 @@ import gzip
 import io
 import json
 import logging
-import time
 from collections.abc import Iterator
 from typing import Any
 
@@ -124,18 +123,15 @@ def test_persistent_faults_fail_the_load_and_the_next_run_finishes(
 
 
 def test_wrong_secret_fails_without_retries(
-    s3_server: S3Server, proxy: FaultProxy, tmp_path: Any, monkeypatch: pytest.MonkeyPatch,
-    caplog: pytest.LogCaptureFixture,
+    s3_server: S3Server, proxy: FaultProxy, tmp_path: Any, caplog: pytest.LogCaptureFixture,
 ) -> None:
-    monkeypatch.setenv("DESTINATION__FILESYSTEM__RETRY_INITIAL_BACKOFF", "5")  # a retry would show in the time
+    """Counted, not timed: no retry in lakeload's log, at most 2 connections through the proxy, none reset."""
     prefix = fresh_prefix("faults-403")
     wrong = "wrong-secret-value-123"
     pipeline = lakeload.pipeline("faults_403", destination=destination(s3_server, proxy.endpoint, prefix, wrong),
                                  dataset_name="ds", pipelines_dir=str(tmp_path / "p"))
-    started = time.monotonic()
     with caplog.at_level(logging.INFO, logger="lakeload.storage"), pytest.raises(DestinationError) as info:
         pipeline.run(EVENTS, table_name="events")
-    assert time.monotonic() - started < 5
     assert not isinstance(info.value, StorageUnavailableError)
     assert "access refused" in str(info.value) and wrong not in str(info.value)
     assert not [r for r in caplog.records if "retrying" in r.getMessage()]

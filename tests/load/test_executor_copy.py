@@ -6,6 +6,8 @@ import os
 from pathlib import Path
 from typing import Any
 
+import pyarrow as pa
+import pyarrow.parquet as pq
 import pytest
 
 from lakeload.destinations.impl.filesystem.layout import Layout
@@ -27,7 +29,7 @@ def package_files(package: Path, count: int) -> list[dict[str, Any]]:
     for i in range(count):
         path = package / "data" / f"{LOAD_ID}.{i:010x}.parquet"
         path.parent.mkdir(parents=True, exist_ok=True)
-        path.write_bytes(f"rows of file {i}".encode())
+        pq.write_table(pa.table({"n": list(range(i + 1))}), path)  # real Parquet: each copy checks its footer
         files.append({"path": f"data/{path.name}", "table": "users" if i % 2 else "users__pets", "file_id": f"{i:010x}",
                       "ext": "parquet", "rows": i + 1, "bytes": path.stat().st_size})
     return files

@@ -17,7 +17,8 @@ from pathlib import Path
 import pytest
 
 from lakeload.errors import ConfigurationError, LakeloadError, PipelineLockedError
-from lakeload.runtime.lock import FAIL, HOLDER_FILE, LOCK_FILE, WAIT, LockPolicy, PipelineLock
+from lakeload.runtime import lock as lock_module
+from lakeload.runtime.lock import FAIL, HOLDER_FILE, LOCK_FILE, POLL_SECONDS, WAIT, LockPolicy, PipelineLock
 
 CHILD = Path(__file__).with_name("lock_child.py")
 
@@ -36,6 +37,21 @@ def holder(tmp_path: Path) -> Iterator[subprocess.Popen[bytes]]:
     if child.poll() is None:
         child.kill()
         child.wait()
+
+
+@pytest.fixture
+def attempts(monkeypatch: pytest.MonkeyPatch) -> list[bool]:
+    """Every attempt this process makes at the OS lock and whether it got it (the real `_try_lock`, counted):
+    what the tests assert instead of seconds on a shared machine."""
+    made: list[bool] = []
+    real = lock_module._try_lock
+
+    def counted(fd: int) -> bool:
+        made.append(real(fd))
+        return made[-1]
+
+    monkeypatch.setattr(lock_module, "_try_lock", counted)
+    return made
 
 
 def test_policy_comes_from_the_resolver(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:
@@ -59,7 +75,7 @@ def test_policy_comes_from_the_resolver(monkeypatch: pytest.MonkeyPatch, tmp_pat
 
 
 def test_another_process_holds_it_fail_wait_and_kill(
-    holder: subprocess.Popen[bytes], tmp_path: Path, caplog: pytest.LogCaptureFixture
+    holder: subprocess.Popen[bytes], tmp_path: Path, caplog: pytest.LogCaptureFixture, attempts: list[bool]
 ) -> None:
     lock = PipelineLock(str(tmp_path / "p"), "p")
     assert lock.holder()["pid"] == holder.pid
@@ -70,12 +86,15 @@ def test_another_process_holds_it_fail_wait_and_kill(
     message = str(error)
     assert f"Pipeline 'p' is in use by another process (pid {holder.pid} on host " in message
     assert str(tmp_path / "p" / LOCK_FILE) in message and 'lock = "wait"' in message
+    assert attempts == [False]  # `fail`: one attempt, no wait
 
-    started = time.monotonic()
     with caplog.at_level(logging.WARNING, "lakeload.pipeline"), pytest.raises(PipelineLockedError) as timed_out, \
             lock.hold(LockPolicy(WAIT, 0.6)):
         pass
-    assert 0.6 <= time.monotonic() - started < 5
+    waiting_attempts = attempts[1:]
+    # `wait`: polled every POLL_SECONDS until its timeout, then stopped (sleeps never end early: at most one more)
+    assert 2 <= len(waiting_attempts) <= 0.6 / POLL_SECONDS + 2 and not any(waiting_attempts)
+    assert timed_out.value.waited is not None and timed_out.value.waited >= 0.6
     assert "still in use by another process" in str(timed_out.value) and "lock_timeout" in str(timed_out.value)
     waiting = [r.getMessage() for r in caplog.records if "waiting up to" in r.getMessage()]
     assert len(waiting) == 1 and f"pid {holder.pid}" in waiting[0] and "waiting up to 1 s" in waiting[0]
@@ -87,13 +106,21 @@ def test_another_process_holds_it_fail_wait_and_kill(
     assert not (tmp_path / "p" / HOLDER_FILE).exists()
 
 
-def test_waiting_process_gets_it_when_the_holder_ends(holder: subprocess.Popen[bytes], tmp_path: Path) -> None:
-    timer = threading.Timer(0.5, holder.kill)
+def test_waiting_process_gets_it_when_the_holder_ends(
+    holder: subprocess.Popen[bytes], tmp_path: Path, attempts: list[bool]
+) -> None:
+    killed = threading.Event()
+
+    def kill() -> None:
+        killed.set()  # before the kill, so that it is set whenever the lock can be free
+        holder.kill()
+
+    timer = threading.Timer(0.5, kill)
     timer.start()
-    started = time.monotonic()
-    with PipelineLock(str(tmp_path / "p"), "p").hold(LockPolicy(WAIT, 30)) as first:
-        assert first and 0.4 < time.monotonic() - started < 20
+    with PipelineLock(str(tmp_path / "p"), "p").hold(LockPolicy(WAIT, 600)) as first:
+        assert first and killed.is_set()  # got it only once the holder was killed
     timer.join()
+    assert len(attempts) >= 2 and attempts[-1] and not any(attempts[:-1])  # refused while held, then taken
 
 
 def test_threads_of_one_process_take_turns(tmp_path: Path) -> None:

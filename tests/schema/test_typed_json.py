@@ -1,4 +1,4 @@
-"""Round trip, dlt parity, errors and speed of lakeload.schema.typed_json; executor import hygiene."""
+"""Round trip, dlt parity and errors of lakeload.schema.typed_json; executor import hygiene."""
 
 from __future__ import annotations
 
@@ -8,7 +8,6 @@ import datetime
 import enum
 import subprocess
 import sys
-import time
 import uuid
 from decimal import Decimal
 from typing import Any
@@ -195,19 +194,15 @@ def _record(i: int) -> dict[str, Any]:
     }  # fmt: skip
 
 
-def test_speed_of_typed_records() -> None:
-    records = [_record(i) for i in range(20_000)]
+def test_a_typical_record_round_trips() -> None:
+    """The ~900-byte event `bench/bench_typed_json.py` times (the speed is measured there, not asserted here)."""
+    records = [_record(i) for i in range(50)]
     assert 700 <= len(tj.dumps(records[0])) <= 1100
-    start = time.perf_counter()
-    lines = [tj.dumps_tracked(r) for r in records]
-    dump_us = (time.perf_counter() - start) / len(records) * 1e6
-    start = time.perf_counter()
-    for line, tagged in lines:
-        tj.loads(line, tagged)
-    load_us = (time.perf_counter() - start) / len(records) * 1e6
-    print(f"typed_json: dumps {dump_us:.1f} us/record, loads {load_us:.1f} us/record")
-    # generous bound: 1M records in a few seconds needs single-digit microseconds; CI machines are shared
-    assert dump_us < 40 and load_us < 80
+    for record in records:
+        line, tagged = tj.dumps_tracked(record)
+        back = tj.loads(line, tagged)
+        assert back == record and all(type(back[k]) is type(record[k]) for k in record)
+        assert back == dlt_json.typed_loadb(dlt_json.typed_dumpb(record))  # what dlt's typed JSON gives back
 
 
 _IMPORT_CHECK = """

@@ -251,6 +251,11 @@ class Blackhole:
                 continue
             self._held.append(conn)
 
+    @property
+    def connections(self) -> int:
+        """Connections accepted so far (each attempt of a client opens at least one)."""
+        return len(self._held)
+
     def __enter__(self) -> Blackhole:
         self._thread.start()
         return self

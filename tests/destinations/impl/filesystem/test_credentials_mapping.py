@@ -370,39 +370,13 @@ def test_sftp_auth_attempts_put_gssapi_last_and_alone() -> None:
 
 
 class FakeSFTP:
-    def __init__(self) -> None:
-        self.dirs: set[str] = {"/"}
-        self.files: dict[str, Any] = {}
+    """The SFTP session of `FakeSSHClient`: only what opening the file system asks (file operations are tested
+    against the real SFTP server in test_backends_live.py)."""
 
     def stat(self, path: str) -> Any:
-        if path.rstrip("/") in self.dirs or path == "/":
+        if path == "/":
             return paramiko.SFTPAttributes.from_stat(Path("/").stat())
         raise FileNotFoundError(path)
-
-    def mkdir(self, path: str, mode: int = 511) -> None:
-        self.dirs.add(path.rstrip("/"))
-
-    def open(self, path: str, mode: str = "r", bufsize: int = -1) -> Any:
-        f = FakeFile()
-        self.files[path] = f
-        return f
-
-
-class FakeFile:
-    def __init__(self) -> None:
-        self.calls: list[Any] = []
-
-    def set_pipelined(self, flag: bool) -> None:
-        self.calls.append(("set_pipelined", flag))
-
-    def prefetch(self) -> None:
-        self.calls.append("prefetch")
-
-    def __enter__(self) -> FakeFile:
-        return self
-
-    def __exit__(self, *exc: object) -> None:
-        pass
 
 
 class FakeSSHClient:
@@ -485,17 +459,6 @@ def test_gssapi_without_paramiko_support_says_so(fake_ssh: type[FakeSSHClient], 
         _open(password="p", allow_agent=False, look_for_keys=False, gss_auth=True)
     with pytest.raises(paramiko.AuthenticationException, match="no SFTP authentication method"):
         _open(allow_agent=False, look_for_keys=False)
-
-
-def test_writes_pipelined_with_parents_reads_not_prefetched(fake_ssh: type[FakeSSHClient]) -> None:
-    fs = _open(password="p")
-    with fs.open("/data/a/b/file.bin", "wb"):
-        pass
-    assert {"/data", "/data/a", "/data/a/b"} <= fs.ftp.dirs
-    assert fs.ftp.files["/data/a/b/file.bin"].calls == [("set_pipelined", True)]
-    fs._open("/data/a/b/file.bin", "rb")
-    # no prefetch(): with DuckDB-style range reads a prefetching paramiko file can hang in close()
-    assert fs.ftp.files["/data/a/b/file.bin"].calls == []
 
 
 def test_sftp_registration() -> None:
