@@ -20,7 +20,7 @@ from test_resume import (
 
 import lakeload
 from lakeload.delta.commit import DeltaTarget
-from lakeload.errors import DeltaConflictError
+from lakeload.errors import DeltaConflictError, LoadStepFailed, PipelineStepFailed
 
 
 def versions(bucket: Path, table: str) -> list[str]:
@@ -106,3 +106,28 @@ def test_concurrent_pipelines_end_with_both_commits_or_a_clean_conflict(
         [(i, "a") for i in range(5)] + [(i, "seed") for i in range(5, 10)] + [(100 + i, "b") for i in range(3)]
     )
     assert table.version() >= 1
+
+
+def test_a_lost_commit_is_caught_as_delta_conflict_and_as_step_failed(
+    bucket: Path, pipelines_dir: Path, spark: Any, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Another writer deletes the rows a replace load removes, just before its commit: `except DeltaConflictError:`
+    around `run()` catches it (as the README shows), and so does `except PipelineStepFailed:`; nothing is lost."""
+    pipeline = lakeload.pipeline("conflict", destination=lakeload.destinations.filesystem(str(bucket)),
+                                 dataset_name="ds", pipelines_dir=str(pipelines_dir))
+    pipeline.run([{"id": i} for i in range(4)], table_name="t", table_format="delta")
+    real_commit = DeltaTarget.commit
+
+    def commit_after_another_writer(self: DeltaTarget, *args: Any, **kwargs: Any) -> None:
+        DeltaTable(str(bucket / "ds" / "t")).delete("id < 2")  # commits first, removing the files this load removes
+        real_commit(self, *args, **kwargs)
+
+    monkeypatch.setattr(DeltaTarget, "commit", commit_after_another_writer)
+    with pytest.raises(DeltaConflictError) as info:
+        pipeline.run([{"id": 10}], table_name="t", table_format="delta", write_disposition="replace")
+    assert isinstance(info.value, LoadStepFailed) and isinstance(info.value, PipelineStepFailed)
+    assert isinstance(info.value.__cause__, DeltaConflictError) and "Another writer" in str(info.value)
+    assert sorted(r["id"] for r in DeltaTable(str(bucket / "ds" / "t")).to_pyarrow_table().to_pylist()) == [2, 3]
+    monkeypatch.setattr(DeltaTarget, "commit", real_commit)
+    pipeline.load()  # the pending package loads on the next try
+    assert [r["id"] for r in DeltaTable(str(bucket / "ds" / "t")).to_pyarrow_table().to_pylist()] == [10]
