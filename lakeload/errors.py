@@ -141,6 +141,25 @@ class DataValidationError(SchemaError):
                              self.contract_mode, self.detail))
 
 
+class IntegerOutOfRangeError(SchemaError):
+    """An integer beyond the 64-bit range (2**63 and above) in a `bigint` column of a Parquet or CSV file.
+
+    dlt fails on it too; the message names the table and column and the column types that hold such values.
+    """
+
+    def __init__(self, table_name: str, column_name: str) -> None:
+        self.table_name, self.column_name = table_name, column_name
+        super().__init__(
+            f"Table `{table_name}`, column `{column_name}`: an integer is beyond the 64-bit range of its `bigint` "
+            f"type (-2**63 .. 2**63-1). Fix: declare the column's type on the resource or in run(), e.g. "
+            f"columns={{\"{column_name}\": {{\"data_type\": \"decimal\"}}}} (or \"wei\" or \"text\"), "
+            "or load this table with loader_file_format=\"jsonl\"."
+        )
+
+    def __reduce__(self) -> tuple[object, ...]:
+        return (type(self), (self.table_name, self.column_name))
+
+
 class TableNotFoundError(SchemaError, KeyError):
     """A schema has no table of the asked name."""
 
