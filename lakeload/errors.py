@@ -401,6 +401,23 @@ class PipelineLockedError(LakeloadError):
         return f"another process (pid {holder['pid']} on host {holder.get('host', '?')}{since})"
 
 
+class WorkingFolderCorruptedError(LakeloadError):
+    """A file of the pipeline's working folder (`state.json`, `schemas/<name>.schema.json`) is truncated or garbled.
+
+    `lakeload.pipeline(...)` still returns the pipeline, so that `pipeline.drop()` can start it afresh; the steps
+    that need the file raise this error, naming the file (never quoting it) and the fix.
+    """
+
+    def __init__(self, pipeline_name: str, path: str, what: str) -> None:
+        self.pipeline_name, self.path = pipeline_name, path
+        super().__init__(
+            f"The {what} of pipeline '{pipeline_name}' cannot be read: {path} is truncated or not valid JSON (a "
+            "crash while it was written, a full disk, an edit). Fix: restore the file from a backup, or call "
+            "pipeline.drop() to start the working folder afresh: the next run restores the state and schemas from "
+            "the bucket, as in a new folder (pending load packages are dropped with it)."
+        )
+
+
 class CannotRestorePipelineError(LakeloadError):
     """`lakeload.attach()` found no pipeline: its working folder has no state (dlt's CannotRestorePipelineException).
 
