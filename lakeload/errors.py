@@ -141,6 +141,25 @@ class DataValidationError(SchemaError):
                              self.contract_mode, self.detail))
 
 
+class IntegerOutOfRangeError(SchemaError):
+    """An integer beyond the 64-bit range (2**63 and above) in a `bigint` column of a Parquet or CSV file.
+
+    dlt fails on it too; the message names the table and column and the column types that hold such values.
+    """
+
+    def __init__(self, table_name: str, column_name: str) -> None:
+        self.table_name, self.column_name = table_name, column_name
+        super().__init__(
+            f"Table `{table_name}`, column `{column_name}`: an integer is beyond the 64-bit range of its `bigint` "
+            f"type (-2**63 .. 2**63-1). Fix: declare the column's type on the resource or in run(), e.g. "
+            f"columns={{\"{column_name}\": {{\"data_type\": \"decimal\"}}}} (or \"wei\" or \"text\"), "
+            "or load this table with loader_file_format=\"jsonl\"."
+        )
+
+    def __reduce__(self) -> tuple[object, ...]:
+        return (type(self), (self.table_name, self.column_name))
+
+
 class TableNotFoundError(SchemaError, KeyError):
     """A schema has no table of the asked name."""
 
@@ -249,13 +268,27 @@ class WorkingUrlRequiredError(ConfigurationError):
 
 
 class PipelineStepFailed(LakeloadError):
-    """A pipeline step failed; `step` names it and `__cause__` is the original error."""
+    """A pipeline step failed; `step` names it and `__cause__` is the original error.
+
+    When the cause is a `LakeloadError`, the raised error is also an instance of the cause's class (see
+    `step_failed`), so `except DeltaConflictError:` around `run()` works as well as `except PipelineStepFailed:`.
+    """
 
     def __init__(self, step: str, load_id: str | None, message: str) -> None:
         self.step = step
         self.load_id = load_id
+        self.detail = message
         where = f" (load package {load_id})" if load_id else ""
-        super().__init__(f"Pipeline step '{step}' failed{where}: {message}")
+        # Exception's own __init__: a cause class mixed in (see `step_failed`) may take other arguments
+        Exception.__init__(self, f"Pipeline step '{step}' failed{where}: {message}")
+
+    def __str__(self) -> str:  # a KeyError mixed in would quote the message
+        return str(self.args[0]) if self.args else ""
+
+    def __reduce__(self) -> tuple[object, ...]:
+        base = next(c for c in type(self).__mro__ if c in _STEP_CLASSES)
+        mixed = None if type(self) is base else type(self).__bases__[1]
+        return (_rebuilt_step_failed, (base, mixed, self.step, self.load_id, self.detail), dict(self.__dict__))
 
 
 class ExtractStepFailed(PipelineStepFailed, ExtractError):
@@ -275,15 +308,48 @@ STEP_FAILURES: dict[str, type[PipelineStepFailed]] = {
     "normalize": NormalizeStepFailed,
     "load": LoadStepFailed,
 }
+_STEP_CLASSES = (PipelineStepFailed, *STEP_FAILURES.values())
+_MIXED: dict[tuple[type[PipelineStepFailed], type[LakeloadError]], type[PipelineStepFailed]] = {}
 
 
-def step_failed(step: str, load_id: str | None, message: str) -> PipelineStepFailed:
-    """The `PipelineStepFailed` of `step`, also an instance of the step's own error (`LoadError` for load, ...).
+def _mixed_class(base: type[PipelineStepFailed], cause: type[LakeloadError]) -> type[PipelineStepFailed]:
+    """`base` and `cause` in one class (made once per pair), or `base` when they cannot be combined or `cause` is
+    also a builtin error (a `KeyError`, `ValueError`, ...): dlt's step error is none of those, nor is lakeload's."""
+    builtin = any(c not in (Exception, BaseException, object) and not issubclass(c, LakeloadError) for c in cause.__mro__)
+    if builtin or issubclass(base, cause) or issubclass(cause, PipelineStepFailed):
+        return base
+    if (base, cause) not in _MIXED:
+        try:
+            mixed = type(f"{base.__name__}_{cause.__name__}", (base, cause), {"__module__": __name__})
+        except TypeError:  # incompatible layouts: the cause stays reachable as __cause__ only
+            mixed = base
+        _MIXED[(base, cause)] = mixed
+    return _MIXED[(base, cause)]
+
+
+def step_failed(step: str, load_id: str | None, message: str, cause: BaseException | None = None) -> PipelineStepFailed:
+    """The `PipelineStepFailed` of `step`, also an instance of the step's own error (`LoadError` for load, ...)
+    and of `cause`'s class when that is a `LakeloadError` (whose attributes it carries too): dlt users catch
+    `PipelineStepFailed`, lakeload's README shows `except DeltaConflictError:`, and both must work.
 
     >>> isinstance(step_failed("load", "1795296531.14", "bucket gone"), LoadError)
     True
+    >>> isinstance(step_failed("load", "1", "lost", DeltaConflictError("lost")), DeltaConflictError)
+    True
     """
-    return STEP_FAILURES.get(step, PipelineStepFailed)(step, load_id, message)
+    base = STEP_FAILURES.get(step, PipelineStepFailed)
+    kind = _mixed_class(base, type(cause)) if isinstance(cause, LakeloadError) else base
+    error = kind(step, load_id, message)
+    if kind is not base and cause is not None:
+        error.__dict__.update({k: v for k, v in vars(cause).items() if k not in error.__dict__})
+    return error
+
+
+def _rebuilt_step_failed(
+    base: type[PipelineStepFailed], mixed: type[LakeloadError] | None, step: str, load_id: str | None, message: str
+) -> PipelineStepFailed:
+    """Unpickles a step error (`PipelineStepFailed.__reduce__`): its class is made again from the same pair."""
+    return (_mixed_class(base, mixed) if mixed is not None else base)(step, load_id, message)
 
 
 class StorageUnavailableError(DestinationError, LoadError):
@@ -356,6 +422,23 @@ class PipelineLockedError(LakeloadError):
             return "another process"
         since = f", since {holder['started_at']}" if holder.get("started_at") else ""
         return f"another process (pid {holder['pid']} on host {holder.get('host', '?')}{since})"
+
+
+class WorkingFolderCorruptedError(LakeloadError):
+    """A file of the pipeline's working folder (`state.json`, `schemas/<name>.schema.json`) is truncated or garbled.
+
+    `lakeload.pipeline(...)` still returns the pipeline, so that `pipeline.drop()` can start it afresh; the steps
+    that need the file raise this error, naming the file (never quoting it) and the fix.
+    """
+
+    def __init__(self, pipeline_name: str, path: str, what: str) -> None:
+        self.pipeline_name, self.path = pipeline_name, path
+        super().__init__(
+            f"The {what} of pipeline '{pipeline_name}' cannot be read: {path} is truncated or not valid JSON (a "
+            "crash while it was written, a full disk, an edit). Fix: restore the file from a backup, or call "
+            "pipeline.drop() to start the working folder afresh: the next run restores the state and schemas from "
+            "the bucket, as in a new folder (pending load packages are dropped with it)."
+        )
 
 
 class CannotRestorePipelineError(LakeloadError):

@@ -111,8 +111,8 @@ class PackageWriter:
     def _serialized(table: str, dumps: Callable[[Any], _T], value: Any) -> _T:
         try:
             return dumps(value)
-        except ExtractError:
-            raise
+        except ExtractError as exc:
+            raise ExtractError(f"Table '{table}': {exc}") from exc
         except Exception as exc:
             raise ExtractError(f"Item for table '{table}' cannot be serialized: {exc}") from exc
 

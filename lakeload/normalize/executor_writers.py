@@ -21,6 +21,7 @@ import pyarrow.csv as pacsv
 import pyarrow.parquet as pq
 
 import lakeload.spark.executor_working as wio
+from lakeload.errors import IntegerOutOfRangeError
 from lakeload.schema import datatypes
 from lakeload.schema.arrow_types import to_arrow_type
 
@@ -54,8 +55,8 @@ def arrow_schema(columns: dict[str, TColumn]) -> pa.Schema:
     return pa.schema(fields)
 
 
-def rows_to_arrow(rows: list[dict[str, Any]], columns: dict[str, TColumn], schema: pa.Schema) -> pa.Table:
-    """Rows to an Arrow table of `schema`; `json` columns become JSON strings as dlt stores them.
+def rows_to_arrow(rows: list[dict[str, Any]], columns: dict[str, TColumn], schema: pa.Schema, table: str = "") -> pa.Table:
+    """Rows to an Arrow table of `schema` (of table `table`); `json` columns become JSON strings as dlt stores them.
 
     Filled row by row, touching only the keys a row has: wide tables whose rows are sparse (event
     payloads of many kinds) convert several times faster than with `Table.from_pylist`.
@@ -69,7 +70,16 @@ def rows_to_arrow(rows: list[dict[str, Any]], columns: dict[str, TColumn], schem
         if column["data_type"] == "json":
             dumps, default = orjson.dumps, datatypes.jsonl_default
             values[name] = [v if v is None or isinstance(v, str) else dumps(v, default=default).decode() for v in values[name]]
-    return pa.Table.from_arrays([pa.array(values[f.name], type=f.type) for f in schema], schema=schema)
+    return pa.Table.from_arrays([_column_array(values[f.name], f, table) for f in schema], schema=schema)
+
+
+def _column_array(values: list[Any], field: pa.Field, table: str) -> pa.Array:
+    """One column's Arrow array; an integer a `bigint` column cannot hold (2**63 and above: JSON and Python carry
+    up to 2**64-1) fails naming the table and column, as dlt's Parquet writer fails on it too."""
+    try:
+        return pa.array(values, type=field.type)
+    except OverflowError as exc:
+        raise IntegerOutOfRangeError(table, field.name) from exc
 
 
 def write_ipc(path: str, data: pa.Table) -> None:
@@ -148,7 +158,7 @@ class TableFileWriter:
             self._open_stream().write(b"".join(dumps(r, default=default, option=option) + b"\n" for r in rows))
             return
         assert self._schema is not None
-        self.write_arrow(rows_to_arrow(rows, self.columns, self._schema))
+        self.write_arrow(rows_to_arrow(rows, self.columns, self._schema, self.meta["table"]))
 
     def write_lines(self, lines: bytes, rows: int) -> None:
         """Append `rows` rows already rendered as jsonl lines, each ending with a newline (jsonl only)."""
@@ -218,7 +228,7 @@ class ArrowChunkWriter:
         if not rows:
             return
         columns = complete_columns(self.tables[self.table])
-        data = rows_to_arrow(rows, columns, arrow_schema(columns))
+        data = rows_to_arrow(rows, columns, arrow_schema(columns), self.table)
         path = f"{self.stem}.{len(self._chunks):04d}.arrow"
         write_ipc(path, data)
         self._chunks.append({"table": self.table, "path": path, "rows": data.num_rows, "chunk": True})

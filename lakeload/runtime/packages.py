@@ -34,6 +34,7 @@ import orjson
 
 from lakeload.destinations.impl.filesystem import state_files
 from lakeload.destinations.impl.filesystem.safe_paths import check_schema_name
+from lakeload.errors import WorkingFolderCorruptedError
 from lakeload.schema.schema import Schema
 from lakeload.spark.executor_working import WorkingStore, remove_tree
 
@@ -90,8 +91,21 @@ class PipelineStorage:
         return os.path.join(self.root, "state.json")
 
     def load_state(self) -> dict[str, Any] | None:
-        """The saved state; datetimes, dates and decimals come back typed (dlt's typed JSON, see `save_state`)."""
-        return state_files.untyped_values(read_json(self.state_path)) if os.path.exists(self.state_path) else None
+        """The saved state; datetimes, dates and decimals come back typed (dlt's typed JSON, see `save_state`).
+
+        A file that is not a JSON object raises `WorkingFolderCorruptedError`, naming it."""
+        if not os.path.exists(self.state_path):
+            return None
+        state = self._read(self.state_path, "state")
+        if not isinstance(state, dict):
+            raise WorkingFolderCorruptedError(os.path.basename(self.root), self.state_path, "state")
+        return state_files.untyped_values(state)  # type: ignore[no-any-return]
+
+    def _read(self, path: str, what: str) -> Any:
+        try:
+            return read_json(path)
+        except (orjson.JSONDecodeError, UnicodeDecodeError) as exc:
+            raise WorkingFolderCorruptedError(os.path.basename(self.root), path, what) from exc
 
     def save_state(self, state: dict[str, Any]) -> None:
         """Save `state` as dlt saves its `state.json`: typed JSON, so an incremental's datetime stays a datetime."""
@@ -111,7 +125,13 @@ class PipelineStorage:
 
     def load_schema(self, name: str) -> Schema | None:
         path = self.schema_path(name)
-        return Schema.from_dict(read_json(path)) if os.path.exists(path) else None
+        if not os.path.exists(path):
+            return None
+        data = self._read(path, f"schema '{name}'")
+        try:
+            return Schema.from_dict(data)
+        except (KeyError, TypeError, ValueError, AttributeError) as exc:  # JSON, but no schema
+            raise WorkingFolderCorruptedError(os.path.basename(self.root), path, f"schema '{name}'") from exc
 
     def save_schema(self, schema: Schema) -> None:
         write_json_atomic(self.schema_path(schema.name), schema.to_dict())

@@ -94,13 +94,14 @@ class Pipeline(PipelineMaintenance):
         self._source_options: dict[str, dict[str, Any]] = {}  # bucket_url -> fsspec options of files sources
         self._early: dict[str, EarlyResults] = {}  # load id -> pass-1 results computed during extract
         self._state_mark = self.storage.state_mark()
-        state = self.storage.load_state()
+        state = self._read_state()
         self.state: dict[str, Any] = state or new_state(pipeline_name, self.dataset_name, "filesystem", None)
         self.state["dataset_name"] = self.dataset_name
         if attached:
             self.dev_mode = bool(self.state.get("_local", {}).get("_dev_mode"))
         self.state.setdefault("_local", {})["_dev_mode"] = self.dev_mode
-        self._synced = state is not None or self.dev_mode  # dev_mode never restores from the bucket, as dlt
+        # dev_mode never restores from the bucket, as dlt; nor does a broken state.json (the steps raise instead)
+        self._synced = state is not None or self.dev_mode or self._broken is not None
         self._stage_seconds: dict[str, float] = {}
         self.last_trace: RunTrace | None = None
         current.activate(self)  # lakeload.current.pipeline(), as dlt's

@@ -9,12 +9,13 @@ the checks before a run, and dropping the working folder or its pending packages
 from __future__ import annotations
 
 import contextlib
+import os
 from collections.abc import Iterator
 from typing import Any
 
 from lakeload.destinations.impl.filesystem.factory import filesystem
 from lakeload.destinations.impl.sink.factory import sink
-from lakeload.errors import ConfigurationError
+from lakeload.errors import ConfigurationError, WorkingFolderCorruptedError
 from lakeload.load.loader import ensure_init, store_schema
 from lakeload.normalize.normalizer import EarlyResults
 from lakeload.runtime.lock import PipelineLock, holds_lock
@@ -32,18 +33,34 @@ class PipelineMaintenance(PipelineInspect):
     _synced: bool
     _early: dict[str, EarlyResults]
 
+    def _read_state(self) -> dict[str, Any] | None:
+        """The working folder's state; a broken `state.json` is kept in `_broken` (raised by the steps that need
+        the state, see `_holding_lock`) so that the pipeline object exists and `drop()` can start it afresh."""
+        self._broken: WorkingFolderCorruptedError | None = None
+        try:
+            return self.storage.load_state()
+        except WorkingFolderCorruptedError as exc:
+            self._broken = exc
+            return None
+
     def _save_state(self) -> None:
         self.storage.save_state(self.state)
         self._state_mark = self.storage.state_mark()
 
     @contextlib.contextmanager
-    def _holding_lock(self) -> Iterator[None]:
-        """The working folder's lock (see `lakeload.runtime.lock`); state another process saved meanwhile is read."""
+    def _holding_lock(self, repair: bool = False) -> Iterator[None]:
+        """The working folder's lock (see `lakeload.runtime.lock`); state another process saved meanwhile is read.
+
+        A broken `state.json` raises `WorkingFolderCorruptedError` here, except for what `repair`s the folder.
+        """
         with self._lock.hold() as first:
             mark = self.storage.state_mark()
             if first and mark is not None and mark != self._state_mark:
-                self._state_mark, self.state, self._synced = mark, self.storage.load_state() or {}, True
+                state = self._read_state()
+                self._state_mark, self.state, self._synced = mark, state or {}, True
                 self.state["dataset_name"] = self.dataset_name
+            if self._broken is not None and not repair:
+                raise self._broken
             yield
 
     def sync_destination(self) -> None:
@@ -91,24 +108,36 @@ class PipelineMaintenance(PipelineInspect):
         ensure_init(client)
         store_schema(client, self.schema(name))
 
-    @holds_lock
     def drop(self) -> None:
-        """Delete the working folder (state, schemas) and the pending packages (also under working_url); the bucket is untouched."""
-        self.storage.wipe()
-        self._state_mark = None
-        self.state = new_state(self.pipeline_name, self.dataset_name, "filesystem", None)
-        self._synced = False
+        """Delete the working folder (state, schemas) and the pending packages (also under working_url); the bucket is
+        untouched. Works on a folder whose files are broken: the way to start such a pipeline afresh."""
+        with self._holding_lock(repair=True):
+            self.storage.wipe()
+            self._state_mark = None
+            self.state = new_state(self.pipeline_name, self.dataset_name, "filesystem", None)
+            self._synced = False
+            self._broken = None
 
-    @holds_lock
     def drop_pending_packages(self) -> None:
         """Delete every package not loaded yet; incremental sources go back to what the bucket has loaded.
 
         Files that an incremental files source picked for a dropped package are picked again by the next run.
+        With a broken `state.json`, the packages go and so does that file: with nothing pending, the bucket's state is
+        the pipeline's whole state, and the next run restores it as in a new folder.
         """
+        with self._holding_lock(repair=True):
+            self._drop_pending_packages()
+
+    def _drop_pending_packages(self) -> None:
         for stage in (EXTRACTING, EXTRACTED, NORMALIZING, NORMALIZED):
             for load_id in self.storage.list_packages(stage):
                 self.storage.discard(stage, load_id)
         self._early.clear()
+        if self._broken is not None:
+            os.remove(self.storage.state_path)
+            self.state, self._state_mark = new_state(self.pipeline_name, self.dataset_name, "filesystem", None), None
+            self._synced, self._broken = False, None
+            return
         loaded: dict[str, Any] | None = None
         if isinstance(self.destination, filesystem):
             loaded, _ = restore_from_bucket(self._client(), self.pipeline_name)

@@ -14,7 +14,7 @@ from typing import Any
 import pendulum
 
 from lakeload.destinations.impl.filesystem.factory import filesystem
-from lakeload.errors import ConfigurationError
+from lakeload.errors import ConfigurationError, WorkingFolderCorruptedError
 from lakeload.runtime.packages import PipelineStorage
 
 logger = logging.getLogger("lakeload.pipeline")
@@ -40,7 +40,10 @@ def prepare_working_folder(storage: PipelineStorage, pipeline_name: str, dev_mod
     if dev_mode:
         storage.wipe()
         return
-    state = storage.load_state()
+    try:
+        state = storage.load_state()
+    except WorkingFolderCorruptedError:  # the pipeline raises it when a step needs the state (drop() still works)
+        return
     if state is not None and state.get("_local", {}).get("_dev_mode"):
         logger.warning(
             "Pipeline %s was previously created with dev_mode=True and is now being re-created with dev_mode=False. "

@@ -6,16 +6,19 @@ import base64
 import copy
 import hashlib
 import logging
-from typing import Any
+from collections.abc import Callable
+from typing import Any, TypeVar
 
 import orjson
 
 from lakeload.destinations.impl.filesystem import state_file_names, state_files
 from lakeload.destinations.impl.filesystem.client import FilesystemClient
+from lakeload.destinations.impl.filesystem.state_files import STATE_TABLE, VERSION_TABLE, StateFileError
 from lakeload.schema.schema import Schema
 
 logger = logging.getLogger("lakeload.pipeline")
 STATE_ENGINE_VERSION = 4
+T = TypeVar("T")
 _UNHASHED_STATE_KEYS = ("_local", "_version_hash", "_state_version", "_state_engine_version")
 
 
@@ -86,19 +89,54 @@ def stored_state(state: dict[str, Any]) -> dict[str, Any]:
 
 
 def restore_from_bucket(client: FilesystemClient, pipeline_name: str) -> tuple[dict[str, Any] | None, list[Schema]]:
-    """The newest stored state of `pipeline_name` and the newest version of each of its schemas."""
-    names = client.list_dir("_dlt_pipeline_state")
-    newest = state_file_names.newest_state_file(names, pipeline_name)
-    if newest is None:
+    """The newest readable stored state of `pipeline_name` and the newest readable version of each of its schemas.
+
+    A truncated or garbled newest file (a crash of another tool's upload, a hand edit) is skipped with a warning
+    naming it, for the one before it, as both tools keep older state files and schema versions; when no file of
+    the pipeline's state (or of a schema) can be read, `StateFileError` names the newest one and the fix.
+    """
+    names = state_file_names.state_files_newest_first(client.list_dir(STATE_TABLE), pipeline_name)
+    state = _first_readable(client, STATE_TABLE, names, _read_state)
+    if state is None:
         return None, []
-    record = state_files.parse_state_record(client.read_bytes(f"_dlt_pipeline_state/{newest}"))
-    state = state_files.decode_state(record["state"])
     schemas = []
-    version_names = client.list_dir("_dlt_version")
+    version_names = client.list_dir(VERSION_TABLE)
     for schema_name in state.get("schema_names") or []:
-        file = state_file_names.newest_version_file(version_names, schema_name)
-        if file:
-            version = state_files.parse_version_record(client.read_bytes(f"_dlt_version/{file}"))
-            schemas.append(Schema.from_json(version["schema"]))
+        files = state_file_names.version_files_newest_first(version_names, schema_name)
+        schema = _first_readable(client, VERSION_TABLE, files, _read_schema)
+        if schema is not None:
+            schemas.append(schema)
     logger.info("restored state v%s and schemas %s of pipeline %s from the bucket", state.get("_state_version"), [s.name for s in schemas], pipeline_name)
     return state, schemas
+
+
+def _read_state(content: bytes, path: str) -> dict[str, Any]:
+    return state_files.decode_state(state_files.parse_state_record(content, path)["state"], path)
+
+
+def _read_schema(content: bytes, path: str) -> Schema:
+    text = state_files.parse_version_record(content, path)["schema"]
+    try:
+        return Schema.from_json(text)
+    except (orjson.JSONDecodeError, KeyError, TypeError, ValueError, AttributeError) as exc:
+        raise StateFileError(f"The {VERSION_TABLE} file {path} holds a schema that cannot be read (truncated or "
+                             f"garbled?). {state_files.VERSION_FIX}") from exc
+
+
+_FALLBACK_NOTE = {STATE_TABLE: " (an older state: incremental cursors go back to it, so rows loaded since may "
+                                "load again)"}
+
+
+def _first_readable(client: FilesystemClient, table: str, files: list[str], read: Callable[[bytes, str], T]) -> T | None:
+    """`read()` of the first of `files` (in `table`, newest first) that can be read; None when there are none."""
+    first_error: StateFileError | None = None
+    for name in files:
+        path = f"{table}/{name}"
+        try:
+            return read(client.read_bytes(path), path)
+        except StateFileError as exc:
+            first_error = first_error or exc
+            logger.warning("%s Skipped: the file before it is used%s.", exc, _FALLBACK_NOTE.get(table, ""))
+    if first_error is not None:
+        raise StateFileError(f"{first_error} No older file of it in {table} could be read either.") from first_error
+    return None

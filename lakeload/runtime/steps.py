@@ -4,7 +4,8 @@
   `NormalizeError`, `LoadError`) with Spark's cause in one line; an `OSError` in load (a bucket that went away)
   likewise. The original is chained as `__cause__`.
 - The raised error is a `PipelineStepFailed` (as in dlt) and an instance of the step's error class, so
-  `except LoadError` catches a failed load.
+  `except LoadError` catches a failed load; it is also an instance of a lakeload cause's own class, so
+  `except DeltaConflictError` or `except StorageUnavailableError` around `run()` catches what it names.
 - When a package is pending after the failure, the message names it, how to retry it and how to drop it if
   it can never succeed, so that one bad package never blocks a pipeline without a way out.
 
@@ -63,7 +64,7 @@ def failing_step(step: str, pipeline_name: str, load_id: str | None = None, pend
     except PipelineStepFailed:
         raise
     except LakeloadError as exc:
-        raise step_failed(step, load_id, _message(str(exc), step, pipeline_name, load_id, pending)) from exc
+        raise step_failed(step, load_id, _message(str(exc), step, pipeline_name, load_id, pending), exc) from exc
     except caught as exc:
         typed = _typed(step, exc)
         raise step_failed(step, load_id, _message(str(typed), step, pipeline_name, load_id, pending)) from typed

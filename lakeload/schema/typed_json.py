@@ -107,7 +107,10 @@ def _escape_user_strings(value: Any) -> Any:
 
 def _extract_error(item: Any, exc: orjson.JSONEncodeError) -> ExtractError:
     cause = exc.__cause__
-    if isinstance(cause, TypeError) and cause.args:
+    big = _big_integer_path(item)
+    if big is not None:
+        what = f"the integer at `{big}`, beyond the 64-bit range,"
+    elif isinstance(cause, TypeError) and cause.args:
         what = f"values of type `{cause.args[0]}`"
     else:
         what = f"this item ({exc})"
@@ -118,6 +121,23 @@ def _extract_error(item: Any, exc: orjson.JSONEncodeError) -> ExtractError:
         "resource, e.g. numpy scalars with `.item()`, arrays with `.tolist()`, sets with `list()`, "
         "integers beyond 64 bits with `Decimal(...)` or `str(...)`."
     )
+
+
+def _big_integer_path(value: Any, path: str = "") -> str | None:
+    """Where in `value` an integer JSON cannot carry is (`sub[0].big`; orjson takes -2**63 .. 2**64-1), or None.
+
+    >>> _big_integer_path({"id": 1, "sub": [{"big": 2**70}]})
+    'sub[0].big'
+    """
+    if isinstance(value, int) and not isinstance(value, bool):
+        return path or "the item" if not -(2**63) <= value < 2**64 else None
+    if isinstance(value, dict):
+        children: Any = ((f"{path}.{k}" if path else str(k), v) for k, v in value.items())
+    elif isinstance(value, (list, tuple)):
+        children = ((f"{path}[{i}]", v) for i, v in enumerate(value))
+    else:
+        return None
+    return next((found for key, child in children if (found := _big_integer_path(child, key)) is not None), None)
 
 
 class _Tagger:

@@ -93,3 +93,27 @@ def test_time_outs_are_configurable(tmp_path: Path, monkeypatch: pytest.MonkeyPa
         with pytest.raises(StorageUnavailableError) as info:
             pipeline.run([{"id": 1}], table_name="t")
         assert hole is not None and attempts_of(info.value) == hole.connections == 2
+
+
+def test_unreachable_bucket_at_load_is_caught_as_storage_unavailable_and_as_step_failed(tmp_path: Path) -> None:
+    """`except StorageUnavailableError:` around `load()` catches a bucket that stopped answering, as does dlt's
+    `except PipelineStepFailed:`; the error survives pickling (a process pool, a Dagster op) with its classes."""
+    import pickle
+
+    from lakeload.errors import LoadError, LoadStepFailed, PipelineStepFailed
+
+    with endpoint("closed") as port:
+        pipeline = lakeload.pipeline("failfast_load", destination=destination("s3", port)[0],
+                                     pipelines_dir=str(tmp_path / "p"))
+        load_id = pipeline.extract([{"id": 1}], table_name="t")
+        pipeline.normalize()
+        with pytest.raises(StorageUnavailableError) as info:
+            pipeline.load()
+    error = info.value
+    assert isinstance(error, LoadStepFailed) and isinstance(error, PipelineStepFailed) and isinstance(error, LoadError)
+    assert error.step == "load" and error.load_id == load_id
+    assert isinstance(error.__cause__, StorageUnavailableError) and str(error.__cause__) in str(error)
+    assert "drop-pending-packages" in str(error) and S3_SECRET not in str(error)
+    again = pickle.loads(pickle.dumps(error))
+    assert type(again) is type(error) and str(again) == str(error) and again.load_id == load_id
+    assert pipeline.storage.list_packages("normalized") == [load_id]  # pending for the next load()

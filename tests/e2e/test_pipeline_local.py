@@ -258,3 +258,26 @@ def test_memory_bucket(pipelines_dir: Path) -> None:
     fs = fsspec.filesystem("memory")
     assert fs.exists("/mem-bucket/data/ds/init")
     assert dict(p.dataset().row_counts()) == {"users": 2, "users__pets": 3}
+
+
+def test_integer_beyond_64_bits_names_table_and_column_and_a_declared_type_loads_it(
+    bucket: Path, pipelines_dir: Path
+) -> None:
+    """2**63 .. 2**64-1 pass JSON but not Parquet's int64 (dlt fails there too): the error names the table, the
+    column and the fix, and the fix (a `decimal` column) loads the exact value; beyond 2**64 extract names where."""
+    from decimal import Decimal
+
+    from lakeload.errors import ExtractError, NormalizeError
+
+    pipeline = make_pipeline(bucket, pipelines_dir, "big_ints")
+    with pytest.raises(NormalizeError) as info:
+        pipeline.run([{"id": 1, "big": 2**64 - 1}], table_name="t", loader_file_format="parquet")
+    message = str(info.value)
+    assert "Table `t`, column `big`" in message and 'columns={"big": {"data_type": "decimal"}}' in message
+    assert "OverflowError" not in message and str(2**64 - 1) not in message
+    pipeline.drop_pending_packages()
+    pipeline.run([{"id": 1, "big": 2**64 - 1}], table_name="t", loader_file_format="parquet",
+                 columns={"big": {"data_type": "decimal"}})
+    assert [r["big"] for r in read_rows(bucket, "ds", "t")] == [Decimal(2**64 - 1)]
+    with pytest.raises(ExtractError, match=r"Table 'u': .* the integer at `sub\[0\]\.big`, beyond the 64-bit range"):
+        pipeline.run([{"id": 1, "sub": [{"big": 2**70}]}], table_name="u")

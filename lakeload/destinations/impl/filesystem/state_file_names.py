@@ -106,6 +106,31 @@ def newest_version_file(names: Iterable[str], schema_name: str | None) -> str | 
     return best
 
 
+def state_files_newest_first(names: Iterable[str], pipeline_name: str) -> list[str]:
+    """The state files of ``pipeline_name``, the one :func:`newest_state_file` picks first (load ids as text):
+    the order to fall back in when the newest file cannot be read.
+
+    Example:
+        >>> state_files_newest_first(["p__1.5__aa.jsonl", "p__1.7__bb.jsonl", "q__9.0__cc.jsonl"], "p")
+        ['p__1.7__bb.jsonl', 'p__1.5__aa.jsonl']
+    """
+    own = [(p.load_id, n) for n in names if (p := parse_state_name(n)) and p.pipeline_name == pipeline_name
+           and p.load_id > "0"]
+    return [name for _, name in sorted(own, key=lambda item: item[0], reverse=True)]
+
+
+def version_files_newest_first(names: Iterable[str], schema_name: str) -> list[str]:
+    """The stored versions of ``schema_name``, the one :func:`newest_version_file` picks first.
+
+    Example:
+        >>> version_files_newest_first(["s__1.25__bb.jsonl", "s__1.5__aa.jsonl", "t__2.0__cc.jsonl"], "s")
+        ['s__1.5__aa.jsonl', 's__1.25__bb.jsonl']
+    """
+    own = [(p.version_id, n) for n in names if (p := parse_version_name(n)) and p.schema_name == schema_name
+           and p.version_id > "0"]
+    return [name for _, name in sorted(own, key=lambda item: item[0], reverse=True)]
+
+
 def version_file_by_hash(names: Iterable[str], version_hash: str) -> str | None:
     """Return the first schema file whose name carries ``version_hash`` (base64), or ``None``.
 

@@ -72,9 +72,9 @@ def parse_init_versions(content: bytes) -> tuple[int, int]:
         doc = orjson.loads(content)
         versions = int(doc["initial_version"]), int(doc["current_version"])
     except (orjson.JSONDecodeError, KeyError, TypeError, ValueError) as exc:
-        raise StateFileError(
-            f"The dataset 'init' file is not valid: {content[:200]!r}. Expected an empty file or "
-            f"{init_content().decode()}."
+        raise StateFileError(  # never its content: a file of the bucket may hold anything
+            f"The dataset's 'init' file is not valid (not JSON, or without both versions). Expected an empty file "
+            f"or {init_content().decode()}. Fix: write that content to the dataset's 'init' file."
         ) from exc
     unsupported = [v for v in versions if v not in SUPPORTED_STORAGE_VERSIONS]
     if unsupported:
@@ -228,8 +228,9 @@ def _untype(value: Any) -> Any:
     return value
 
 
-def decode_state(encoded: str) -> dict[str, Any]:
-    """Decode a ``state`` value of a ``_dlt_pipeline_state`` file (legacy plain JSON is accepted too).
+def decode_state(encoded: str, path: str = "") -> dict[str, Any]:
+    """Decode a ``state`` value of a ``_dlt_pipeline_state`` file (legacy plain JSON is accepted too); ``path``
+    (relative to the dataset) names the file in errors, which never quote the value.
 
     Typed values come back as ``Decimal``, ``datetime``, ``date``, ``time``, ``UUID`` or ``bytes``.
 
@@ -242,13 +243,13 @@ def decode_state(encoded: str) -> dict[str, Any]:
     except binascii.Error:
         raw = encoded.encode("utf-8")
     except zlib.error as exc:
-        raise StateFileError(f"The pipeline state is not zlib-compressed JSON: {encoded[:80]!r}...") from exc
+        raise StateFileError(_problem(STATE_TABLE, path, "holds a state that is not zlib-compressed JSON")) from exc
     try:
         result = _untype(orjson.loads(raw))
     except orjson.JSONDecodeError as exc:
-        raise StateFileError(f"The pipeline state does not hold JSON: {encoded[:80]!r}...") from exc
+        raise StateFileError(_problem(STATE_TABLE, path, "holds a state that is not JSON")) from exc
     if not isinstance(result, dict):
-        raise StateFileError(f"The pipeline state must be a JSON object, got {type(result).__name__}.")
+        raise StateFileError(_problem(STATE_TABLE, path, f"holds a state that is a {type(result).__name__}, not an object"))
     return result
 
 
@@ -259,16 +260,32 @@ _RECORD_FIELDS = {
 }
 
 
-def _parse_record(content: bytes, table: str) -> dict[str, Any]:
+VERSION_FIX = ("Fix: restore the file from a backup of the bucket, or delete it: the previous version of the "
+               "schema is then used.")
+_FIXES = {
+    LOADS_TABLE: "Fix: restore the file from a backup of the bucket (it records that a load completed).",
+    VERSION_TABLE: VERSION_FIX,
+    STATE_TABLE: "Fix: restore the file from a backup of the bucket, or delete it: the previous state file of the "
+                 "pipeline is then used.",
+}
+
+
+def _problem(table: str, path: str, what: str) -> str:
+    """An error message naming the file (never quoting it: a file of the bucket may hold secrets) and the fix."""
+    where = f"The {table} file {path}" if path else f"A {table} file"
+    return f"{where} {what} (truncated or garbled?). {_FIXES[table]}"
+
+
+def _parse_record(content: bytes, table: str, path: str = "") -> dict[str, Any]:
     try:
         doc = orjson.loads(content)
     except orjson.JSONDecodeError as exc:
-        raise StateFileError(f"A {table} file does not hold JSON: {content[:120]!r}") from exc
+        raise StateFileError(_problem(table, path, "does not hold JSON")) from exc
     if not isinstance(doc, dict):
-        raise StateFileError(f"A {table} file must hold one JSON object, got {type(doc).__name__}.")
+        raise StateFileError(_problem(table, path, f"must hold one JSON object, not a {type(doc).__name__}"))
     missing = [f for f in _RECORD_FIELDS[table] if f not in doc]
     if missing:
-        raise StateFileError(f"A {table} file lacks field(s) {missing}; expected {list(_RECORD_FIELDS[table])}.")
+        raise StateFileError(_problem(table, path, f"lacks field(s) {missing} of {list(_RECORD_FIELDS[table])}"))
     return doc
 
 
@@ -283,7 +300,7 @@ def parse_loads_record(content: bytes) -> dict[str, Any]:
     return _parse_record(content, LOADS_TABLE)
 
 
-def parse_version_record(content: bytes) -> dict[str, Any]:
+def parse_version_record(content: bytes, path: str = "") -> dict[str, Any]:
     """Parse a ``_dlt_version`` file into a dict; ``schema`` stays JSON text.
 
     Example:
@@ -291,10 +308,10 @@ def parse_version_record(content: bytes) -> dict[str, Any]:
         ...     b'"inserted_at":"2026-01-01T00:00:00+00:00","schema":"{}"}')["version"]
         1
     """
-    return _parse_record(content, VERSION_TABLE)
+    return _parse_record(content, VERSION_TABLE, path)
 
 
-def parse_state_record(content: bytes) -> dict[str, Any]:
+def parse_state_record(content: bytes, path: str = "") -> dict[str, Any]:
     """Parse a ``_dlt_pipeline_state`` file into a dict; ``state`` stays encoded (see :func:`decode_state`).
 
     A ``dlt_load_id`` key written by dlt before 0.5 is renamed to ``_dlt_load_id``, as dlt does.
@@ -304,7 +321,7 @@ def parse_state_record(content: bytes) -> dict[str, Any]:
         ...     b'"created_at":"2026-01-01T00:00:00+00:00","dlt_load_id":"1.5"}')["_dlt_load_id"]
         '1.5'
     """
-    doc = _parse_record(content, STATE_TABLE)
+    doc = _parse_record(content, STATE_TABLE, path)
     if "dlt_load_id" in doc:
         doc["_dlt_load_id"] = doc.pop("dlt_load_id")
     return doc
