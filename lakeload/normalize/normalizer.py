@@ -49,7 +49,13 @@ from lakeload.runtime.packages import (
 )
 from lakeload.schema.contract import any_contract
 from lakeload.schema.naming import NamingConvention
-from lakeload.schema.schema import Schema, columns_with_hint, record_root_key, requires_root_key
+from lakeload.schema.schema import (
+    Schema,
+    columns_with_hint,
+    record_root_key,
+    requires_root_key,
+    schema_max_nesting,
+)
 from lakeload.spark.session import run_tasks
 
 if TYPE_CHECKING:
@@ -85,15 +91,18 @@ def _apply_table_hints(schema: Schema, tables: dict[str, dict[str, Any]]) -> Non
         schema.update_table(copy.deepcopy(partial))
 
 
-def _root_settings(schema: Schema, tables: dict[str, dict[str, Any]], max_nesting: int) -> dict[str, RootTableSettings]:
+def _root_settings(schema: Schema, tables: dict[str, dict[str, Any]], max_nesting: int | None) -> dict[str, RootTableSettings]:
+    """Each root table's settings; its nesting limit is its own, else the destination's (`max_nesting`, a sink's),
+    else the source's (`schema_max_nesting`), dlt's order."""
     roots = {}
+    default_nesting = schema_max_nesting(schema) if max_nesting is None else max_nesting
     for name in tables:
         table = schema.tables[name]
         pk = tuple(columns_with_hint(table, "primary_key"))
         is_merge = table.get("write_disposition") == "merge"
         delta_merge = is_merge and table.get("table_format") == "delta"
         upsert = delta_merge and bool(pk)
-        nesting = table.get("x-normalizer", {}).get("max_nesting", max_nesting)
+        nesting = table.get("x-normalizer", {}).get("max_nesting", default_nesting)
         propagate = requires_root_key(schema, table)
         if propagate:
             record_root_key(schema, name)
@@ -161,7 +170,7 @@ class Normalizer:
         naming: NamingConvention,
         file_format: str = "jsonl",
         compressed: bool = True,
-        max_nesting: int = 1000,
+        max_nesting: int | None = None,
         on_progress: Callable[[int], None] | None = None,
         source_options: OptionsFor | None = None,
     ) -> None:
