@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import contextlib
 from collections.abc import Iterator
-from typing import Any
+from typing import Any, TypeVar
 
 from lakeload.destinations.impl.filesystem.factory import filesystem
 from lakeload.destinations.impl.sink.factory import sink
@@ -22,6 +22,9 @@ from lakeload.runtime.package_destination import check_pending_destinations
 from lakeload.runtime.packages import EXTRACTED, EXTRACTING, NORMALIZED, NORMALIZING
 from lakeload.runtime.pipeline_inspect import PipelineInspect
 from lakeload.runtime.state import new_state, restore_from_bucket
+from lakeload.runtime.trace import RunTrace
+
+_P = TypeVar("_P", bound="PipelineMaintenance")
 
 
 class PipelineMaintenance(PipelineInspect):
@@ -31,6 +34,7 @@ class PipelineMaintenance(PipelineInspect):
     _state_mark: tuple[int, int, int] | None
     _synced: bool
     _early: dict[str, EarlyResults]
+    last_trace: RunTrace | None
 
     def _save_state(self) -> None:
         self.storage.save_state(self.state)
@@ -92,12 +96,19 @@ class PipelineMaintenance(PipelineInspect):
         store_schema(client, self.schema(name))
 
     @holds_lock
-    def drop(self) -> None:
-        """Delete the working folder (state, schemas) and the pending packages (also under working_url); the bucket is untouched."""
+    def drop(self: _P) -> _P:
+        """Delete the working folder (state, schemas) and the pending packages (also under working_url); the bucket is untouched.
+
+        Returns this pipeline, now as fresh as a new one (dlt's `p = p.drop()`): its next run restores state and
+        schemas from the bucket, as a first run does.
+        """
         self.storage.wipe()
         self._state_mark = None
         self.state = new_state(self.pipeline_name, self.dataset_name, "filesystem", None)
         self._synced = False
+        self._early.clear()
+        self.last_trace = None
+        return self
 
     @holds_lock
     def drop_pending_packages(self) -> None:
