@@ -38,6 +38,7 @@ from lakeload.normalize.executor_tasks import (
 )
 from lakeload.normalize.fold import conflicts, contract_conflicts, fold, raise_violation, settle_drafts
 from lakeload.normalize.frame_splits import plan_frame_split, write_frame_tables
+from lakeload.normalize.materialize import write_materialized
 from lakeload.normalize.source_splits import OptionsFor, plan_splits
 from lakeload.runtime.packages import (
     EXTRACTED,
@@ -205,7 +206,8 @@ class Normalizer:
             written += [f for per_split in finalized for f in per_split]
         schema.tables = _without_occurrence(plan.tables)
         _clean_evolve_once(schema.tables)
-        files = sorted((dict(f, path=wio.relative(f["path"], out_base)) for f in written), key=lambda f: f["split"])
+        written += write_materialized(plan, schema, manifest.get("materialized", []), written)
+        files = sorted((dict(f, path=wio.relative(f["path"], out_base)) for f in written), key=lambda f: f.get("split", -1))
         version, _ = schema.bump_version()
         row_counts: dict[str, int] = {}
         for f in files:
