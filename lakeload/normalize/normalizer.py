@@ -57,6 +57,7 @@ from lakeload.schema.schema import (
     requires_root_key,
     schema_max_nesting,
 )
+from lakeload.schema.schema_update import schema_update
 from lakeload.spark.session import run_tasks
 
 if TYPE_CHECKING:
@@ -75,6 +76,7 @@ class NormalizeResult:
     files: int = 0
     schema_version: int = 0
     elapsed: float = 0.0
+    schema_update: dict[str, dict[str, Any]] = field(default_factory=dict)  # dlt's: the tables/columns it changed
 
 
 def _apply_table_hints(schema: Schema, tables: dict[str, dict[str, Any]]) -> None:
@@ -190,6 +192,7 @@ class Normalizer:
         `early` holds pass-1 results of splits normalized while extract ran (`early.EarlyNormalize`).
         """
         started = time.perf_counter()
+        before = copy.deepcopy(schema.tables)
         package = self.storage.package_dir(EXTRACTED, load_id)
         manifest = read_json(os.path.join(package, "manifest.json"))
         if manifest.get("schema_contract") is not None:  # a source's or run()'s contract: the schema's setting
@@ -209,6 +212,7 @@ class Normalizer:
         written += write_materialized(plan, schema, manifest.get("materialized", []), written)
         files = sorted((dict(f, path=wio.relative(f["path"], out_base)) for f in written), key=lambda f: f.get("split", -1))
         version, _ = schema.bump_version()
+        update = copy.deepcopy(schema_update(before, schema.tables))
         row_counts: dict[str, int] = {}
         for f in files:
             row_counts[f["table"]] = row_counts.get(f["table"], 0) + f["rows"]
@@ -226,11 +230,12 @@ class Normalizer:
                 "state": manifest.get("state"),
                 "destination": manifest.get("destination"),
                 "refresh": manifest.get("refresh"),
+                "schema_update": update,
             },
         )
         self.storage.move(load_id, NORMALIZING, NORMALIZED)
         self.storage.discard(EXTRACTED, load_id)
-        return NormalizeResult(load_id, schema.name, row_counts, len(files), version, time.perf_counter() - started)
+        return NormalizeResult(load_id, schema.name, row_counts, len(files), version, time.perf_counter() - started, update)
 
     def output(self, plan: NormalizePlan) -> tuple[str, str]:
         """Point `plan` at the package's `normalizing` output (created); returns its folder and its data base."""
