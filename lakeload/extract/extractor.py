@@ -25,7 +25,7 @@ from lakeload.extract.external import ExternalFiles, split_entries
 from lakeload.extract.graph import evaluate, extracted
 from lakeload.extract.hints import TableHints
 from lakeload.extract.incremental.binding import mark_cursor
-from lakeload.extract.mark import MarkedItem
+from lakeload.extract.mark import MarkedItem, MaterializedEmptyList
 from lakeload.extract.resource import Resource
 from lakeload.extract.spark_parts import write_frame_parts
 from lakeload.extract.table_schema import table_schemas_from_hints
@@ -265,6 +265,7 @@ def extract_resources(
     result = ExtractResult(load_id=load_id, schema_name=schema_name)
     pending = 0
     written: set[str] = set()
+    materialized: set[str] = set()  # tables kept without rows (`mark.materialize_table_schema()`)
     try:
         for res in resources:
             static = res.hints.table_name if not callable(res.hints.table_name) else None
@@ -285,6 +286,9 @@ def extract_resources(
             marked = item if isinstance(item, MarkedItem) else None
             item = marked.data if marked is not None else item
             items = item if isinstance(item, (list, tuple)) else (item,)
+            if isinstance(item, MaterializedEmptyList):  # no rows, but its table is created (dlt's mark)
+                _materialize(tables, materialized, res, marked, naming, contracts)
+                continue
             # a page of records of one table is written at once (its first record names the table)
             page = marked is None and len(items) > 1 and not callable(res.table_name) and all(type(one) is dict for one in items)
             for one in items[:1] if page else items:
@@ -311,7 +315,7 @@ def extract_resources(
         cause = f"Spark: {summarize(exc)}" if is_spark_error(exc) else f"{type(exc).__name__}: {exc}"
         raise ExtractError(f"Resource failed during extract: {cause}") from exc
     writer.close()
-    _drop_unwritten(tables, written | known_tables)
+    _drop_unwritten(tables, written | materialized | known_tables)
     if progress is not None and pending:
         progress(pending)
     extra = extra_manifest() if callable(extra_manifest) else extra_manifest
@@ -321,6 +325,7 @@ def extract_resources(
         "created_at": pendulum.now("UTC").isoformat(),
         "tables": tables,
         "splits": [s if "source" in s else {**s, "path": wio.relative(s["path"], data_base)} for s in writer.splits],
+        "materialized": sorted(materialized - written),
         **(extra or {}),
         **(contracts.manifest() if contracts is not None else {}),
     }
@@ -356,6 +361,22 @@ def _marked_hints(res: Resource, marked: MarkedItem | None) -> TableHints:
         return res.with_hints(**marked.hints).hints
     res.apply_hints(**{k: v for k, v in marked.hints.items() if k != "table_name"})
     return res.with_hints(table_name=marked.table_name).hints if marked.table_name else res.hints
+
+
+def _materialize(
+    tables: dict[str, dict[str, Any]], materialized: set[str], res: Resource, marked: MarkedItem | None,
+    naming: NamingConvention, contracts: RootContracts | None,
+) -> None:
+    """Keep the table of `res` (or of the mark) in the package though it gets no rows; a table name that is a
+    function of the item names no table here, as in dlt."""
+    given = marked.table_name if marked is not None and marked.table_name is not None else res.table_name
+    if callable(given):
+        return
+    name = table_name(naming, given)
+    if name not in tables or (marked is not None and marked.hints):
+        _declare(tables, _table_schemas(name, res, _marked_hints(res, marked), naming), replace=True)
+        _admit(contracts, name, tables[name])
+    materialized.add(name)
 
 
 def _drop_unwritten(tables: dict[str, dict[str, Any]], kept: set[str] | frozenset[str]) -> None:

@@ -5,6 +5,9 @@ table, or `mark.with_hints(item, mark.make_hints(table_name=..., write_dispositi
 it goes to its own hints (they are merged over the resource's hints). Marked table names are normalized and
 checked like every other table name (`safe_paths`).
 
+A resource may also yield `mark.materialize_table_schema()` (an empty page) to create its table in the schema and
+the bucket even when it has no rows, as dlt's.
+
 >>> @lakeload.resource
 ... def events():
 ...     yield lakeload.mark.with_table_name({"id": 1}, "clicks")
@@ -17,7 +20,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
-__all__ = ["make_hints", "make_nested_hints", "with_hints", "with_table_name"]
+__all__ = ["make_hints", "make_nested_hints", "materialize_table_schema", "with_hints", "with_table_name"]
 
 
 @dataclass(frozen=True)
@@ -28,6 +31,20 @@ class MarkedItem:
     table_name: str | None = None
     hints: dict[str, Any] = field(default_factory=dict)
     create_table_variant: bool = False  # hints for this table only; else they change the resource's hints
+
+
+class MaterializedEmptyList(list[Any]):
+    """An empty page whose table is created even without rows (extract keeps the table in the package)."""
+
+
+def materialize_table_schema() -> MaterializedEmptyList:
+    """Yield this from a resource to create its table (schema and an empty file) even when it yields no data.
+
+    >>> @lakeload.resource(columns={"id": {"data_type": "bigint"}})
+    ... def maybe_empty():
+    ...     yield lakeload.mark.materialize_table_schema()
+    """
+    return MaterializedEmptyList()
 
 
 def make_hints(

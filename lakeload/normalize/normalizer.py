@@ -38,6 +38,7 @@ from lakeload.normalize.executor_tasks import (
 )
 from lakeload.normalize.fold import conflicts, contract_conflicts, fold, raise_violation, settle_drafts
 from lakeload.normalize.frame_splits import plan_frame_split, write_frame_tables
+from lakeload.normalize.materialize import write_materialized
 from lakeload.normalize.source_splits import OptionsFor, plan_splits
 from lakeload.runtime.packages import (
     EXTRACTED,
@@ -49,7 +50,14 @@ from lakeload.runtime.packages import (
 )
 from lakeload.schema.contract import any_contract
 from lakeload.schema.naming import NamingConvention
-from lakeload.schema.schema import Schema, columns_with_hint, record_root_key, requires_root_key
+from lakeload.schema.schema import (
+    Schema,
+    columns_with_hint,
+    record_root_key,
+    requires_root_key,
+    schema_max_nesting,
+)
+from lakeload.schema.schema_update import schema_update
 from lakeload.spark.session import run_tasks
 
 if TYPE_CHECKING:
@@ -68,6 +76,7 @@ class NormalizeResult:
     files: int = 0
     schema_version: int = 0
     elapsed: float = 0.0
+    schema_update: dict[str, dict[str, Any]] = field(default_factory=dict)  # dlt's: the tables/columns it changed
 
 
 def _apply_table_hints(schema: Schema, tables: dict[str, dict[str, Any]]) -> None:
@@ -85,15 +94,18 @@ def _apply_table_hints(schema: Schema, tables: dict[str, dict[str, Any]]) -> Non
         schema.update_table(copy.deepcopy(partial))
 
 
-def _root_settings(schema: Schema, tables: dict[str, dict[str, Any]], max_nesting: int) -> dict[str, RootTableSettings]:
+def _root_settings(schema: Schema, tables: dict[str, dict[str, Any]], max_nesting: int | None) -> dict[str, RootTableSettings]:
+    """Each root table's settings; its nesting limit is its own, else the destination's (`max_nesting`, a sink's),
+    else the source's (`schema_max_nesting`), dlt's order."""
     roots = {}
+    default_nesting = schema_max_nesting(schema) if max_nesting is None else max_nesting
     for name in tables:
         table = schema.tables[name]
         pk = tuple(columns_with_hint(table, "primary_key"))
         is_merge = table.get("write_disposition") == "merge"
         delta_merge = is_merge and table.get("table_format") == "delta"
         upsert = delta_merge and bool(pk)
-        nesting = table.get("x-normalizer", {}).get("max_nesting", max_nesting)
+        nesting = table.get("x-normalizer", {}).get("max_nesting", default_nesting)
         propagate = requires_root_key(schema, table)
         if propagate:
             record_root_key(schema, name)
@@ -161,7 +173,7 @@ class Normalizer:
         naming: NamingConvention,
         file_format: str = "jsonl",
         compressed: bool = True,
-        max_nesting: int = 1000,
+        max_nesting: int | None = None,
         on_progress: Callable[[int], None] | None = None,
         source_options: OptionsFor | None = None,
     ) -> None:
@@ -180,6 +192,7 @@ class Normalizer:
         `early` holds pass-1 results of splits normalized while extract ran (`early.EarlyNormalize`).
         """
         started = time.perf_counter()
+        before = copy.deepcopy(schema.tables)
         package = self.storage.package_dir(EXTRACTED, load_id)
         manifest = read_json(os.path.join(package, "manifest.json"))
         if manifest.get("schema_contract") is not None:  # a source's or run()'s contract: the schema's setting
@@ -196,8 +209,10 @@ class Normalizer:
             written += [f for per_split in finalized for f in per_split]
         schema.tables = _without_occurrence(plan.tables)
         _clean_evolve_once(schema.tables)
-        files = sorted((dict(f, path=wio.relative(f["path"], out_base)) for f in written), key=lambda f: f["split"])
+        written += write_materialized(plan, schema, manifest.get("materialized", []), written)
+        files = sorted((dict(f, path=wio.relative(f["path"], out_base)) for f in written), key=lambda f: f.get("split", -1))
         version, _ = schema.bump_version()
+        update = copy.deepcopy(schema_update(before, schema.tables))
         row_counts: dict[str, int] = {}
         for f in files:
             row_counts[f["table"]] = row_counts.get(f["table"], 0) + f["rows"]
@@ -215,11 +230,12 @@ class Normalizer:
                 "state": manifest.get("state"),
                 "destination": manifest.get("destination"),
                 "refresh": manifest.get("refresh"),
+                "schema_update": update,
             },
         )
         self.storage.move(load_id, NORMALIZING, NORMALIZED)
         self.storage.discard(EXTRACTED, load_id)
-        return NormalizeResult(load_id, schema.name, row_counts, len(files), version, time.perf_counter() - started)
+        return NormalizeResult(load_id, schema.name, row_counts, len(files), version, time.perf_counter() - started, update)
 
     def output(self, plan: NormalizePlan) -> tuple[str, str]:
         """Point `plan` at the package's `normalizing` output (created); returns its folder and its data base."""

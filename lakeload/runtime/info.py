@@ -12,6 +12,7 @@ from datetime import datetime, timezone
 from typing import Any
 
 from lakeload.config.credentials import url_without_password
+from lakeload.runtime.jobs import LoadJobInfo, job_infos
 
 
 def _now() -> datetime:
@@ -24,7 +25,8 @@ class PackageInfo:
 
     `state` is "extracted", "normalized" or "loaded". `row_counts` are rows per table once normalized, and items
     per root table while only extracted; `files` the files its manifest lists (in a `LoadInfo`: the files the
-    load wrote to the bucket).
+    load wrote to the bucket), also as dlt's `jobs`; `schema_update` what its normalize changed in the schema
+    (`lakeload.schema.schema_update`).
     """
 
     load_id: str
@@ -37,17 +39,23 @@ class PackageInfo:
     state: str = "loaded"
     created_at: str | None = None
     spark_tasks: int = 0  # normalize's Spark tasks (one per extracted split)
+    schema_update: dict[str, dict[str, Any]] = field(default_factory=dict)  # tables/columns normalize added or changed
 
     @property
-    def jobs(self) -> dict[str, list[dict[str, Any]]]:
-        """dlt's job lists: the files, completed once loaded and new before; never failed (lakeload raises)."""
+    def jobs(self) -> dict[str, list[LoadJobInfo]]:
+        """dlt's job lists: the files, completed once loaded and new before; never failed (lakeload raises).
+
+        >>> package.jobs["completed_jobs"][0].job_file_info.table_name
+        """
         done = self.state == "loaded"
-        return {"new_jobs": [] if done else list(self.files), "started_jobs": [], "failed_jobs": [],
-                "completed_jobs": list(self.files) if done else []}
+        jobs = job_infos(self.files, "completed_jobs" if done else "new_jobs", self.created_at, self.load_seconds)
+        return {"new_jobs": [] if done else jobs, "started_jobs": [], "failed_jobs": [],
+                "completed_jobs": jobs if done else []}
 
     def asdict(self) -> dict[str, Any]:
         """A JSON-serializable dict with dlt's package keys that lakeload has (load_id, state, schema_name, jobs)."""
-        return {**vars(self), "jobs": self.jobs}
+        jobs = {state: [{**job.file, **job.asdict()} for job in listed] for state, listed in self.jobs.items()}
+        return {**vars(self), "jobs": jobs}
 
 
 @dataclass

@@ -47,6 +47,7 @@ from lakeload.runtime.refresh import RefreshPlan, apply_to_schema, check_refresh
 from lakeload.runtime.run_args import hint_overrides, warn_merge_fallback
 from lakeload.runtime.schema_seed import seed_schema
 from lakeload.runtime.state import bump_state, new_state, staged_state, stored_state
+from lakeload.runtime.step_info import ExtractInfo, NormalizeInfo
 from lakeload.runtime.steps import failing_step
 from lakeload.runtime.trace import RunTrace
 from lakeload.runtime.working import DEFAULT_PIPELINES_DIR, pipeline_storage, warn_unreachable_packages
@@ -259,7 +260,8 @@ class Pipeline(PipelineMaintenance):
             self.progress.end("normalize", f"{sum(result.row_counts.values())} rows in {result.files} files")
             self._stage_seconds["normalize"] = self._stage_seconds.get("normalize", 0.0) + time.perf_counter() - started
             infos.append(PackageInfo(load_id, schema.name, result.row_counts, normalize_seconds=result.elapsed,
-                                     spark_tasks=len(manifest["splits"])))
+                                     spark_tasks=len(manifest["splits"]), state="normalized",
+                                     schema_update=result.schema_update))
         return infos
 
     @holds_lock
@@ -286,7 +288,9 @@ class Pipeline(PipelineMaintenance):
             self.progress.end("load", f"{len(result.files)} files")
             self._stage_seconds["load"] = self._stage_seconds.get("load", 0.0) + time.perf_counter() - started
             info.packages.append(
-                PackageInfo(load_id, result.schema_name, result.row_counts, result.files, result.replaced_tables, load_seconds=result.elapsed)
+                PackageInfo(load_id, result.schema_name, result.row_counts, result.files, result.replaced_tables,
+                            load_seconds=result.elapsed, created_at=package.get("created_at"),
+                            schema_update=package.get("schema_update", {}))
             )
         info.finish(self._stage_seconds)
         return info
@@ -352,17 +356,22 @@ class Pipeline(PipelineMaintenance):
         self, trace: RunTrace, data: Any, overrides: dict[str, Any], schema: str | Schema | None,
         loader_file_format: str | None, refresh: str | None,
     ) -> None:
-        with trace.step("sync"):
+        """dlt's steps: [normalize of pending packages,] extract, normalize, load, then `run` around them."""
+        with trace.step("run") as run_step:
             self._sync_step()
-        with trace.step("normalize"):
-            trace.normalized += self.normalize()
-        if data is not None:
-            with trace.step("extract"):
-                self._extract(data, overrides, schema, loader_file_format, overlap=True, refresh=refresh)
-            with trace.step("normalize"):
-                trace.normalized += self._normalize_extracted()
-        with trace.step("load"):
-            trace.load_info = self.load()
+            with trace.step("normalize") as step:
+                pending = self.normalize()
+                step.step_info, step.skipped = NormalizeInfo(self.pipeline_name, pending), not pending
+                trace.normalized += pending
+            if data is not None:
+                with trace.step("extract") as step:
+                    load_id = self._extract(data, overrides, schema, loader_file_format, overlap=True, refresh=refresh)
+                    step.step_info = ExtractInfo(self.pipeline_name, [self.get_load_package_info(load_id)])
+                with trace.step("normalize") as step:
+                    step.step_info = NormalizeInfo(self.pipeline_name, self._normalize_extracted())
+                    trace.normalized += step.step_info.packages
+            with trace.step("load") as step:
+                trace.load_info = run_step.step_info = step.step_info = self.load()
 
 
 def pipeline(

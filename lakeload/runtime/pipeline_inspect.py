@@ -76,7 +76,8 @@ def package_info(storage: PipelineStorage, load_id: str) -> PackageInfo:
         if os.path.exists(path):
             package = read_json(path)
             return PackageInfo(load_id, package["schema_name"], dict(package.get("row_counts", {})),
-                               list(package.get("files", [])), state=stage, created_at=package.get("created_at"))
+                               list(package.get("files", [])), state=stage, created_at=package.get("created_at"),
+                               schema_update=package.get("schema_update", {}))
     path = os.path.join(storage.package_dir(EXTRACTED, load_id), "manifest.json")
     if os.path.exists(path):
         return _extracted_info(load_id, read_json(path))

@@ -11,7 +11,7 @@ from __future__ import annotations
 import contextlib
 import os
 from collections.abc import Iterator
-from typing import Any
+from typing import Any, TypeVar
 
 from lakeload.destinations.impl.filesystem.factory import filesystem
 from lakeload.destinations.impl.sink.factory import sink
@@ -23,6 +23,9 @@ from lakeload.runtime.package_destination import check_pending_destinations
 from lakeload.runtime.packages import EXTRACTED, EXTRACTING, NORMALIZED, NORMALIZING
 from lakeload.runtime.pipeline_inspect import PipelineInspect
 from lakeload.runtime.state import new_state, restore_from_bucket
+from lakeload.runtime.trace import RunTrace
+
+_P = TypeVar("_P", bound="PipelineMaintenance")
 
 
 class PipelineMaintenance(PipelineInspect):
@@ -32,6 +35,7 @@ class PipelineMaintenance(PipelineInspect):
     _state_mark: tuple[int, int, int] | None
     _synced: bool
     _early: dict[str, EarlyResults]
+    last_trace: RunTrace | None
 
     def _read_state(self) -> dict[str, Any] | None:
         """The working folder's state; a broken `state.json` is kept in `_broken` (raised by the steps that need
@@ -108,15 +112,22 @@ class PipelineMaintenance(PipelineInspect):
         ensure_init(client)
         store_schema(client, self.schema(name))
 
-    def drop(self) -> None:
+    def drop(self: _P) -> _P:
         """Delete the working folder (state, schemas) and the pending packages (also under working_url); the bucket is
-        untouched. Works on a folder whose files are broken: the way to start such a pipeline afresh."""
+        untouched. Works on a folder whose files are broken: the way to start such a pipeline afresh.
+
+        Returns this pipeline, now as fresh as a new one (dlt's `p = p.drop()`): its next run restores state and
+        schemas from the bucket, as a first run does.
+        """
         with self._holding_lock(repair=True):
             self.storage.wipe()
             self._state_mark = None
             self.state = new_state(self.pipeline_name, self.dataset_name, "filesystem", None)
             self._synced = False
             self._broken = None
+            self._early.clear()
+            self.last_trace = None
+        return self
 
     def drop_pending_packages(self) -> None:
         """Delete every package not loaded yet; incremental sources go back to what the bucket has loaded.

@@ -84,11 +84,11 @@ class PipelineSettings:
             self._source_options[bucket_url] = configured_options(bucket_url, self.pipeline_name)
         return self._source_options[bucket_url]
 
-    def _max_nesting(self) -> int:
-        """Sinks receive nested data whole by default (dlt's max_table_nesting=0 for sinks)."""
+    def _max_nesting(self) -> int | None:
+        """Sinks receive nested data whole by default (dlt's max_table_nesting=0 for sinks); None: the schema's."""
         if isinstance(self.destination, sink):
             return self.destination.max_table_nesting
-        return 1000
+        return None
 
     def _destination_record(self) -> DestinationRecord | None:
         """The destination packages of this pipeline are meant for now (see `package_destination`)."""

@@ -1,9 +1,11 @@
 """What a script tells the pipeline's schema before extract: a `Schema` object (`run(schema=...)`,
-`@source(schema=...)`) and `@source(root_key=True)`.
+`@source(schema=...)`), `@source(root_key=True)` and `@source(max_table_nesting=...)`.
 
 A given `Schema` seeds the stored schema of its name (its tables are merged into the stored one, as dlt merges a
 source's schema into the pipeline's); `root_key` is stored in the schema's normalizer config as dlt stores it
-(`normalizers.json.config.root_key_propagation`), so normalize adds `_dlt_root_id` to every nested table.
+(`normalizers.json.config.root_key_propagation`), so normalize adds `_dlt_root_id` to every nested table;
+so is a source's `max_table_nesting` (`normalizers.json.config.max_nesting`: the limit of its tables that have
+none of their own; a source without it removes it, as dlt's pipeline schema takes the source's normalizer config).
 
 >>> seed_schema(storage, lakeload.Schema("crm"), None)
 'crm'
@@ -15,7 +17,7 @@ from typing import Any
 
 from lakeload.extract.source import Source
 from lakeload.runtime.packages import PipelineStorage
-from lakeload.schema.schema import Schema, merge_schema, set_root_key_propagation
+from lakeload.schema.schema import Schema, merge_schema, set_max_nesting, set_root_key_propagation
 
 
 def seed_schema(storage: PipelineStorage, schema: str | Schema | None, data: Any) -> str | None:
@@ -25,16 +27,22 @@ def seed_schema(storage: PipelineStorage, schema: str | Schema | None, data: Any
         schema = source.schema
     if not isinstance(schema, Schema):
         name = schema
-        if source is not None and source.root_key is not None:
+        if source is not None:
             stored = storage.load_schema(name or source.name) or Schema(name or source.name)
-            set_root_key_propagation(stored, source.root_key)
-            storage.save_schema(stored)
+            if _source_settings(stored, source):
+                storage.save_schema(stored)
         return name
     loaded = storage.load_schema(schema.name)
     stored = loaded or schema.clone()
     changed = merge_schema(stored, schema) or loaded is None
-    if source is not None and source.root_key is not None:
-        changed = set_root_key_propagation(stored, source.root_key) or changed
+    if source is not None:
+        changed = _source_settings(stored, source) or changed
     if changed:
         storage.save_schema(stored)
     return schema.name
+
+
+def _source_settings(stored: Schema, source: Source) -> bool:
+    """The source's `root_key` (when given) and `max_table_nesting` in `stored`; True when it changed."""
+    changed = source.root_key is not None and set_root_key_propagation(stored, source.root_key)
+    return set_max_nesting(stored, source.max_table_nesting) or changed

@@ -1,4 +1,12 @@
-"""`pipeline.last_trace`: what the last `run()` did, step by step (dlt's trace, kept small)."""
+"""`pipeline.last_trace`: what the last `run()` did, step by step (dlt's trace, kept small).
+
+As in dlt, a run's steps are `extract`, `normalize`, `load` and last `run` (the whole call; packages left
+pending by an earlier run add a `normalize` first), each in the order it finished, with its `step_info`:
+`last_extract_info`, `last_normalize_info` and `last_load_info` read the last of each.
+
+>>> [s.step for s in p.last_trace.steps]
+['extract', 'normalize', 'load', 'run']
+"""
 
 from __future__ import annotations
 
@@ -13,6 +21,7 @@ import pendulum
 from lakeload.runtime.info import LoadInfo, PackageInfo
 from lakeload.runtime.log_secrets import mask_secrets
 from lakeload.runtime.packages import read_json, write_json_atomic
+from lakeload.runtime.step_info import ExtractInfo, NormalizeInfo
 
 TRACE_FILE = "trace.json"
 
@@ -31,6 +40,13 @@ class StepTrace:
     started_at: pendulum.DateTime
     finished_at: pendulum.DateTime | None = None
     error: str | None = None
+    step_info: Any = None  # ExtractInfo, NormalizeInfo or LoadInfo (dlt's), None when the step failed
+    skipped: bool = False  # set inside the block: the step had nothing to do and is not recorded
+
+    @property
+    def step_exception(self) -> str | None:
+        """dlt's name of the step's error."""
+        return self.error
 
     @property
     def elapsed(self) -> float:
@@ -49,19 +65,15 @@ class RunTrace:
     load_info: LoadInfo | None = None
     normalized: list[PackageInfo] = field(default_factory=list)  # what normalize did (its Spark tasks)
 
-    def start(self, step: str) -> StepTrace:
-        trace = StepTrace(step, pendulum.now("UTC"))
-        self.steps.append(trace)
-        return trace
-
     @contextlib.contextmanager
     def step(self, step: str) -> Iterator[StepTrace]:
-        """Record step `step` for the `with` block: start, end, and the error it raised (credentials masked).
+        """Record step `step` for the `with` block: start, end, and the error it raised (credentials masked); the
+        step enters `steps` when it ends, as dlt's (a `run` step around others comes after them).
 
-        >>> with trace.step("load"):
-        ...     load()
+        >>> with trace.step("load") as record:
+        ...     record.step_info = load()
         """
-        record = self.start(step)
+        record = StepTrace(step, pendulum.now("UTC"))
         try:
             yield record
         except BaseException as exc:
@@ -69,6 +81,28 @@ class RunTrace:
             raise
         finally:
             record.finished_at = pendulum.now("UTC")
+            if not record.skipped or record.error:
+                self.steps.append(record)
+
+    def last_pipeline_step_trace(self, step_name: str) -> StepTrace | None:
+        """The last step named `step_name` (dlt's)."""
+        return next((s for s in reversed(self.steps) if s.step == step_name), None)
+
+    def _last_info(self, step_name: str) -> Any:
+        step = self.last_pipeline_step_trace(step_name)
+        return step.step_info if step is not None else None
+
+    @property
+    def last_extract_info(self) -> ExtractInfo | None:
+        return self._last_info("extract")  # type: ignore[no-any-return]
+
+    @property
+    def last_normalize_info(self) -> NormalizeInfo | None:
+        return self._last_info("normalize")  # type: ignore[no-any-return]
+
+    @property
+    def last_load_info(self) -> LoadInfo | None:
+        return self._last_info("load")  # type: ignore[no-any-return]
 
     def asdict(self) -> dict[str, Any]:
         """The trace as JSON-ready values (what `trace.json` in the working folder holds)."""

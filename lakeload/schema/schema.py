@@ -143,6 +143,26 @@ def set_root_key_propagation(schema: Schema, value: bool) -> bool:
     return changed
 
 
+def set_max_nesting(schema: Schema, value: int | None) -> bool:
+    """Store a source's `max_table_nesting` as dlt does (`normalizers.json.config.max_nesting`; None removes it,
+    as a source without it gives dlt's pipeline schema its own normalizer config); True when it changed."""
+    config = schema.normalizers.setdefault("json", {"module": DLT_JSON_NORMALIZER}).setdefault("config", {})
+    changed = config.get("max_nesting") != value
+    if value is None:
+        config.pop("max_nesting", None)
+    else:
+        config["max_nesting"] = value
+    if not config:
+        del schema.normalizers["json"]["config"]
+    return changed
+
+
+def schema_max_nesting(schema: Schema, default: int = 1000) -> int:
+    """The nesting limit of tables without their own (`x-normalizer.max_nesting`): the source's, else `default`."""
+    value = schema.normalizers.get("json", {}).get("config", {}).get("max_nesting")
+    return default if value is None else int(value)
+
+
 def record_root_key(schema: Schema, root_name: str) -> None:
     """dlt's propagation entry of a root table whose row key goes to its nested tables as `_dlt_root_id`."""
     config = schema.normalizers.setdefault("json", {"module": DLT_JSON_NORMALIZER}).setdefault("config", {})

@@ -43,6 +43,6 @@ def test_destination_passed_to_run_and_shorthand(tmp_path: Path, pipelines_dir: 
     assert len(read_rows(tmp_path / "short", "late_ds", "items")) == 1
     trace = p.last_trace
     assert trace is not None and (trace.destination_name, trace.destination_type) == ("filesystem", "filesystem")
-    assert [s.step for s in trace.steps] == ["sync", "normalize", "extract", "normalize", "load"]
+    assert [s.step for s in trace.steps] == ["extract", "normalize", "load", "run"]
     assert trace.load_info is info and all(s.error is None and s.elapsed >= 0 for s in trace.steps)
     assert "to filesystem (filesystem)" in str(trace)
