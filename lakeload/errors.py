@@ -373,6 +373,11 @@ class MissingDependencyError(ConfigurationError, ImportError):
     """An optional package lakeload needs for this feature is not installed; the message names the extra to install."""
 
 
+class DeltaLogDamagedError(DestinationError):
+    """A Delta table's transaction log (`_delta_log`) lacks commits it had, or holds a commit file that cannot be
+    read. Nothing is written to the table; the message names it and says how to restore it or load it anew."""
+
+
 class DeltaTableNotFoundError(DestinationError, ValueError):
     """A Delta table asked for by name is not in the schema, is not a Delta table, or has not been created yet."""
 

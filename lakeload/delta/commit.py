@@ -23,6 +23,7 @@ from typing import TYPE_CHECKING, Any
 import pyarrow as pa
 
 from lakeload.delta.commit_retry import commit_with_retry, read_with_retry
+from lakeload.delta.log_damage import damaged, log_damage
 from lakeload.delta.marks import LoadMark
 from lakeload.destinations.impl.filesystem.credentials import secret_values
 from lakeload.destinations.impl.filesystem.executor_retry import RetryPolicy, StorageRetriesExhausted
@@ -59,6 +60,9 @@ class DeltaTarget:
         try:
             self.table = read_with_retry(self, snapshot)
         except Exception as exc:
+            what = log_damage(exc)
+            if what:
+                raise damaged(self.name, self.uri, what) from None
             error = StorageUnavailableError if isinstance(exc, StorageRetriesExhausted) else DestinationError
             raise error(f"Cannot open Delta table '{self.name}' at {self.uri}: {self._message(exc)}") from None
         return self.table

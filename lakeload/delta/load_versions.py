@@ -3,7 +3,9 @@
 A load commits its Delta tables one by one (`lakeload.delta.commit_order`); until its `_dlt_loads` record
 is written, a reader of the latest versions can see part of it. Right before that record, the loader
 writes `<dataset>/_lakeload_delta_versions/<schema>__<load_id>.json`: the version of every Delta table of
-the schema at that moment (`{"load_id": ..., "schema_name": ..., "versions": {"users": 4, ...}}`).
+the schema at that moment, and its table id (`{"load_id": ..., "schema_name": ..., "versions": {"users": 4, ...},
+"table_ids": {"users": "4aac0a58-...", ...}}`; the ids tell a table made again from the one recorded, see
+`lakeload.delta.log_damage`). A table whose log cannot be read is left out (with a warning).
 `pipeline.dataset()` and `pipeline.sql_client()` read each Delta table at the version recorded with the
 last completed load of their schema (the greatest load id among the schema's `_dlt_loads` files); a table
 without a record there (the last load was made by dlt or an older lakeload, or the table is new) is read
@@ -26,11 +28,12 @@ from __future__ import annotations
 import json
 import logging
 from decimal import Decimal, InvalidOperation
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 from lakeload.delta.tables import delta_table_names, open_delta_table
 from lakeload.destinations.impl.filesystem.state_file_names import parse_loads_name
 from lakeload.destinations.impl.filesystem.state_files import LOADS_TABLE, NAME_SEPARATOR
+from lakeload.errors import DeltaLogDamagedError
 
 if TYPE_CHECKING:
     from lakeload.destinations.impl.filesystem.client import FilesystemClient
@@ -55,12 +58,18 @@ def record_versions(client: FilesystemClient, schema: Schema, load_id: str) -> d
     {'users': 3, 'users__pets': 5}
     """
     versions: dict[str, int] = {}
+    ids: dict[str, str] = {}
     for name in delta_table_names(schema):
-        table = open_delta_table(client, name)
+        try:
+            table = open_delta_table(client, name)
+        except DeltaLogDamagedError as exc:  # not written by this load (it would have failed): it does not block it
+            logger.warning("Delta table '%s' is left out of the versions recorded with load %s: %s", name, load_id, exc)
+            continue
         if table is not None:
             versions[name] = table.version()
+            ids[name] = str(table.metadata().id)
     if versions:
-        record = {"load_id": load_id, "schema_name": schema.name, "versions": versions}
+        record = {"load_id": load_id, "schema_name": schema.name, "versions": versions, "table_ids": ids}
         client.write_bytes(versions_path(schema.name, load_id), json.dumps(record, sort_keys=True).encode())
     return versions
 
@@ -78,12 +87,8 @@ def last_completed_load(client: FilesystemClient, schema_name: str) -> str | Non
     return max(ids, key=_load_key) if ids else None
 
 
-def completed_versions(client: FilesystemClient, schema_name: str) -> dict[str, int]:
-    """The Delta table versions recorded with the last completed load of `schema_name` (empty: read latest).
-
-    >>> completed_versions(fs_client, "events")
-    {'users': 3, 'users__pets': 5}
-    """
+def _completed_record(client: FilesystemClient, schema_name: str) -> dict[str, Any]:
+    """The versions record of the last completed load of `schema_name` (empty when there is none or it is malformed)."""
     load_id = last_completed_load(client, schema_name)
     if load_id is None:
         return {}
@@ -91,8 +96,39 @@ def completed_versions(client: FilesystemClient, schema_name: str) -> dict[str, 
     if not client.exists(path):
         return {}
     try:
-        versions = json.loads(client.read_bytes(path))["versions"]
-        return {str(name): int(version) for name, version in versions.items()}
-    except (ValueError, KeyError, TypeError, AttributeError) as exc:
+        record = json.loads(client.read_bytes(path))
+        if not isinstance(record, dict) or not isinstance(record.get("versions"), dict):
+            raise ValueError("no versions")
+        return record
+    except (ValueError, TypeError) as exc:
         logger.warning("Ignoring the malformed Delta versions record %s (%s): reading the latest versions", path, exc)
+        return {}
+
+
+def completed_versions(client: FilesystemClient, schema_name: str) -> dict[str, int]:
+    """The Delta table versions recorded with the last completed load of `schema_name` (empty: read latest).
+
+    >>> completed_versions(fs_client, "events")
+    {'users': 3, 'users__pets': 5}
+    """
+    try:
+        return {str(n): int(v) for n, v in _completed_record(client, schema_name).get("versions", {}).items()}
+    except (ValueError, TypeError):
+        return {}
+
+
+def completed_tables(client: FilesystemClient, schema_name: str) -> dict[str, tuple[int, str]]:
+    """The (version, table id) of each Delta table recorded with the last completed load of `schema_name`, for
+    records that hold table ids (lakeload 0.x records before them hold versions only: left out).
+
+    >>> completed_tables(fs_client, "events")
+    {'users': (3, '4aac0a58-7c87-414e-bce6-edcff6166e0c')}
+    """
+    record = _completed_record(client, schema_name)
+    ids = record.get("table_ids")
+    if not isinstance(ids, dict):
+        return {}
+    try:
+        return {str(n): (int(v), str(ids[n])) for n, v in record["versions"].items() if n in ids}
+    except (ValueError, TypeError):
         return {}

@@ -15,6 +15,7 @@ from __future__ import annotations
 from types import ModuleType
 from typing import TYPE_CHECKING
 
+from lakeload.delta.log_damage import damaged, log_damage
 from lakeload.delta.storage import delta_error, storage_options, table_uri
 from lakeload.errors import DeltaTableNotFoundError, MissingDependencyError
 
@@ -57,7 +58,8 @@ def delta_table_names(schema: Schema, include_dlt_tables: bool = False) -> list[
 def open_delta_table(client: FilesystemClient, table_name: str) -> DeltaTable | None:
     """The current version of the table's Delta table; None when it has no `_delta_log` yet.
 
-    Errors of delta-rs become a `DestinationError` naming the bucket, never the credentials.
+    Errors of delta-rs become a `DestinationError` naming the bucket, never the credentials (a damaged log: a
+    `DeltaLogDamagedError` naming the table and the fix).
     """
     deltalake = require_deltalake()
     config = client.config
@@ -68,7 +70,8 @@ def open_delta_table(client: FilesystemClient, table_name: str) -> DeltaTable | 
     except deltalake.exceptions.TableNotFoundError:  # no _delta_log (access errors are OSErrors)
         return None
     except Exception as exc:
-        error = delta_error(exc, config, options, f"open Delta table '{table_name}' in")
+        what = log_damage(exc)
+        error = damaged(table_name, uri, what) if what else delta_error(exc, config, options, f"open Delta table '{table_name}' in")
     else:
         return table
     raise error  # outside `except`: no implicit context that could carry a secret

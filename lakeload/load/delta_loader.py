@@ -25,6 +25,8 @@ import lakeload.spark.executor_working as wio
 from lakeload.delta.commit import DeltaTarget, committed_files
 from lakeload.delta.commit_order import nested_parents_first
 from lakeload.delta.executor_files import DeltaFileSpec, delta_schema, write_tables_package_files
+from lakeload.delta.load_versions import completed_tables
+from lakeload.delta.log_damage import check_not_rolled_back
 from lakeload.delta.marks import LoadMark
 from lakeload.delta.storage import retry_storage_options, storage_options, table_uri
 from lakeload.delta.tables import is_delta_table
@@ -54,6 +56,7 @@ class DeltaLoader:
         self.client = client
         self.pipeline_name = pipeline_name
         self.committed: list[dict[str, Any]] = []  # the files this loader committed (load-result entries)
+        self.recorded: dict[str, tuple[int, str]] = {}  # (version, id) per table at the schema's last completed load
         self._options: dict[str, str] | None = None
 
     @property
@@ -95,10 +98,13 @@ class DeltaLoader:
         )
 
     def open_tree(self, schema: Schema, tree: list[str]) -> dict[str, DeltaTarget]:
-        """The tables of a tree (root first, parents before children), each opened and its partitions checked."""
+        """The tables of a tree (root first, parents before children), each opened and its partitions checked, and
+        refused when its log lost commits (`lakeload.delta.log_damage`)."""
         targets = {name: self.target(schema, name) for name in tree}
         for target in targets.values():
-            target.open()
+            table = target.open()
+            if table is not None:
+                check_not_rolled_back(table, target.name, target.uri, self.recorded.get(target.name))
             target.check_partitions()
         return targets
 
@@ -109,6 +115,7 @@ class DeltaLoader:
             if is_delta_table(schema, file["table"]):
                 by_table.setdefault(file["table"], []).append(dict(file, path=wio.join(package_dir, file["path"])))
         self.committed = []
+        self.recorded = completed_tables(self.client, schema.name)
         replaced: list[str] = []
         for root_name in package["root_tables"]:
             if schema.tables.get(root_name, {}).get("table_format") != "delta":
