@@ -184,7 +184,7 @@ class DeltaTarget:
                 "is committed to it; run `pipeline.load()` to load the package again once the bucket answers."
             ) from None
         except CommitFailedError as exc:
-            if strict:
+            if strict or self.table is None:  # (two writers creating the table: the loser appends to it next time)
                 raise DeltaWriteConflict(
                     f"Another writer committed to Delta table '{self.name}' after this load read it "
                     f"({self._message(exc)}). Nothing of this commit landed; the load reads the table again."

@@ -172,11 +172,11 @@ class MergeJob:
             rewritten = self.rewrite(drops, tagged)
         new = self._new_rows([self.root_name, *pending] if not self.root_done else pending, plan, inserted)
         self.commit_nested_removals(pending, rewritten)  # 1. nested rows below touched root rows, children first
+        kept, replaced = rewritten.get(self.root_name, ([], []))
         if not self.root_done:  # 2. the root
-            kept, replaced = rewritten.get(self.root_name, ([], []))
             self.commit(root, kept + new[self.root_name], replaced)
         for name in pending:  # 3. the winners' nested rows, parents first
-            self.commit(self.targets[name], new[name], [])
+            self.commit(self.targets[name], new[name], [], claim=bool(replaced) or self.root_done)
 
     def commit_nested_removals(
         self, pending: list[str], rewritten: dict[str, tuple[list[dict[str, Any]], list[dict[str, Any]]]]
@@ -389,12 +389,17 @@ class MergeJob:
         return write_frame(self.spark, rows, self._spec(target), f"lakeload load {self.load_id}: merge {target.name}")
 
     def commit(
-        self, target: DeltaTarget, adds: list[dict[str, Any]], replaced: list[dict[str, Any]], mark: LoadMark | None = None
+        self, target: DeltaTarget, adds: list[dict[str, Any]], replaced: list[dict[str, Any]], mark: LoadMark | None = None,
+        claim: bool = False,
     ) -> None:
         """Commit the written `adds` with the removal of the `replaced` files (strict), marked with `mark` (the
-        load's own unless given); the root's commit keeps the version it was computed from (`root_read`)."""
+        load's own unless given); the root's commit keeps the version it was computed from (`root_read`).
+
+        `claim`: commit (only the mark) even with nothing to add or remove, to an existing nested table after a root
+        commit that removed root rows: another load's nested rows below those rows may land after this load read
+        the table, and either this commit or that load's then fails and is redone (`lakeload.load.delta_tree`)."""
         removes = removes_of(replaced)
-        if not adds and not removes:
+        if not adds and not removes and not (claim and target.table is not None):
             return
         read = None if target.table is None else target.table.version()
         target.commit(adds, removes, "append", mark or self.mark, strict=True)

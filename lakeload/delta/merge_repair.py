@@ -63,7 +63,7 @@ def repair_nested(job: MergeJob, pending: list[str]) -> None:
         new[name] = [] if rows is None else job.write(job.targets[name], rows)
     job.commit_nested_removals(pending, rewritten)
     for name in pending:
-        job.commit(job.targets[name], new[name], [])
+        job.commit(job.targets[name], new[name], [], claim=True)
 
 
 def _at_read(root: DeltaTarget, version: int | None) -> DeltaTarget:

@@ -18,9 +18,10 @@ What is done again depends on how far the load got (each step's mark, `lakeload.
     only below its root rows that are still there;
   - replace: while the root holds this load's rows, the nested table is overwritten with this load's nested
     rows; once a later replace has overwritten the root, the nested tables are that load's to fill.
-Every nested commit is strict too, so of two loads' commits to one nested table the later one was computed
-from a snapshot that holds the earlier: nothing lost, nothing duplicated, no nested row left below a root
-row that is gone.
+Every nested commit is strict too, and a merge whose root commit removed root rows commits to each of its
+nested tables even with nothing to add there (the mark alone), so of two loads' commits to one nested table the
+later one was computed from a snapshot that holds the earlier: nothing lost, nothing duplicated, no nested row
+left below a root row that is gone.
 """
 
 from __future__ import annotations
