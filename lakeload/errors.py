@@ -442,7 +442,8 @@ class WorkingFolderCorruptedError(LakeloadError):
             f"The {what} of pipeline '{pipeline_name}' cannot be read: {path} is truncated or not valid JSON (a "
             "crash while it was written, a full disk, an edit). Fix: restore the file from a backup, or call "
             "pipeline.drop() to start the working folder afresh: the next run restores the state and schemas from "
-            "the bucket, as in a new folder (pending load packages are dropped with it)."
+            "the bucket, as in a new folder (pending load packages are dropped with it). From the command line: "
+            f"`lakeload pipeline {pipeline_name} drop-pending-packages`, then `lakeload pipeline {pipeline_name} sync`."
         )
 
 

@@ -17,9 +17,9 @@ import os
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
-from lakeload.errors import LakeloadError
+from lakeload.errors import LakeloadError, WorkingFolderCorruptedError
 from lakeload.runtime.log_secrets import mask_secrets
-from lakeload.runtime.packages import EXTRACTED, LOADED, NORMALIZED, PipelineStorage
+from lakeload.runtime.packages import EXTRACTED, LOADED, NORMALIZED, PipelineStorage, read_json
 from lakeload.runtime.trace import load_trace
 from lakeload.runtime.working import DEFAULT_PIPELINES_DIR, pipeline_storage
 
@@ -43,6 +43,14 @@ class WorkingFolder:
     def state(self) -> dict[str, Any]:
         return self.storage.load_state() or {}
 
+    def repair_state(self) -> dict[str, Any]:
+        """The state, or, when `state.json` is broken, the dataset and destination the newest package recorded:
+        what `sync` and `drop-pending-packages` need to repair the folder (the other commands name the file)."""
+        try:
+            return self.state or recorded_names(self.storage)
+        except WorkingFolderCorruptedError:
+            return recorded_names(self.storage)
+
     def pending(self) -> list[tuple[str, str]]:
         """`(load id, stage)` of every package not loaded yet (extracted or normalized)."""
         return [(load_id, stage) for stage in (EXTRACTED, NORMALIZED) for load_id in self.storage.list_packages(stage)]
@@ -52,12 +60,27 @@ class WorkingFolder:
         unless `dataset` is given."""
         from lakeload.runtime.pipeline import Pipeline
 
-        return Pipeline(self.name, destination, dataset or self.state.get("dataset_name"), self.pipelines_dir,
+        return Pipeline(self.name, destination, dataset or self.repair_state().get("dataset_name"), self.pipelines_dir,
                         attached=True)
 
     def configured_destination(self) -> str:
         """The destination the state names, else the configured filesystem one."""
-        return str(self.state.get("destination_name") or "filesystem")
+        return str(self.repair_state().get("destination_name") or "filesystem")
+
+
+def recorded_names(storage: PipelineStorage) -> dict[str, Any]:
+    """`dataset_name` and `destination_name` as the newest package recorded them (empty when none did)."""
+    records = [(float(load_id), os.path.join(storage.package_dir(stage, load_id), name))
+               for stage, name in ((LOADED, "package.json"), (NORMALIZED, "package.json"), (EXTRACTED, "manifest.json"))
+               for load_id in storage.list_packages(stage)]
+    for _, path in sorted(records, reverse=True):
+        try:
+            record = read_json(path).get("destination")
+        except (OSError, ValueError):
+            continue
+        if record and record.get("dataset_name"):
+            return {"dataset_name": record["dataset_name"], "destination_name": record.get("destination_name")}
+    return {}
 
 
 def pipelines_folder(pipelines_dir: str | None) -> str:

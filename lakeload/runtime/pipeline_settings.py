@@ -41,6 +41,15 @@ class PipelineSettings:
     def _client(self) -> FilesystemClient:
         return FilesystemClient(self._configuration(), self.dataset_name)
 
+    def destination_client(self) -> FilesystemClient:
+        """The client of the pipeline's filesystem destination and dataset, its configuration resolved (as dlt's
+        `pipeline.destination_client()`); a `ConfigurationError` when the bucket is not configured.
+
+        >>> pipeline.destination_client().dataset_path
+        'bucket/my_dataset'
+        """
+        return self._client()
+
     def _layout(self, config: FilesystemConfiguration) -> Layout:
         layout = Layout.parse(config.layout, config.extra_placeholders, config.current_datetime)
         layout.ensure_picklable(dumps_for_executors)

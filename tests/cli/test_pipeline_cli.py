@@ -165,3 +165,37 @@ def test_reading_commands_load_none_of_the_pipelines_steps(tmp_path: Path) -> No
     done = subprocess.run([sys.executable, "-c", script, str(tmp_path / "pipelines")], capture_output=True, text=True, timeout=120)
     assert done.returncode == 0, done.stderr
     assert done.stdout.strip().splitlines()[-1] == "LOADED []"
+
+
+def test_a_broken_state_json_is_mended_from_the_command_line(tmp_path: Path) -> None:
+    """A truncated state.json: `info` names it and the commands that mend it; `drop-pending-packages` and `sync`
+    (whose dataset comes from the packages' records) then restore the folder from the bucket, with no Python."""
+    p = lakeload.pipeline("cli_broken", destination=lakeload.destinations.filesystem(str(tmp_path / "bucket")),
+                          dataset_name="my_ds", pipelines_dir=str(tmp_path / "pipelines"))
+    p.run(ROWS, table_name="users")
+    p.extract([{"id": 3, "name": "c"}], table_name="users")  # pending
+    (tmp_path / "pipelines" / "cli_broken" / "state.json").write_text('{"_state_version": 2, "sou')
+    dirs = ("--pipelines-dir", str(tmp_path / "pipelines"))
+    env = {"DESTINATION__FILESYSTEM__BUCKET_URL": str(tmp_path / "bucket")}
+    info = cli("pipeline", "cli_broken", "info", *dirs, env=env)
+    assert info.returncode != 0 and "state.json is truncated or not valid JSON" in info.stderr
+    assert "lakeload pipeline cli_broken drop-pending-packages" in info.stderr and "_state_version" not in info.stderr
+    dropped = cli("pipeline", "cli_broken", "drop-pending-packages", *dirs, env=env)
+    assert dropped.returncode == 0, dropped.stderr
+    synced = cli("pipeline", "cli_broken", "sync", *dirs, env=env)
+    assert synced.returncode == 0 and "Restored pipeline 'cli_broken'" in synced.stdout, synced.stderr
+    info = cli("pipeline", "cli_broken", "info", *dirs, env=env)
+    assert info.returncode == 0 and "dataset: my_ds" in info.stdout, info.stderr
+    again = lakeload.pipeline("cli_broken", destination=lakeload.destinations.filesystem(str(tmp_path / "bucket")),
+                              dataset_name="my_ds", pipelines_dir=str(tmp_path / "pipelines"))
+    again.run([{"id": 3, "name": "c"}], table_name="users")
+    with again.sql_client() as client:
+        assert sorted(r[0] for r in client.execute_sql("SELECT id FROM users")) == [1, 2, 3]
+
+
+def test_sync_wipes_nothing_when_the_bucket_is_not_configured(tmp_path: Path) -> None:
+    loaded(tmp_path, "cli_nosync")
+    synced = cli("pipeline", "cli_nosync", "sync", "--pipelines-dir", str(tmp_path / "pipelines"),
+                 env={"DESTINATION__FILESYSTEM__BUCKET_URL": ""})
+    assert synced.returncode != 0
+    assert (tmp_path / "pipelines" / "cli_nosync" / "state.json").exists()
