@@ -38,6 +38,20 @@ def check_package_files(package_dir: str, files: list[dict[str, Any]], load_id: 
         check_package_file(os.path.join(package_dir, file["path"]), file, load_id)
 
 
+def check_listed_sizes(sizes: dict[str, int], files: list[dict[str, Any]], load_id: str, base: str) -> None:
+    """Compare the sizes a listing of a package's working-bucket folder `base` found (`sizes`, by relative path)
+    with the package's record, before any file is published (the copy tasks read each footer next)."""
+    for file in files:
+        listed, recorded = sizes.get(file["path"]), file.get("bytes")
+        if listed is None:
+            problem = "it is missing from the working bucket"
+        elif recorded is not None and listed != recorded:
+            problem = f"it holds {listed} bytes where normalize wrote {recorded}"
+        else:
+            continue
+        raise DamagedPackageFileError(f"{base}/{file['path']}", file.get("table", "?"), load_id, problem)
+
+
 def damage(path: str, file: dict[str, Any]) -> str | None:
     """What is wrong with the file at `path` compared with its `package.json` entry `file`, or None."""
     try:

@@ -28,6 +28,7 @@ from typing import TYPE_CHECKING, Any
 
 import pendulum
 
+import lakeload.spark.executor_working as wio
 from lakeload.delta.load_versions import record_versions
 from lakeload.delta.tables import delta_table_names, is_delta_table
 from lakeload.destinations.impl.filesystem import state_file_names, state_files
@@ -37,7 +38,7 @@ from lakeload.destinations.impl.filesystem.layout import Layout
 from lakeload.errors import LoadError
 from lakeload.load.delta_loader import DeltaLoader
 from lakeload.load.executor_copy import CopyPayload, copy_files, link_files
-from lakeload.load.executor_file_check import check_package_files
+from lakeload.load.executor_file_check import check_listed_sizes, check_package_files
 from lakeload.load.refresh import RefreshLoad, table_files
 from lakeload.runtime.packages import NORMALIZED, PipelineStorage
 from lakeload.schema.schema import Schema
@@ -110,6 +111,8 @@ class Loader:
         result = LoadResult(load_id, schema.name, row_counts=package["row_counts"])
         if self.storage.working is None:  # a local package: checked whole before the bucket changes
             check_package_files(package_dir, package["files"], load_id)
+        else:  # in a working bucket: every size from one listing first, each footer in its copy task
+            check_listed_sizes(wio.file_sizes(package_dir, self.storage.working), package["files"], load_id, package_dir)
         ensure_init(self.client)
         RefreshLoad(self.client, self.layout, self.pipeline_name).apply(schema, package, self.storage.package_dir(NORMALIZED, load_id))
         plain = [f for f in package["files"] if not is_delta_table(schema, f["table"])]

@@ -125,6 +125,18 @@ def list_files(folder: str, store: WorkingStore | None = None) -> list[str]:
         return []
 
 
+def file_sizes(folder: str, store: WorkingStore) -> dict[str, int]:
+    """The size of every file under `folder` of the working bucket, by its path relative to `folder` (one listing)."""
+    fs = store.filesystem()
+    fs.invalidate_cache()
+    root = str(fs._strip_protocol(folder)).rstrip("/")
+    try:
+        found = fs.find(folder, detail=True)
+    except FileNotFoundError:
+        return {}
+    return {str(path)[len(root) :].lstrip("/"): int(info["size"]) for path, info in found.items() if info.get("type") != "directory"}
+
+
 def make_dirs(folder: str) -> None:
     """Create a local folder (object stores have none to create)."""
     if not is_remote(folder):

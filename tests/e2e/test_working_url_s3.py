@@ -109,3 +109,28 @@ def test_resume_after_failed_normalize_and_load(
     pipeline().load()
     assert len(read_rows(bucket, "ds", "users")) == 20 and len(read_rows(bucket, "ds", "users__pets")) == 20
     assert not _left(fs, f"{prefix}/wres")
+
+
+def test_a_truncated_file_in_the_working_bucket_is_not_published(
+    spark: Any, s3_server: S3Server, bucket: Path, pipelines_dir: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """One listing of the package's folder in the working bucket finds a truncated file before any copy task
+    publishes the package's other files; after dropping the package the next run loads as usual."""
+    from lakeload.errors import DamagedPackageFileError
+
+    prefix = _working_env(monkeypatch, s3_server)
+    fs = s3fs.S3FileSystem(**s3_storage_options(s3_server))
+    p = lakeload.pipeline("wus3_damaged", destination=lakeload.destinations.filesystem(str(bucket)), dataset_name="ds",
+                          pipelines_dir=str(pipelines_dir))
+    rows = [{"id": i, "pets": [{"n": i}]} for i in range(20)]
+    load_id = p.extract(rows, table_name="users", loader_file_format="parquet")
+    p.normalize()
+    users = next(f for f in fs.find(f"{prefix}/wus3_damaged/{load_id}/normalized") if "/users." in f)
+    fs.pipe_file(users, fs.cat_file(users)[:-100])
+    with pytest.raises(DamagedPackageFileError) as failed:
+        p.load()
+    assert users.rsplit("/", 1)[-1] in str(failed.value) and "bytes where normalize wrote" in str(failed.value)
+    assert not (bucket / "ds").exists() or not list((bucket / "ds").rglob("*.parquet"))  # nothing published
+    p.drop_pending_packages()
+    p.run(rows, table_name="users", loader_file_format="parquet")
+    assert len(read_rows(bucket, "ds", "users")) == 20 and len(read_rows(bucket, "ds", "users__pets")) == 20

@@ -119,3 +119,4 @@ def test_a_damaged_file_of_a_pending_package_is_not_published(
         counts = {t: client.execute_sql(f"SELECT count(*) FROM {t}")[0][0] for t in ("users", "users__pets")}
     assert counts == {"users": 6, "users__pets": 5}
     assert len(list((bucket / "ds" / "_dlt_loads").iterdir())) == 2
+
