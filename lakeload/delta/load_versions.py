@@ -6,10 +6,13 @@ writes `<dataset>/_lakeload_delta_versions/<schema>__<load_id>.json`: the versio
 the schema at that moment, and its table id (`{"load_id": ..., "schema_name": ..., "versions": {"users": 4, ...},
 "table_ids": {"users": "4aac0a58-...", ...}}`; the ids tell a table made again from the one recorded, see
 `lakeload.delta.log_damage`). A table whose log cannot be read is left out (with a warning).
-`pipeline.dataset()` and `pipeline.sql_client()` read each Delta table at the version recorded with the
-last completed load of their schema (the greatest load id among the schema's `_dlt_loads` files); a table
-without a record there (the last load was made by dlt or an older lakeload, or the table is new) is read
-at its latest version.
+Right after the `_dlt_loads` record, the load merges its record into `<schema>__latest.json` beside them: each
+table's greatest recorded version (of the same table id; a table made anew takes the newer id). Load ids order
+loads only while clocks do (two hosts, a clock stepped back), table versions always do.
+`pipeline.dataset()` and `pipeline.sql_client()` read each Delta table at the version of that latest record,
+or of the record of the greatest completed load id when that one is newer (a load that stopped between its
+`_dlt_loads` record and the latest record). When the load of the greatest completed id has no record (it was
+made by dlt or an older lakeload), or a table is in no record (it is new), the latest version is read.
 
 With one pipeline loading into a dataset at a time these are the versions its load committed (and, for the
 tables it did not touch, their last versions); when several pipelines load into one dataset at once, a record
@@ -28,7 +31,7 @@ from __future__ import annotations
 import json
 import logging
 from decimal import Decimal, InvalidOperation
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, TypedDict
 
 from lakeload.delta.tables import delta_table_names, open_delta_table
 from lakeload.destinations.impl.filesystem.state_file_names import parse_loads_name
@@ -40,25 +43,35 @@ if TYPE_CHECKING:
     from lakeload.schema.schema import Schema
 
 VERSIONS_FOLDER = "_lakeload_delta_versions"
+LATEST = "latest"  # the name, in place of a load id, of each schema's record of the latest versions
 logger = logging.getLogger("lakeload.delta")
 
 
+class VersionsRecord(TypedDict):
+    """The Delta tables of a schema as one completed load left them (or, `latest`, as the latest ones did)."""
+
+    load_id: str
+    schema_name: str
+    versions: dict[str, int]
+    table_ids: dict[str, str]
+
+
 def versions_path(schema_name: str, load_id: str) -> str:
-    """The dataset-relative path of the versions record of one load."""
+    """The dataset-relative path of the versions record of one load (or of `LATEST`)."""
     return f"{VERSIONS_FOLDER}/{schema_name}{NAME_SEPARATOR}{load_id}.json"
 
 
-def record_versions(client: FilesystemClient, schema: Schema, load_id: str) -> dict[str, int]:
-    """Write the current version of every existing Delta table of `schema` as the record of `load_id`.
+def record_versions(client: FilesystemClient, schema: Schema, load_id: str) -> VersionsRecord | None:
+    """Write the current version and id of every existing Delta table of `schema` as the record of `load_id`.
 
     Called by the loader right before the `_dlt_loads` record, so the versions are those the load ends
-    with (written again, identically, when a rerun completes the load). Returns the versions recorded.
+    with (written again, identically, when a rerun completes the load). Returns the record (None: no table yet),
+    which `publish_latest` takes once the `_dlt_loads` record is written.
 
-    >>> record_versions(fs_client, schema, "1795290972.5539668")
+    >>> record_versions(fs_client, schema, "1795290972.5539668")["versions"]
     {'users': 3, 'users__pets': 5}
     """
-    versions: dict[str, int] = {}
-    ids: dict[str, str] = {}
+    record = VersionsRecord(load_id=load_id, schema_name=schema.name, versions={}, table_ids={})
     for name in delta_table_names(schema):
         try:
             table = open_delta_table(client, name)
@@ -66,12 +79,35 @@ def record_versions(client: FilesystemClient, schema: Schema, load_id: str) -> d
             logger.warning("Delta table '%s' is left out of the versions recorded with load %s: %s", name, load_id, exc)
             continue
         if table is not None:
-            versions[name] = table.version()
-            ids[name] = str(table.metadata().id)
-    if versions:
-        record = {"load_id": load_id, "schema_name": schema.name, "versions": versions, "table_ids": ids}
-        client.write_bytes(versions_path(schema.name, load_id), json.dumps(record, sort_keys=True).encode())
-    return versions
+            record["versions"][name] = table.version()
+            record["table_ids"][name] = str(table.metadata().id)
+    if not record["versions"]:
+        return None
+    client.write_bytes(versions_path(schema.name, load_id), json.dumps(record, sort_keys=True).encode())
+    return record
+
+
+def publish_latest(client: FilesystemClient, record: VersionsRecord) -> None:
+    """Merge a completed load's record into its schema's latest record (each table's greatest version).
+
+    Two loads that finish at once may each write their merge; the one written last wins, and a table it saw at
+    a lower version is read at that version until the next load: readers see whole loads, a little older.
+    """
+    path = versions_path(record["schema_name"], LATEST)
+    latest = _read_record(client, path) or VersionsRecord(load_id="", schema_name=record["schema_name"], versions={}, table_ids={})
+    client.write_bytes(path, json.dumps(_newest(latest, record), sort_keys=True).encode())
+
+
+def _newest(first: VersionsRecord, second: VersionsRecord) -> VersionsRecord:
+    """Per table, the greater version of the two records (of the same table id), else `second`'s entry."""
+    merged = VersionsRecord(load_id=second["load_id"], schema_name=second["schema_name"],
+                            versions=dict(first["versions"]), table_ids=dict(first["table_ids"]))
+    for name, version in second["versions"].items():
+        same = merged["table_ids"].get(name) == second["table_ids"].get(name)
+        if not same or merged["versions"].get(name, -1) < version:
+            merged["versions"][name] = version
+            merged["table_ids"][name] = second["table_ids"].get(name, "")
+    return merged
 
 
 def _load_key(load_id: str) -> Decimal:
@@ -87,48 +123,49 @@ def last_completed_load(client: FilesystemClient, schema_name: str) -> str | Non
     return max(ids, key=_load_key) if ids else None
 
 
-def _completed_record(client: FilesystemClient, schema_name: str) -> dict[str, Any]:
-    """The versions record of the last completed load of `schema_name` (empty when there is none or it is malformed)."""
-    load_id = last_completed_load(client, schema_name)
-    if load_id is None:
-        return {}
-    path = versions_path(schema_name, load_id)
+def _read_record(client: FilesystemClient, path: str) -> VersionsRecord | None:
+    """The record at `path`; None when there is none or it is malformed (with a warning)."""
     if not client.exists(path):
-        return {}
+        return None
     try:
-        record = json.loads(client.read_bytes(path))
-        if not isinstance(record, dict) or not isinstance(record.get("versions"), dict):
-            raise ValueError("no versions")
-        return record
-    except (ValueError, TypeError) as exc:
+        raw = json.loads(client.read_bytes(path))
+        versions = {str(n): int(v) for n, v in raw["versions"].items()}
+        ids = {str(n): str(i) for n, i in (raw.get("table_ids") or {}).items()}
+        return VersionsRecord(load_id=str(raw.get("load_id", "")), schema_name=str(raw.get("schema_name", "")),
+                              versions=versions, table_ids=ids)
+    except (ValueError, TypeError, KeyError, AttributeError) as exc:
         logger.warning("Ignoring the malformed Delta versions record %s (%s): reading the latest versions", path, exc)
-        return {}
+        return None
+
+
+def _completed_record(client: FilesystemClient, schema_name: str) -> VersionsRecord | None:
+    """The latest record of `schema_name`, merged with the record of its greatest completed load id."""
+    load_id = last_completed_load(client, schema_name)
+    by_id = None if load_id is None else _read_record(client, versions_path(schema_name, load_id))
+    if by_id is None:  # none completed, or the last one has no record (dlt's, an older lakeload's): read the latest
+        return None
+    latest = _read_record(client, versions_path(schema_name, LATEST))
+    return by_id if latest is None else _newest(latest, by_id)
 
 
 def completed_versions(client: FilesystemClient, schema_name: str) -> dict[str, int]:
-    """The Delta table versions recorded with the last completed load of `schema_name` (empty: read latest).
+    """The Delta table versions of the last completed loads of `schema_name` (empty: read latest).
 
     >>> completed_versions(fs_client, "events")
     {'users': 3, 'users__pets': 5}
     """
-    try:
-        return {str(n): int(v) for n, v in _completed_record(client, schema_name).get("versions", {}).items()}
-    except (ValueError, TypeError):
-        return {}
+    record = _completed_record(client, schema_name)
+    return dict(record["versions"]) if record else {}
 
 
 def completed_tables(client: FilesystemClient, schema_name: str) -> dict[str, tuple[int, str]]:
-    """The (version, table id) of each Delta table recorded with the last completed load of `schema_name`, for
-    records that hold table ids (lakeload 0.x records before them hold versions only: left out).
+    """The (version, table id) of each Delta table recorded with the last completed loads of `schema_name`, for
+    records that hold table ids (records of lakeload before them hold versions only: left out).
 
     >>> completed_tables(fs_client, "events")
     {'users': (3, '4aac0a58-7c87-414e-bce6-edcff6166e0c')}
     """
     record = _completed_record(client, schema_name)
-    ids = record.get("table_ids")
-    if not isinstance(ids, dict):
+    if record is None:
         return {}
-    try:
-        return {str(n): (int(v), str(ids[n])) for n, v in record["versions"].items() if n in ids}
-    except (ValueError, TypeError):
-        return {}
+    return {n: (v, record["table_ids"][n]) for n, v in record["versions"].items() if record["table_ids"].get(n)}

@@ -16,7 +16,7 @@ Order of work, chosen so that a process killed at any point loses nothing and du
    package carries a changed state);
 5. the version of every Delta table of the schema (`lakeload.delta.load_versions`: what lakeload's readers
    read until the next load completes);
-6. `_dlt_loads/<schema>__<load_id>.jsonl`, last: the completion marker.
+6. `_dlt_loads/<schema>__<load_id>.jsonl`: the completion marker; then the schema's latest Delta versions.
 """
 
 from __future__ import annotations
@@ -29,7 +29,7 @@ from typing import TYPE_CHECKING, Any
 import pendulum
 
 import lakeload.spark.executor_working as wio
-from lakeload.delta.load_versions import record_versions
+from lakeload.delta.load_versions import publish_latest, record_versions
 from lakeload.delta.tables import delta_table_names, is_delta_table
 from lakeload.destinations.impl.filesystem import state_file_names, state_files
 from lakeload.destinations.impl.filesystem.client import FilesystemClient, fsspec_kwargs
@@ -126,12 +126,13 @@ class Loader:
         store_schema(self.client, schema)
         if package.get("state"):
             self._store_state(package["state"], load_id, schema.version_hash)
-        if delta_table_names(schema):
-            record_versions(self.client, schema, load_id)
+        versions = record_versions(self.client, schema, load_id) if delta_table_names(schema) else None
         path, content = state_files.loads_record(
             load_id=load_id, schema_name=schema.name, schema_version_hash=schema.version_hash, inserted_at=pendulum.now("UTC")
         )
         self.client.write_bytes(path, content)
+        if versions is not None:
+            publish_latest(self.client, versions)
         self.storage.complete(load_id)
         result.elapsed = time.perf_counter() - started
         return result
