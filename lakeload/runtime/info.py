@@ -102,11 +102,7 @@ class LoadInfo:
 
     @property
     def row_counts(self) -> dict[str, int]:
-        counts: dict[str, int] = {}
-        for package in self.packages:
-            for table, n in package.row_counts.items():
-                counts[table] = counts.get(table, 0) + n
-        return counts
+        return total_row_counts(self.packages)
 
     @property
     def has_failed_jobs(self) -> bool:
@@ -166,3 +162,12 @@ class LoadInfo:
 
     def __str__(self) -> str:
         return self.asstr()
+
+
+def total_row_counts(packages: list[PackageInfo]) -> dict[str, int]:
+    """Rows per table over `packages`."""
+    counts: dict[str, int] = {}
+    for package in packages:
+        for table, n in package.row_counts.items():
+            counts[table] = counts.get(table, 0) + n
+    return counts

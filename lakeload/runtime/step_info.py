@@ -11,7 +11,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any
 
-from lakeload.runtime.info import PackageInfo
+from lakeload.runtime.info import PackageInfo, total_row_counts
 
 
 @dataclass
@@ -35,11 +35,7 @@ class StepInfo:
     @property
     def row_counts(self) -> dict[str, int]:
         """Rows per table over the packages (items per root table while only extracted)."""
-        counts: dict[str, int] = {}
-        for package in self.packages:
-            for table, n in package.row_counts.items():
-                counts[table] = counts.get(table, 0) + n
-        return counts
+        return total_row_counts(self.packages)
 
     def asdict(self) -> dict[str, Any]:
         return {"pipeline": {"pipeline_name": self.pipeline_name}, "loads_ids": self.loads_ids,

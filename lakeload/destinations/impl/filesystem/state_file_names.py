@@ -114,9 +114,8 @@ def state_files_newest_first(names: Iterable[str], pipeline_name: str) -> list[s
         >>> state_files_newest_first(["p__1.5__aa.jsonl", "p__1.7__bb.jsonl", "q__9.0__cc.jsonl"], "p")
         ['p__1.7__bb.jsonl', 'p__1.5__aa.jsonl']
     """
-    own = [(p.load_id, n) for n in names if (p := parse_state_name(n)) and p.pipeline_name == pipeline_name
-           and p.load_id > "0"]
-    return [name for _, name in sorted(own, key=lambda item: item[0], reverse=True)]
+    parsed = ((n, parse_state_name(n)) for n in names)
+    return _newest_first([(p.load_id, n) for n, p in parsed if p and p.pipeline_name == pipeline_name])
 
 
 def version_files_newest_first(names: Iterable[str], schema_name: str) -> list[str]:
@@ -126,9 +125,13 @@ def version_files_newest_first(names: Iterable[str], schema_name: str) -> list[s
         >>> version_files_newest_first(["s__1.25__bb.jsonl", "s__1.5__aa.jsonl", "t__2.0__cc.jsonl"], "s")
         ['s__1.5__aa.jsonl', 's__1.25__bb.jsonl']
     """
-    own = [(p.version_id, n) for n in names if (p := parse_version_name(n)) and p.schema_name == schema_name
-           and p.version_id > "0"]
-    return [name for _, name in sorted(own, key=lambda item: item[0], reverse=True)]
+    parsed = ((n, parse_version_name(n)) for n in names)
+    return _newest_first([(p.version_id, n) for n, p in parsed if p and p.schema_name == schema_name])
+
+
+def _newest_first(own: list[tuple[str, str]]) -> list[str]:
+    """The names of `(id, name)` pairs, greatest id (as text) first, ids that are not above "0" left out."""
+    return [name for key, name in sorted(own, key=lambda item: item[0], reverse=True) if key > "0"]
 
 
 def version_file_by_hash(names: Iterable[str], version_hash: str) -> str | None:
