@@ -64,7 +64,8 @@ class LoadInfo:
 
     `bucket_url` is for display: a password in it is masked (`sftp://user:***@host/data`), as dlt's load info
     carries no credentials either. A failed job stops the load with a `LoadStepFailed` error, so a `LoadInfo`
-    exists only for packages that loaded completely: `has_failed_jobs` is always False.
+    exists only for packages that loaded completely: `has_failed_jobs` is always False. `stage_seconds` holds each
+    stage's own seconds, and `spark_start` when the run started Spark (left out of the stages that waited for it).
     """
 
     pipeline_name: str
@@ -160,7 +161,7 @@ class LoadInfo:
             if verbosity > 0:
                 lines.extend(f"    {f.get('path', f)}" for f in p.files)
         if self.stage_seconds:
-            stages = ", ".join(f"{k} {v:.2f} s" for k, v in self.stage_seconds.items())
+            stages = ", ".join(f"{k.replace('_', ' ')} {v:.2f} s" for k, v in self.stage_seconds.items())
             lines.append(f"Elapsed: {stages}")
         return "\n".join(lines)
 
