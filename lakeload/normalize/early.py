@@ -143,8 +143,9 @@ class EarlyNormalize:
         for future in futures:
             if future.exception() is not None:
                 logger.debug("early normalize task failed; normalize runs it again", exc_info=future.exception())
-        with self._lock:
-            self._waited += time.perf_counter() - started
+        if futures:
+            with self._lock:
+                self._waited += time.perf_counter() - started
 
     def waited_seconds(self) -> float:
         """Seconds the callers of `wait()` waited for the tasks, Spark's start excluded: normalize's time, spent

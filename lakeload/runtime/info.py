@@ -84,8 +84,11 @@ class LoadInfo:
         self.bucket_url = url_without_password(self.bucket_url)
 
     def finish(self, stage_seconds: dict[str, float]) -> None:
-        """The load step ended: record the seconds per stage and the finishing time."""
-        self.stage_seconds, self.finished_at = dict(stage_seconds), _now()
+        """The load step ended: record the seconds per stage (Spark's start first, then the stages in their order)
+        and the finishing time."""
+        order = ("spark_start", "extract", "normalize", "load")
+        ranked = sorted(stage_seconds, key=lambda k: order.index(k) if k in order else len(order))
+        self.stage_seconds, self.finished_at = {k: stage_seconds[k] for k in ranked}, _now()
 
     @property
     def loads_ids(self) -> list[str]:
