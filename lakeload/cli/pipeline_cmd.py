@@ -122,7 +122,7 @@ def sync(pipeline_name: str, pipelines_dir: str | None, destination: str | None,
             f"load them (pipeline.load() or the next run), or drop them with `lakeload pipeline {pipeline_name} "
             "drop-pending-packages`, then sync."
         )
-    pipeline = folder.attach(destination or folder.configured_destination(), dataset)
+    pipeline = folder.attach(destination or folder.destination(), dataset)
     pipeline.destination_client().check_bucket()  # a bucket that cannot be reached or is not configured: nothing wiped
     pipeline.drop()
     pipeline.sync_destination()

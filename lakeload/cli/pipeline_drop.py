@@ -52,7 +52,7 @@ def drop(
             raise DropNotConfirmedError("Not dropped: no terminal to confirm on. Fix: pass --yes to drop without asking.")
         if ask("Proceed? [y/N] ").strip().lower() not in ("y", "yes"):
             raise DropNotConfirmedError("Not dropped: not confirmed.")
-    pipeline = folder.attach(destination or folder.configured_destination())
+    pipeline = folder.attach(destination or folder.destination())
     emptied = Source(schema_name, {r: Resource(r, []) for r in resources})
     info = pipeline.run(emptied, refresh="drop_sources" if drop_all else "drop_resources")
     print(f"Dropped {len(tables)} table(s) in load package {', '.join(info.load_ids) or 'none'}.")

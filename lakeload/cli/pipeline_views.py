@@ -19,7 +19,8 @@ from typing import TYPE_CHECKING, Any
 
 from lakeload.errors import LakeloadError, WorkingFolderCorruptedError
 from lakeload.runtime.log_secrets import mask_secrets
-from lakeload.runtime.packages import EXTRACTED, LOADED, NORMALIZED, PipelineStorage, read_json
+from lakeload.runtime.package_destination import DestinationRecord, newest_record
+from lakeload.runtime.packages import EXTRACTED, LOADED, NORMALIZED, PipelineStorage
 from lakeload.runtime.trace import load_trace
 from lakeload.runtime.working import DEFAULT_PIPELINES_DIR, pipeline_storage
 
@@ -47,9 +48,9 @@ class WorkingFolder:
         """The state, or, when `state.json` is broken, the dataset and destination the newest package recorded:
         what `sync` and `drop-pending-packages` need to repair the folder (the other commands name the file)."""
         try:
-            return self.state or recorded_names(self.storage)
+            return self.state or self.recorded_names()
         except WorkingFolderCorruptedError:
-            return recorded_names(self.storage)
+            return self.recorded_names()
 
     def pending(self) -> list[tuple[str, str]]:
         """`(load id, stage)` of every package not loaded yet (extracted or normalized)."""
@@ -67,20 +68,23 @@ class WorkingFolder:
         """The destination the state names, else the configured filesystem one."""
         return str(self.repair_state().get("destination_name") or "filesystem")
 
+    def recorded_names(self) -> dict[str, Any]:
+        """`dataset_name` and `destination_name` as the newest package recorded them (empty when none did)."""
+        record = self.recorded()
+        return {"dataset_name": record["dataset_name"], "destination_name": record["destination_name"]} if record else {}
 
-def recorded_names(storage: PipelineStorage) -> dict[str, Any]:
-    """`dataset_name` and `destination_name` as the newest package recorded them (empty when none did)."""
-    records = [(float(load_id), os.path.join(storage.package_dir(stage, load_id), name))
-               for stage, name in ((LOADED, "package.json"), (NORMALIZED, "package.json"), (EXTRACTED, "manifest.json"))
-               for load_id in storage.list_packages(stage)]
-    for _, path in sorted(records, reverse=True):
-        try:
-            record = read_json(path).get("destination")
-        except (OSError, ValueError):
-            continue
-        if record and record.get("dataset_name"):
-            return {"dataset_name": record["dataset_name"], "destination_name": record.get("destination_name")}
-    return {}
+    def recorded(self) -> DestinationRecord | None:
+        """Where the pipeline last loaded (the newest loaded package's record), else where its pending packages
+        go; None for packages without a record. The bucket URL's password is masked."""
+        return newest_record(self.storage, (LOADED,)) or newest_record(self.storage, (NORMALIZED, EXTRACTED))
+
+    def destination(self) -> Any:
+        """The bucket the pipeline last loaded to, with credentials from configuration (a script that passed its
+        bucket in code left it in no configuration); the configured destination when no package records one."""
+        from lakeload.runtime.attach import recorded_destination
+
+        found = recorded_destination(self.storage, (LOADED,)) or recorded_destination(self.storage, (NORMALIZED, EXTRACTED))
+        return found if found is not None else self.configured_destination()
 
 
 def pipelines_folder(pipelines_dir: str | None) -> str:
@@ -120,7 +124,7 @@ def show_info(wf: WorkingFolder) -> str:
         f"Pipeline {wf.name}",
         f"  working folder: {wf.storage.root}",
         f"  dataset: {state.get('dataset_name')}",
-        f"  destination: {state.get('destination_name') or state.get('destination_type')}",
+        f"  destination: {_where(wf)}",
         f"  state version: {state.get('_state_version', 0)}",
         f"  schemas: {', '.join(state.get('schema_names', [])) or 'none'} (default: {state.get('default_schema_name')})",
     ]
@@ -138,15 +142,35 @@ def show_info(wf: WorkingFolder) -> str:
     return mask_secrets("\n".join(lines))
 
 
+def _where(wf: WorkingFolder) -> str:
+    """The destination and bucket the packages record, or the state's destination when none does."""
+    record = wf.recorded()
+    if record is None:
+        return f"{wf.state.get('destination_name') or wf.state.get('destination_type')} (no package records its bucket)"
+    bucket = f" at {record['bucket_url']}" if record["bucket_url"] else ""
+    return f"{record['destination_type']} '{record['destination_name']}'{bucket}"
+
+
+def spark_start_note(trace: dict[str, Any]) -> str:
+    """Which steps waited for Spark's start (that wait is left out of their times), or that none did."""
+    waited = [f"{s['step']} waited {s['spark_wait']:.2f} s of it" for s in trace["steps"]
+              if s["step"] != "run" and s.get("spark_wait", 0.0) >= 0.005]
+    return ", ".join(waited) + " (left out of the steps' times)" if waited else "beside extract: no step waited for it"
+
+
 def show_trace(wf: WorkingFolder) -> str:
     """The last run's steps with their times, rows per table and errors."""
     trace = load_trace(wf.storage.root)
     if trace is None:
         return f"Pipeline {wf.name} has no trace yet: it is written by every pipeline.run()."
-    lines = [f"Run of {wf.name} to {trace.get('destination_name')} started {trace['started_at']}"]
+    bucket = f" at {trace['bucket_url']}" if trace.get("bucket_url") else ""
+    lines = [f"Run of {wf.name} to {trace.get('destination_name')}{bucket} started {trace['started_at']}"]
+    start = trace.get("spark_start")
+    if start:  # not a step: the steps' times leave it out (see lakeload.runtime.trace)
+        lines.append(f"  {'spark start':<11} {start['elapsed']:8.2f} s  {spark_start_note(trace)}")
     for step in trace["steps"]:
         status = f"FAILED: {step['error']}" if step.get("error") else "ok"
-        lines.append(f"  {step['step']:<10} {step['elapsed']:8.2f} s  {status}")
+        lines.append(f"  {step['step']:<11} {step['elapsed']:8.2f} s  {status}")
     for package in trace.get("packages", []):
         rows = sum(package["row_counts"].values())
         seconds = package["normalize_seconds"] + package["load_seconds"]

@@ -57,8 +57,10 @@ def _trace(view: PipelineView) -> None:
     if trace is None:
         st.caption("No run traced yet.")
         return
-    st.write(f"Started {trace['started_at']}, destination {trace.get('destination_name')}")
-    _table([{"step": s["step"], "seconds": round(s["elapsed"], 2), "error": s.get("error") or ""} for s in trace["steps"]], "")
+    bucket = f" at {trace['bucket_url']}" if trace.get("bucket_url") else ""
+    st.write(f"Started {trace['started_at']}, destination {trace.get('destination_name')}{bucket}")
+    start = [{"step": "spark start", "seconds": round(trace["spark_start"]["elapsed"], 2), "error": ""}] if trace.get("spark_start") else []
+    _table(start + [{"step": s["step"], "seconds": round(s["elapsed"], 2), "error": s.get("error") or ""} for s in trace["steps"]], "")
     _table([{"load_id": p["load_id"], "rows": sum(p["row_counts"].values()), "files": p["files"],
              "normalize_s": round(p["normalize_seconds"], 2), "load_s": round(p["load_seconds"], 2),
              "spark_tasks": p.get("spark_tasks", "")} for p in trace.get("packages", [])], "")
@@ -89,8 +91,8 @@ def main() -> None:
     try:
         view = PipelineView.open(args.pipeline, args.pipelines_dir)
         state = view.folder.state
-        st.write(f"Dataset **{state.get('dataset_name')}**, state version {state.get('_state_version', 0)}, "
-                 f"schemas {', '.join(state.get('schema_names', []))}")
+        st.write(f"Dataset **{state.get('dataset_name')}** in {view.bucket_url()}, state version "
+                 f"{state.get('_state_version', 0)}, schemas {', '.join(state.get('schema_names', []))}")
         _history(view)
         _schema(view)
         _trace(view)

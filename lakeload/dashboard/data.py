@@ -25,7 +25,15 @@ class PipelineView:
     @classmethod
     def open(cls, name: str, pipelines_dir: str | None) -> PipelineView:
         folder = open_folder(name, pipelines_dir)
-        return cls(folder, folder.attach(folder.configured_destination()))
+        return cls(folder, folder.attach(folder.destination()))
+
+    def bucket_url(self) -> str:
+        """The bucket the dashboard reads (the one the pipeline last loaded to), its password masked."""
+        from lakeload.config.credentials import url_without_password
+
+        destination = self.pipeline.destination
+        url = getattr(destination, "bucket_url", None) or destination.configuration(self.folder.name).bucket_url
+        return url_without_password(str(url))
 
     def query(self, sql: str) -> tuple[list[str], list[tuple[Any, ...]]]:
         """Column names and rows of `sql` over the dataset (its tables are DuckDB views)."""

@@ -16,6 +16,7 @@ import logging
 import os
 import sys
 import threading
+import time
 from collections.abc import Callable, Iterator
 from concurrent.futures import Future, ThreadPoolExecutor
 from contextlib import contextmanager
@@ -68,6 +69,8 @@ class EarlyNormalize:
         self._futures: dict[int, tuple[str, Future[dict[str, Any]]]] = {}
         self._load_id: str | None = None  # the package extract is writing (one per extract)
         self._starting = False  # Spark's start was submitted (once the first file fills)
+        self._busy: list[tuple[float, float]] = []  # perf_counter windows of the tasks, Spark's start excluded
+        self._waited = 0.0  # seconds extract waited for the tasks (after Spark's start): normalize's time
         self._lock = threading.Lock()
 
     def filling(self) -> None:
@@ -95,23 +98,60 @@ class EarlyNormalize:
             self._load_id = load_id
 
     def _run(self, load_id: str, index: int, split: dict[str, Any], tables: dict[str, dict[str, Any]]) -> dict[str, Any]:
+        spark = self._spark()  # a start is Spark's time, not this task's
+        started = time.perf_counter()
+        try:
+            return self._pass_one(spark, load_id, index, split, tables)
+        finally:
+            with self._lock:
+                self._busy.append((started, time.perf_counter()))
+
+    def _pass_one(
+        self, spark: SparkSession, load_id: str, index: int, split: dict[str, Any], tables: dict[str, dict[str, Any]]
+    ) -> dict[str, Any]:
         normalizer = self._normalizer()
         schema = copy.deepcopy(self._schema)
         item = Split(index, split["path"], split["root_table"], "jsonl", split.get("may_have_tags", False))
         plan = normalizer.plan(load_id, schema, tables, [item])
         normalizer.output(plan)
         description = f"lakeload normalize {load_id}"
-        result: dict[str, Any] = run_tasks(self._spark(), normalize_split, plan, [item], description, working=plan.working)[0]
+        result: dict[str, Any] = run_tasks(spark, normalize_split, plan, [item], description, working=plan.working)[0]
         return result
+
+    def busy_seconds(self) -> float:
+        """Seconds in which some task ran (overlapping tasks counted once): this normalize's time beside extract."""
+        with self._lock:
+            windows = sorted(self._busy)
+        total, reach = 0.0, float("-inf")
+        for started, finished in windows:
+            total += max(0.0, finished - max(started, reach))
+            reach = max(reach, finished)
+        return total
 
     def wait(self) -> None:
         """Wait for every submitted task. A failed one is left to the normalize step, which runs it again
-        and reports its error there (extract itself succeeded)."""
+        and reports its error there (extract itself succeeded). Spark's start is awaited first, by asking for the
+        session: the wait is then Spark's time, not normalize's (`runtime.spark_start`)."""
         with self._lock:
             futures = [f for _, f in self._futures.values()]
+        if futures:
+            try:
+                self._spark()
+            except Exception:  # noqa: BLE001 - a start that fails is the normalize step's to raise, as it reruns the tasks
+                logger.debug("Spark did not start for early normalize; normalize starts it again", exc_info=True)
+        started = time.perf_counter()
         for future in futures:
             if future.exception() is not None:
                 logger.debug("early normalize task failed; normalize runs it again", exc_info=future.exception())
+        if futures:
+            with self._lock:
+                self._waited += time.perf_counter() - started
+
+    def waited_seconds(self) -> float:
+        """Seconds the callers of `wait()` waited for the tasks, Spark's start excluded: normalize's time, spent
+        inside extract's (extract waits for them before its package moves on)."""
+        with self._lock:
+            return self._waited
 
     def results(self, load_id: str) -> dict[int, tuple[str, dict[str, Any]]]:
         """Successful pass-1 results of package `load_id` by split index, with the split's file name."""

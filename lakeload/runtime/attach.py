@@ -10,9 +10,10 @@ import os
 from typing import Any
 
 from lakeload.errors import CannotRestorePipelineError
-from lakeload.runtime.packages import EXTRACTED, LOADED, NORMALIZED, PipelineStorage, read_json
+from lakeload.runtime.package_destination import newest_record
+from lakeload.runtime.packages import EXTRACTED, LOADED, NORMALIZED, PipelineStorage
 from lakeload.runtime.pipeline import Pipeline
-from lakeload.runtime.working import DEFAULT_PIPELINES_DIR
+from lakeload.runtime.working import DEFAULT_PIPELINES_DIR, pipeline_storage
 
 
 def attach(
@@ -39,7 +40,7 @@ def attach(
         raise CannotRestorePipelineError(pipeline_name, pipelines_dir, folder, reason)
     pipeline = Pipeline(
         pipeline_name,
-        destination if destination is not None else _recorded_destination(folder),
+        destination if destination is not None else recorded_destination(pipeline_storage(pipelines_dir, pipeline_name)),
         dataset_name or (state or {}).get("dataset_name"),
         pipelines_dir,
         **kwargs,
@@ -53,22 +54,15 @@ def attach(
     return pipeline
 
 
-def _recorded_destination(folder: str) -> Any:
-    """The filesystem destination the newest package was made for, or None: a sink cannot be rebuilt from a
-    record, nor a bucket URL whose password the record masks (`sftp://me:***@host`)."""
+def recorded_destination(storage: PipelineStorage, stages: tuple[str, ...] = (LOADED, NORMALIZED, EXTRACTED)) -> Any:
+    """The filesystem destination the newest package of `stages` was made for, or None: a sink cannot be rebuilt
+    from a record, nor a bucket URL whose password the record masks (`sftp://me:***@host`). Its credentials
+    resolve from configuration, as for a destination given a bucket URL only."""
     from lakeload.destinations.impl.filesystem.factory import filesystem
-    from lakeload.runtime.working import pipeline_storage
 
-    storage = pipeline_storage(os.path.dirname(folder), os.path.basename(folder))
-    candidates = [
-        (float(load_id), os.path.join(storage.package_dir(stage, load_id), name))
-        for stage, name in ((LOADED, "package.json"), (NORMALIZED, "package.json"), (EXTRACTED, "manifest.json"))
-        for load_id in storage.list_packages(stage)
-    ]
-    for _, path in sorted(candidates, reverse=True):
-        record = read_json(path).get("destination") if os.path.exists(path) else None
-        if record and record.get("destination_type") == "filesystem" and record.get("bucket_url"):
-            if ":***@" in record["bucket_url"]:
-                return None
-            return filesystem(bucket_url=record["bucket_url"], destination_name=record.get("destination_name"))
-    return None
+    record = newest_record(storage, stages)
+    if not record or record.get("destination_type") != "filesystem" or not record.get("bucket_url"):
+        return None
+    if ":***@" in record["bucket_url"]:
+        return None
+    return filesystem(bucket_url=record["bucket_url"], destination_name=record.get("destination_name"))

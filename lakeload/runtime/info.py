@@ -64,7 +64,8 @@ class LoadInfo:
 
     `bucket_url` is for display: a password in it is masked (`sftp://user:***@host/data`), as dlt's load info
     carries no credentials either. A failed job stops the load with a `LoadStepFailed` error, so a `LoadInfo`
-    exists only for packages that loaded completely: `has_failed_jobs` is always False.
+    exists only for packages that loaded completely: `has_failed_jobs` is always False. `stage_seconds` holds each
+    stage's own seconds, and `spark_start` when the run started Spark (left out of the stages that waited for it).
     """
 
     pipeline_name: str
@@ -83,8 +84,11 @@ class LoadInfo:
         self.bucket_url = url_without_password(self.bucket_url)
 
     def finish(self, stage_seconds: dict[str, float]) -> None:
-        """The load step ended: record the seconds per stage and the finishing time."""
-        self.stage_seconds, self.finished_at = dict(stage_seconds), _now()
+        """The load step ended: record the seconds per stage (Spark's start first, then the stages in their order)
+        and the finishing time."""
+        order = ("spark_start", "extract", "normalize", "load")
+        ranked = sorted(stage_seconds, key=lambda k: order.index(k) if k in order else len(order))
+        self.stage_seconds, self.finished_at = {k: stage_seconds[k] for k in ranked}, _now()
 
     @property
     def loads_ids(self) -> list[str]:
@@ -156,7 +160,7 @@ class LoadInfo:
             if verbosity > 0:
                 lines.extend(f"    {f.get('path', f)}" for f in p.files)
         if self.stage_seconds:
-            stages = ", ".join(f"{k} {v:.2f} s" for k, v in self.stage_seconds.items())
+            stages = ", ".join(f"{k.replace('_', ' ')} {v:.2f} s" for k, v in self.stage_seconds.items())
             lines.append(f"Elapsed: {stages}")
         return "\n".join(lines)
 

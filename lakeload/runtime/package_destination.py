@@ -20,7 +20,7 @@ from typing import Any, TypedDict
 
 from lakeload.config.credentials import url_without_password
 from lakeload.errors import LoadError
-from lakeload.runtime.packages import EXTRACTED, NORMALIZED, PipelineStorage, read_json
+from lakeload.runtime.packages import EXTRACTED, LOADED, NORMALIZED, PipelineStorage, read_json
 
 
 class DestinationRecord(TypedDict):
@@ -84,3 +84,22 @@ def pending_records(storage: PipelineStorage) -> list[tuple[str, dict[str, Any]]
             except (OSError, json.JSONDecodeError, ValueError):
                 continue  # an incomplete package: recover() deals with it
     return sorted(pending, key=lambda item: float(item[0]))
+
+
+def newest_record(storage: PipelineStorage, stages: tuple[str, ...] = (LOADED, NORMALIZED, EXTRACTED)) -> DestinationRecord | None:
+    """The destination recorded by the newest package of `stages` that has a record (None if none has): where a
+    pipeline whose destination was passed in code loaded or will load, for those that only read its folder."""
+    files = {LOADED: "package.json", NORMALIZED: "package.json", EXTRACTED: "manifest.json"}
+    candidates = [
+        (float(load_id), os.path.join(storage.package_dir(stage, load_id), files[stage]))
+        for stage in stages
+        for load_id in storage.list_packages(stage)
+    ]
+    for _, path in sorted(candidates, reverse=True):
+        try:
+            record: DestinationRecord | None = read_json(path).get("destination") if os.path.exists(path) else None
+        except (OSError, json.JSONDecodeError, ValueError):
+            continue  # an incomplete or damaged package says nothing reliable
+        if record:
+            return record
+    return None

@@ -10,7 +10,6 @@ from __future__ import annotations
 import copy
 import logging
 import os
-import threading
 import time
 from collections.abc import Callable, Sequence
 from typing import TYPE_CHECKING, Any
@@ -28,8 +27,8 @@ from lakeload.extract.source import resources_from
 from lakeload.load.loader import Loader, LoadResult
 from lakeload.load.sink_loader import SinkLoader
 from lakeload.normalize.early import EarlyNormalize
-from lakeload.normalize.normalizer import EarlyResults, Normalizer
-from lakeload.runtime.connect_prep import check_shared_working, prepare_session
+from lakeload.normalize.normalizer import Normalizer
+from lakeload.runtime.connect_prep import check_shared_working
 from lakeload.runtime.info import LoadInfo, PackageInfo
 from lakeload.runtime.lock import PipelineLock, holds_lock
 from lakeload.runtime.log_secrets import install_secret_masking
@@ -42,6 +41,7 @@ from lakeload.runtime.pipeline_modes import (
     prepare_working_folder,
     with_credentials,
 )
+from lakeload.runtime.pipeline_spark import PipelineSpark
 from lakeload.runtime.progress import Progress, make_progress
 from lakeload.runtime.refresh import RefreshPlan, apply_to_schema, check_refresh, plan_refresh
 from lakeload.runtime.run_args import hint_overrides, warn_merge_fallback
@@ -50,7 +50,7 @@ from lakeload.runtime.state import bump_state, new_state, staged_state, stored_s
 from lakeload.runtime.step_info import ExtractInfo, NormalizeInfo
 from lakeload.runtime.steps import failing_step
 from lakeload.runtime.trace import RunTrace
-from lakeload.runtime.working import DEFAULT_PIPELINES_DIR, pipeline_storage, warn_unreachable_packages
+from lakeload.runtime.working import DEFAULT_PIPELINES_DIR, pipeline_storage
 from lakeload.schema.schema import Schema
 
 if TYPE_CHECKING:
@@ -60,7 +60,7 @@ if TYPE_CHECKING:
 logger = logging.getLogger("lakeload.pipeline")
 
 
-class Pipeline(PipelineMaintenance):
+class Pipeline(PipelineSpark, PipelineMaintenance):
     """Moves data from resources to a dataset in a bucket. Create it with `lakeload.pipeline(...)`."""
 
     def __init__(
@@ -89,11 +89,9 @@ class Pipeline(PipelineMaintenance):
             prepare_working_folder(self.storage, pipeline_name, dev_mode)
         self._lock = PipelineLock(self.storage.root, pipeline_name)
         self.progress = make_progress(progress)
-        self._spark = spark
-        self._spark_checked = False
-        self._spark_lock = threading.RLock()
+        self._init_spark(spark)
         self._source_options: dict[str, dict[str, Any]] = {}  # bucket_url -> fsspec options of files sources
-        self._early: dict[str, EarlyResults] = {}  # load id -> pass-1 results computed during extract
+        self._early: dict[str, EarlyNormalize] = {}  # load id -> its normalize begun during extract
         self._state_mark = self.storage.state_mark()
         state = self._read_state()
         self.state: dict[str, Any] = state or new_state(pipeline_name, self.dataset_name, "filesystem", None)
@@ -111,19 +109,6 @@ class Pipeline(PipelineMaintenance):
         return check_dataset_name(dev_dataset_name(name, self._instance_suffix) if self.dev_mode else name)
 
     # -- plumbing ----------------------------------------------------------------------------------
-    @property
-    def spark(self) -> SparkSession:
-        """The Spark session lakeload runs on: the one passed in, the active one, or one it starts from `[spark]`."""
-        with self._spark_lock:
-            if self._spark is None or not self._spark_checked:
-                from lakeload.spark.session import session_for, session_master
-
-                self._spark = session_for(self.pipeline_name, self._spark)
-                warn_unreachable_packages(session_master(self._spark), self.storage)
-                prepare_session(self.pipeline_name, self._spark, self.storage)  # Connect: shared data, shipped code
-                self._spark_checked = True
-            return self._spark
-
     @property
     def default_schema_name(self) -> str | None:
         return self.state.get("default_schema_name")
@@ -216,12 +201,15 @@ class Pipeline(PipelineMaintenance):
                 listener.abandon()
             raise
         if listener is not None:
-            self._early[result.load_id] = listener.results(result.load_id)
+            self._early[result.load_id] = listener  # awaited by normalize: the wait is normalize's time
         self.state = staged  # committed only now: a failed extract leaves the state (and picks the same files again)
         self._source_options.update(result.source_options)
         self._save_state()
         self.progress.end("extract", f"{sum(result.items.values())} items into {result.files} files")
-        self._stage_seconds["extract"] = self._stage_seconds.get("extract", 0.0) + time.perf_counter() - started
+        waited = listener.waited_seconds() if listener is not None else 0.0  # for early normalize: normalize's time
+        self._add_stage_time("extract", started, -waited)
+        if waited:
+            self._stage_seconds["normalize"] = self._stage_seconds.get("normalize", 0.0) + waited
         return result.load_id
 
     def _early_normalize(self, schema_name: str, loader_file_format: str | None, plan: RefreshPlan | None) -> EarlyNormalize:
@@ -242,7 +230,7 @@ class Pipeline(PipelineMaintenance):
     def normalize(self) -> list[PackageInfo]:
         """Normalize every extracted package on Spark."""
         self.storage.recover()
-        self._early.clear()
+        self._forget_early()
         return self._normalize_extracted()
 
     def _normalize_extracted(self) -> list[PackageInfo]:
@@ -253,13 +241,15 @@ class Pipeline(PipelineMaintenance):
             schema = apply_to_schema(self.schema(manifest["schema_name"]), manifest.get("refresh"))
             fmt = manifest.get("loader_file_format") or self._preferred_format()
             self.progress.start("normalize", len(manifest["splits"]), unit="Spark tasks")
+            early = self._early.pop(load_id, None)
             with failing_step("normalize", self.pipeline_name, load_id):
-                result = self._normalizer(schema, fmt).normalize(load_id, schema, self._early.pop(load_id, None))
+                result = self._normalizer(schema, fmt).normalize(load_id, schema, early.results(load_id) if early else None)
             self.storage.save_schema(schema)
             warn_merge_fallback(schema, manifest)
             self.progress.end("normalize", f"{sum(result.row_counts.values())} rows in {result.files} files")
-            self._stage_seconds["normalize"] = self._stage_seconds.get("normalize", 0.0) + time.perf_counter() - started
-            infos.append(PackageInfo(load_id, schema.name, result.row_counts, normalize_seconds=result.elapsed,
+            self._add_stage_time("normalize", started)
+            beside = early.busy_seconds() if early else 0.0  # pass 1 run while extract went on
+            infos.append(PackageInfo(load_id, schema.name, result.row_counts, normalize_seconds=result.elapsed + beside,
                                      spark_tasks=len(manifest["splits"]), state="normalized",
                                      schema_update=result.schema_update))
         return infos
@@ -286,7 +276,7 @@ class Pipeline(PipelineMaintenance):
                 check_package_destination(package, current, load_id, self.pipeline_name, redirect_pending)
                 result = load_one(load_id)
             self.progress.end("load", f"{len(result.files)} files")
-            self._stage_seconds["load"] = self._stage_seconds.get("load", 0.0) + time.perf_counter() - started
+            self._add_stage_time("load", started)
             info.packages.append(
                 PackageInfo(load_id, result.schema_name, result.row_counts, result.files, result.replaced_tables,
                             load_seconds=result.elapsed, created_at=package.get("created_at"),
@@ -344,6 +334,7 @@ class Pipeline(PipelineMaintenance):
             self.pipeline_name,
             self.destination.name if self.destination else None,
             self.destination.destination_type if self.destination else None,
+            clock=self._spark_clock,
         )
         with trace.saved_to(self.storage.root):  # `lakeload pipeline <name> trace` reads it, failed or not
             overrides = hint_overrides(table_name, write_disposition, columns, primary_key, table_format,
@@ -367,11 +358,12 @@ class Pipeline(PipelineMaintenance):
                 with trace.step("extract") as step:
                     load_id = self._extract(data, overrides, schema, loader_file_format, overlap=True, refresh=refresh)
                     step.step_info = ExtractInfo(self.pipeline_name, [self.get_load_package_info(load_id)])
+                    step.early_normalize = self._early[load_id].waited_seconds() if load_id in self._early else 0.0
                 with trace.step("normalize") as step:
                     step.step_info = NormalizeInfo(self.pipeline_name, self._normalize_extracted())
                     trace.normalized += step.step_info.packages
             with trace.step("load") as step:
-                trace.load_info = run_step.step_info = step.step_info = self.load()
+                run_step.step_info = step.step_info = trace.loaded(self.load())
 
 
 def pipeline(

@@ -17,7 +17,7 @@ from lakeload.destinations.impl.filesystem.factory import filesystem
 from lakeload.destinations.impl.sink.factory import sink
 from lakeload.errors import ConfigurationError, WorkingFolderCorruptedError
 from lakeload.load.loader import ensure_init, store_schema
-from lakeload.normalize.normalizer import EarlyResults
+from lakeload.normalize.early import EarlyNormalize
 from lakeload.runtime.lock import PipelineLock, holds_lock
 from lakeload.runtime.package_destination import check_pending_destinations
 from lakeload.runtime.packages import EXTRACTED, EXTRACTING, NORMALIZED, NORMALIZING
@@ -34,7 +34,7 @@ class PipelineMaintenance(PipelineInspect):
     _lock: PipelineLock
     _state_mark: tuple[int, int, int] | None
     _synced: bool
-    _early: dict[str, EarlyResults]
+    _early: dict[str, EarlyNormalize]
     last_trace: RunTrace | None
 
     def _read_state(self) -> dict[str, Any] | None:
@@ -125,7 +125,7 @@ class PipelineMaintenance(PipelineInspect):
             self.state = new_state(self.pipeline_name, self.dataset_name, "filesystem", None)
             self._synced = False
             self._broken = None
-            self._early.clear()
+            self._forget_early()
             self.last_trace = None
         return self
 
@@ -139,11 +139,18 @@ class PipelineMaintenance(PipelineInspect):
         with self._holding_lock(repair=True):
             self._drop_pending_packages()
 
+    def _forget_early(self) -> None:
+        """Wait for the normalize tasks begun during an extract whose package goes (dropped, or normalized afresh),
+        then forget them."""
+        for load_id, early in self._early.items():
+            early.results(load_id)
+        self._early.clear()
+
     def _drop_pending_packages(self) -> None:
         for stage in (EXTRACTING, EXTRACTED, NORMALIZING, NORMALIZED):
             for load_id in self.storage.list_packages(stage):
                 self.storage.discard(stage, load_id)
-        self._early.clear()
+        self._forget_early()
         if self._broken is not None:
             os.remove(self.storage.state_path)
             self.state, self._state_mark = new_state(self.pipeline_name, self.dataset_name, "filesystem", None), None

@@ -4,14 +4,24 @@ As in dlt, a run's steps are `extract`, `normalize`, `load` and last `run` (the 
 pending by an earlier run add a `normalize` first), each in the order it finished, with its `step_info`:
 `last_extract_info`, `last_normalize_info` and `last_load_info` read the last of each.
 
+Spark's start is not a step (a script reading `steps` by name sees dlt's names only): `trace.spark_start`
+holds it when this run started Spark (when, `elapsed`, and the `thread` that ran it: `lakeload-normalize_0` when
+it started beside the generator), and a step's `elapsed` is its own time, less what its thread waited for that
+start (`spark_wait`). Normalize starts on extracted files while extract goes on, and extract waits for those
+tasks before its package moves on: that wait (`early_normalize`) counts in normalize's `elapsed`, not extract's.
+`started_at`/`finished_at` stay the step's wall-clock window, as in dlt. The `run` step's `elapsed` is the whole
+call, start included.
+
 >>> [s.step for s in p.last_trace.steps]
 ['extract', 'normalize', 'load', 'run']
+>>> p.last_trace.spark_start.elapsed  # None when Spark was already running
 """
 
 from __future__ import annotations
 
 import contextlib
 import os
+import time
 from collections.abc import Iterator
 from dataclasses import dataclass, field
 from typing import Any
@@ -21,6 +31,7 @@ import pendulum
 from lakeload.runtime.info import LoadInfo, PackageInfo
 from lakeload.runtime.log_secrets import mask_secrets
 from lakeload.runtime.packages import read_json, write_json_atomic
+from lakeload.runtime.spark_start import SparkStart, SparkStartClock
 from lakeload.runtime.step_info import ExtractInfo, NormalizeInfo
 
 TRACE_FILE = "trace.json"
@@ -42,6 +53,8 @@ class StepTrace:
     error: str | None = None
     step_info: Any = None  # ExtractInfo, NormalizeInfo or LoadInfo (dlt's), None when the step failed
     skipped: bool = False  # set inside the block: the step had nothing to do and is not recorded
+    spark_wait: float = 0.0  # seconds the step waited for Spark's start (not in `elapsed`, except for `run`)
+    early_normalize: float = 0.0  # seconds extract waited for normalize begun beside it: normalize's, not extract's
 
     @property
     def step_exception(self) -> str | None:
@@ -50,7 +63,12 @@ class StepTrace:
 
     @property
     def elapsed(self) -> float:
-        return (self.finished_at - self.started_at).total_seconds() if self.finished_at else 0.0
+        """The step's own seconds: its window less its wait for Spark's start (see the module doc)."""
+        window = (self.finished_at - self.started_at).total_seconds() if self.finished_at else 0.0
+        if self.step == "run":
+            return window
+        moved = self.early_normalize if self.step == "normalize" else -self.early_normalize
+        return max(0.0, window - self.spark_wait + moved)
 
 
 @dataclass
@@ -64,6 +82,9 @@ class RunTrace:
     steps: list[StepTrace] = field(default_factory=list)
     load_info: LoadInfo | None = None
     normalized: list[PackageInfo] = field(default_factory=list)  # what normalize did (its Spark tasks)
+    clock: SparkStartClock | None = field(default=None, repr=False)  # the pipeline's, to time Spark's start apart
+    spark_start: SparkStart | None = None  # Spark's start, when this run started it
+    _perf_started: float = field(default_factory=time.perf_counter, repr=False)
 
     @contextlib.contextmanager
     def step(self, step: str) -> Iterator[StepTrace]:
@@ -73,7 +94,7 @@ class RunTrace:
         >>> with trace.step("load") as record:
         ...     record.step_info = load()
         """
-        record = StepTrace(step, pendulum.now("UTC"))
+        record, started = StepTrace(step, pendulum.now("UTC")), time.perf_counter()
         try:
             yield record
         except BaseException as exc:
@@ -81,6 +102,11 @@ class RunTrace:
             raise
         finally:
             record.finished_at = pendulum.now("UTC")
+            if step == "normalize" and self.steps and self.steps[-1].step == "extract":
+                record.early_normalize = self.steps[-1].early_normalize  # that wait was this normalize's work
+            if self.clock is not None:
+                record.spark_wait = self.clock.waited(started, time.perf_counter())
+                self.spark_start = self.clock.since(self._perf_started)
             if not record.skipped or record.error:
                 self.steps.append(record)
 
@@ -104,18 +130,32 @@ class RunTrace:
     def last_load_info(self) -> LoadInfo | None:
         return self._last_info("load")  # type: ignore[no-any-return]
 
+    def loaded(self, info: LoadInfo) -> LoadInfo:
+        """The run's load info, its packages given the normalize seconds (and Spark tasks) this run's normalize took."""
+        normalized = {p.load_id: p for p in self.normalized}
+        for package in info.packages:
+            done = normalized.get(package.load_id)
+            if done is not None:
+                package.normalize_seconds, package.spark_tasks = done.normalize_seconds, done.spark_tasks
+        self.load_info = info
+        return info
+
     def asdict(self) -> dict[str, Any]:
         """The trace as JSON-ready values (what `trace.json` in the working folder holds)."""
         info = self.load_info
-        tasks = {p.load_id: p.spark_tasks for p in self.normalized}
+        start = self.spark_start
         return {
             "pipeline_name": self.pipeline_name,
             "destination_name": self.destination_name,
             "destination_type": self.destination_type,
+            "bucket_url": info.bucket_url if info else None,  # masked, as the load info's
             "started_at": self.started_at.isoformat(),
             "finished_at": self.steps[-1].finished_at.isoformat() if self.steps and self.steps[-1].finished_at else None,
+            "spark_start": {"started_at": start.started_at.isoformat(), "elapsed": start.elapsed, "thread": start.thread}
+            if start else None,
             "steps": [
-                {"step": s.step, "started_at": s.started_at.isoformat(), "elapsed": s.elapsed, "error": s.error}
+                {"step": s.step, "started_at": s.started_at.isoformat(), "elapsed": s.elapsed, "error": s.error,
+                 "spark_wait": s.spark_wait}
                 for s in self.steps
             ],
             "load_ids": info.load_ids if info else [],
@@ -123,7 +163,7 @@ class RunTrace:
             "packages": [
                 {"load_id": p.load_id, "schema_name": p.schema_name, "row_counts": p.row_counts,
                  "normalize_seconds": p.normalize_seconds, "load_seconds": p.load_seconds, "files": len(p.files),
-                 "spark_tasks": tasks.get(p.load_id, 0)}
+                 "spark_tasks": p.spark_tasks}
                 for p in (info.load_packages if info else [])
             ],
         }
@@ -138,4 +178,6 @@ class RunTrace:
 
     def __str__(self) -> str:
         steps = ", ".join(f"{s.step} {s.elapsed:.2f} s" + (" FAILED" if s.error else "") for s in self.steps)
+        if self.spark_start is not None:
+            steps = f"spark start {self.spark_start.elapsed:.2f} s, {steps}"
         return f"Run of {self.pipeline_name} to {self.destination_name} ({self.destination_type}): {steps}"
