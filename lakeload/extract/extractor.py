@@ -28,7 +28,7 @@ from lakeload.extract.incremental.binding import mark_cursor
 from lakeload.extract.mark import MarkedItem, MaterializedEmptyList
 from lakeload.extract.resource import Resource
 from lakeload.extract.spark_parts import write_frame_parts
-from lakeload.extract.table_schema import table_schemas_from_hints
+from lakeload.extract.table_schema import check_merge_strategy, table_schemas_from_hints
 from lakeload.runtime.packages import EXTRACTED, EXTRACTING, PipelineStorage, new_load_id, write_json_atomic
 from lakeload.schema import typed_json
 from lakeload.schema.naming import NamingConvention
@@ -300,6 +300,8 @@ def extract_resources(
                     _admit(contracts, name, tables[name])
                 if contracts is not None and name in contracts.skipped:
                     continue  # a `discard_row` contract on new tables: the items are dropped
+                if name not in written:
+                    check_merge_strategy(tables[name])
                 count = writer.write_items(name, items) if page else _write_one(writer, name, one)
                 result.items[name] = result.items.get(name, 0) + count
                 written.add(name)
