@@ -138,7 +138,7 @@ class PackageWriter:
                 self._close(table)
 
     def write_arrow(self, table: str, data: Any) -> int:
-        """Arrow tables/batches and pandas frames are stored as Parquet as they are."""
+        """Arrow tables/batches and pandas frames are stored as Parquet as they are (normalize keeps their schema)."""
         import pyarrow as pa
         import pyarrow.parquet as pq
 
@@ -146,7 +146,8 @@ class PackageWriter:
             data = pa.Table.from_pandas(data, preserve_index=False)
         path = self._new_path(table, "parquet")
         with wio.local_target(path, self.working) as local:
-            pq.write_table(pa.table(data) if isinstance(data, pa.RecordBatch) else data, local)
+            # list fields keep their Arrow names (`item`): normalize reads the item's own schema back
+            pq.write_table(pa.table(data) if isinstance(data, pa.RecordBatch) else data, local, use_compliant_nested_type=False)
         self.splits.append({"path": path, "root_table": table, "file_format": "parquet"})
         return data.num_rows
 
