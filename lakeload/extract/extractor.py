@@ -28,7 +28,7 @@ from lakeload.extract.incremental.binding import mark_cursor
 from lakeload.extract.mark import MarkedItem, MaterializedEmptyList
 from lakeload.extract.resource import Resource
 from lakeload.extract.spark_parts import write_frame_parts
-from lakeload.extract.table_schema import table_schemas_from_hints
+from lakeload.extract.table_schema import check_merge_strategy, table_schemas_from_hints
 from lakeload.runtime.packages import EXTRACTED, EXTRACTING, PipelineStorage, new_load_id, write_json_atomic
 from lakeload.schema import typed_json
 from lakeload.schema.naming import NamingConvention
@@ -138,7 +138,7 @@ class PackageWriter:
                 self._close(table)
 
     def write_arrow(self, table: str, data: Any) -> int:
-        """Arrow tables/batches and pandas frames are stored as Parquet as they are."""
+        """Arrow tables/batches and pandas frames are stored as Parquet as they are (normalize keeps their schema)."""
         import pyarrow as pa
         import pyarrow.parquet as pq
 
@@ -146,7 +146,8 @@ class PackageWriter:
             data = pa.Table.from_pandas(data, preserve_index=False)
         path = self._new_path(table, "parquet")
         with wio.local_target(path, self.working) as local:
-            pq.write_table(pa.table(data) if isinstance(data, pa.RecordBatch) else data, local)
+            # list fields keep their Arrow names (`item`): normalize reads the item's own schema back
+            pq.write_table(pa.table(data) if isinstance(data, pa.RecordBatch) else data, local, use_compliant_nested_type=False)
         self.splits.append({"path": path, "root_table": table, "file_format": "parquet"})
         return data.num_rows
 
@@ -300,6 +301,8 @@ def extract_resources(
                     _admit(contracts, name, tables[name])
                 if contracts is not None and name in contracts.skipped:
                     continue  # a `discard_row` contract on new tables: the items are dropped
+                if name not in written:
+                    check_merge_strategy(tables[name])
                 count = writer.write_items(name, items) if page else _write_one(writer, name, one)
                 result.items[name] = result.items.get(name, 0) + count
                 written.add(name)

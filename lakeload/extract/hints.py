@@ -15,7 +15,6 @@ from lakeload.extract import validation
 from lakeload.schema.contract import ContractSetting, check_contract
 
 WRITE_DISPOSITIONS = ("append", "replace", "merge", "skip")
-DELTA_MERGE_STRATEGIES = ("upsert", "insert-only")
 TableNameHint = str | Callable[[Any], str] | None
 
 
@@ -70,16 +69,10 @@ class TableHints:
         return {"tables": contract["tables"], "columns": contract["columns"], "data_type": contract["data_type"]}
 
     def _check_table_format(self) -> None:
+        """Only an unknown format is refused here; a merge strategy the format lacks is refused at extract, as in
+        dlt (see `lakeload.extract.table_schema.check_merge_strategy`), so defining the resource succeeds."""
         if self.table_format not in (None, "delta"):
             raise ExtractError(f"Unknown table_format {self.table_format!r}; the filesystem destination supports 'delta'.")
-        if self.write_disposition != "merge" or self.table_format != "delta":
-            return
-        strategy = self.merge_strategy or "upsert"
-        if strategy not in DELTA_MERGE_STRATEGIES:
-            raise ExtractError(
-                f"'{strategy}' merge strategy is not supported for Delta tables. "
-                f"Available strategies: {list(DELTA_MERGE_STRATEGIES)}."
-            )
 
 
 def columns_dict(columns: Any) -> dict[str, dict[str, Any]] | None:

@@ -13,6 +13,11 @@ from lakeload.errors import ExtractError
 from lakeload.extract.hints import TableHints, columns_dict
 from lakeload.schema.naming import NamingConvention
 
+# The merge strategies each table format's loader implements (other tables take dlt's fallback). This is the one
+# place that refuses the others: a strategy the Delta loader learns is added here, and nothing else changes.
+MERGE_STRATEGIES_BY_FORMAT: dict[str, tuple[str, ...]] = {"delta": ("upsert", "insert-only")}
+DEFAULT_MERGE_STRATEGY = "upsert"
+
 
 def table_schemas_from_hints(name: str, resource_name: str, hints: TableHints, naming: NamingConvention) -> list[dict[str, Any]]:
     """The root table of `hints` and, after it, the nested tables `nested_hints` declares (parents first)."""
@@ -59,7 +64,7 @@ def table_schema_from_hints(name: str, resource_name: str, hints: TableHints, na
     if hints.write_disposition == "merge" and hints.merge_strategy:
         table["x-merge-strategy"] = hints.merge_strategy
     keyed = any(c.get("primary_key") or c.get("merge_key") for c in table["columns"].values())
-    if hints.write_disposition == "merge" and hints.table_format == "delta" and not keyed:
+    if hints.write_disposition == "merge" and hints.table_format == "delta" and not keyed and merge_supported(table):
         raise ExtractError(
             f"Table '{name}': a Delta merge needs a key. Give the resource a `primary_key` (rows are upserted "
             "by it) or a `merge_key` (stored rows with the same merge key are replaced)."
@@ -74,3 +79,27 @@ def table_schema_from_hints(name: str, resource_name: str, hints: TableHints, na
         table["references"] = [dict(r) for r in hints.references]
     table.update(hints.additional_table_hints or {})
     return table
+
+
+def merge_supported(table: dict[str, Any]) -> bool:
+    """Whether the loader implements the merge strategy of `table` (a root table schema) for its table format."""
+    supported = MERGE_STRATEGIES_BY_FORMAT.get(table.get("table_format") or "")
+    return supported is None or (table.get("x-merge-strategy") or DEFAULT_MERGE_STRATEGY) in supported
+
+
+def check_merge_strategy(table: dict[str, Any]) -> None:
+    """Refuse a merge strategy the table's format does not implement.
+
+    Extract calls it when the table gets its first item, as dlt refuses it: defining the resource (or
+    `apply_hints`) succeeds, a resource that yields nothing is not refused, and `run()` fails at its extract step
+    (`ExtractStepFailed`), which is what a `try`/`except` around `run()` catches.
+    """
+    if table.get("write_disposition") != "merge" or merge_supported(table):
+        return
+    table_format = table["table_format"]
+    supported = MERGE_STRATEGIES_BY_FORMAT[table_format]
+    raise ExtractError(
+        f"Table '{table['name']}': the '{table.get('x-merge-strategy')}' merge strategy is not supported for "
+        f"table_format='{table_format}' tables; supported strategies: {', '.join(repr(s) for s in supported)}. "
+        f"Give the resource one of them, e.g. write_disposition={{'disposition': 'merge', 'strategy': '{supported[0]}'}}."
+    )

@@ -201,6 +201,16 @@ class RowCoercer:
             self.row_counts[table_name] += 1
         return out
 
+    def add_typed_column(self, table_name: str, column: TColumn) -> None:
+        """Add a column whose type is given (an Arrow item's field), not inferred; the table is created if new.
+        Hints given for it beforehand (a hints-only column) are kept, and it moves to the end, as in dlt."""
+        columns = (self.tables.get(table_name) or self._new_table(table_name, None))["columns"]
+        existing = columns.get(column["name"])
+        if existing is not None and existing.get("data_type"):
+            return  # a stored column keeps its type
+        self._add_column(table_name, columns, column["name"], column["data_type"], existing, False)
+        columns[column["name"]].update({k: v for k, v in column.items() if existing is None or k not in existing})
+
     # -- internals ---------------------------------------------------------------------------------
     def _new_table(self, table_name: str, parent_table: str | None) -> TTable:
         if self.frozen:

@@ -33,6 +33,7 @@ import lakeload.spark.executor_working as wio
 from lakeload.destinations.impl.filesystem.safe_paths import check_table_name
 from lakeload.errors import NormalizeError
 from lakeload.normalize import executor_arrow
+from lakeload.normalize.executor_arrow_items import normalize_arrow_items
 from lakeload.normalize.executor_coerce import RowCoercer
 from lakeload.normalize.executor_contract import ContractChecker, ContractSettings, ContractViolation
 from lakeload.normalize.executor_relational import OCCURRENCE_SHIFT, NormalizerSettings, RelationalNormalizer
@@ -221,7 +222,10 @@ def _arrow_fast_path(plan: NormalizePlan, split: Split) -> dict[str, Any] | None
 
 def normalize_split(plan: NormalizePlan, split: Split) -> dict[str, Any]:
     """Pass 1: infer and write in one parse. Files are final (jsonl) or Arrow chunks (parquet, csv)."""
-    report = _arrow_fast_path(plan, split)
+    if split.file_format == "parquet":  # Arrow items: their Arrow schema is the table's, as in dlt
+        report = normalize_arrow_items(plan, split, lambda name, tables: _final_writer(plan, split, name, tables))
+    else:
+        report = _arrow_fast_path(plan, split)
     if report is not None:
         return report
     tables = copy.deepcopy(plan.tables)

@@ -23,7 +23,7 @@ import pyarrow.parquet as pq
 import lakeload.spark.executor_working as wio
 from lakeload.errors import IntegerOutOfRangeError
 from lakeload.schema import datatypes
-from lakeload.schema.arrow_types import to_arrow_type
+from lakeload.schema.arrow_types import column_arrow_type
 
 TColumn = dict[str, Any]
 FLUSH_ROWS = 20_000
@@ -48,10 +48,7 @@ def arrow_schema(columns: dict[str, TColumn]) -> pa.Schema:
     """The Arrow schema of complete columns, in order, as dlt's parquet writer types them."""
     fields = []
     for name, column in columns.items():
-        arrow_type = to_arrow_type(
-            column["data_type"], column.get("precision"), column.get("scale"), column.get("timezone", True)
-        )
-        fields.append(pa.field(name, arrow_type, nullable=column.get("nullable", True)))
+        fields.append(pa.field(name, column_arrow_type(column), nullable=column.get("nullable", True)))
     return pa.schema(fields)
 
 
@@ -67,7 +64,7 @@ def rows_to_arrow(rows: list[dict[str, Any]], columns: dict[str, TColumn], schem
         for name, value in row.items():
             values[name][i] = value
     for name, column in columns.items():
-        if column["data_type"] == "json":
+        if column["data_type"] == "json" and pa.types.is_string(schema.field(name).type):  # else: a nested Arrow type
             dumps, default = orjson.dumps, datatypes.jsonl_default
             values[name] = [v if v is None or isinstance(v, str) else dumps(v, default=default).decode() for v in values[name]]
     return pa.Table.from_arrays([_column_array(values[f.name], f, table) for f in schema], schema=schema)

@@ -137,6 +137,12 @@ def _root_formats(schema: Schema, tables: dict[str, dict[str, Any]], file_format
     return {**{name: fmt for name, fmt in formats.items() if fmt in TABLE_FILE_FORMATS}, **dict.fromkeys(delta, "parquet")}
 
 
+def arrow_item_formats(plan: NormalizePlan) -> dict[str, str]:
+    """Parquet for the root tables that got Arrow items (their extracted files are Parquet), as dlt's default for
+    Arrow tables and pandas frames; an explicit `loader_file_format` or a table's `file_format` hint wins."""
+    return {split.root_table: "parquet" for split in plan.splits if split.file_format == "parquet"}
+
+
 def _json_columns(schema: Schema) -> dict[str, frozenset[str]]:
     found = {}
     for name, table in schema.tables.items():
@@ -199,6 +205,8 @@ class Normalizer:
             schema.settings["schema_contract"] = manifest["schema_contract"]
         data_base = self.storage.data_base(EXTRACTED, load_id)
         plan = self.plan(load_id, schema, manifest["tables"], plan_splits(data_base, manifest["splits"], self.source_options))
+        if manifest.get("loader_file_format") is None:  # not chosen in run(): Arrow items are loaded as Parquet
+            plan.root_formats = {**arrow_item_formats(plan), **plan.root_formats}
         out_dir, out_base = self.output(plan)
         written, jobs = self._first_pass(plan, _matching(plan.splits, early or {}))
         schema.tables = plan.tables

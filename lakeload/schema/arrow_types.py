@@ -1,13 +1,17 @@
 """Executor-safe: the Arrow types lakeload writes for each dlt data type (as dlt's parquet writer does).
 
 Imports only pyarrow. `to_arrow_type("timestamp")` is `timestamp("us", tz="UTC")`; `json` is a string
-column holding JSON text; decimals default to decimal128(38, 9) and wei to decimal256(76, 0).
+column holding JSON text (unless its `x-nested-type` hint keeps the Arrow type of an Arrow item's column);
+decimals default to decimal128(38, 9) and wei to decimal256(76, 0). `data_type_of` maps back: the dlt column
+an Arrow field of a user's Arrow table or pandas frame makes.
 """
 
 from __future__ import annotations
 
+import base64
+import gzip
 from collections.abc import Callable
-from typing import Literal
+from typing import Any, Literal
 
 import pyarrow as pa
 
@@ -64,3 +68,70 @@ def to_arrow_type(
         raise ValueError(data_type)
     return simple[data_type]()
 
+
+
+NESTED_TYPE_HINT = "x-nested-type"  # dlt's column hint: the Arrow type of a `json` column loaded from Arrow items
+_IPC_PREFIX = "arrow-ipc:"
+
+
+def nested_type_text(arrow_type: pa.DataType) -> str:
+    """The `x-nested-type` text of `arrow_type`, as dlt stores it (so both tools' schemas compare equal): a
+    one-field Arrow IPC schema, gzipped without a timestamp, in base64."""
+    schema_bytes = pa.schema([pa.field("c", arrow_type)]).serialize().to_pybytes()
+    return _IPC_PREFIX + base64.b64encode(gzip.compress(schema_bytes, mtime=0)).decode("ascii")
+
+
+def nested_type(text: str) -> pa.DataType:
+    """The Arrow type an `x-nested-type` text holds (see `nested_type_text`)."""
+    if not text.startswith(_IPC_PREFIX):
+        raise ValueError(f"Unknown {NESTED_TYPE_HINT} {text[:20]!r}: only {_IPC_PREFIX!r} types are known.")
+    raw = gzip.decompress(base64.b64decode(text[len(_IPC_PREFIX):]))
+    return pa.ipc.read_schema(pa.BufferReader(raw)).field(0).type
+
+
+def column_arrow_type(column: dict[str, Any]) -> pa.DataType:
+    """The Arrow type of a complete dlt column: a `json` column with `x-nested-type` keeps its Arrow type."""
+    text = column.get(NESTED_TYPE_HINT)
+    if column["data_type"] == "json" and text:
+        return nested_type(text)
+    return to_arrow_type(column["data_type"], column.get("precision"), column.get("scale"), column.get("timezone", True))
+
+
+_UNITS = {"s": 0, "ms": 3, "us": 6, "ns": 9}
+
+
+def data_type_of(arrow_type: pa.DataType) -> dict[str, Any] | None:
+    """The dlt type hints of an Arrow column of a user's item (None: a null-typed column makes no column yet).
+
+    Nested types (struct, list, map) are `json` columns keeping their Arrow type in `x-nested-type`; integers
+    narrower than 64 bits and timestamps keep their width/unit as `precision`, as dlt's Arrow extract does.
+    """
+    t = pa.types
+    if t.is_dictionary(arrow_type):
+        return data_type_of(arrow_type.value_type)
+    if t.is_null(arrow_type):
+        return None
+    if t.is_string(arrow_type) or t.is_large_string(arrow_type):
+        return {"data_type": "text"}
+    if t.is_floating(arrow_type):
+        return {"data_type": "double"}
+    if t.is_boolean(arrow_type):
+        return {"data_type": "bool"}
+    if t.is_timestamp(arrow_type):
+        found: dict[str, Any] = {"data_type": "timestamp", "precision": _UNITS[arrow_type.unit]}
+        return found if arrow_type.tz else {**found, "timezone": False}
+    if t.is_date(arrow_type):
+        return {"data_type": "date"}
+    if t.is_time(arrow_type):
+        return {"data_type": "time", "precision": _UNITS[arrow_type.unit]}
+    if t.is_integer(arrow_type):
+        return {"data_type": "bigint"} if arrow_type.bit_width == 64 else {"data_type": "bigint", "precision": arrow_type.bit_width}
+    if t.is_fixed_size_binary(arrow_type):
+        return {"data_type": "binary", "precision": arrow_type.byte_width}
+    if t.is_binary(arrow_type) or t.is_large_binary(arrow_type):
+        return {"data_type": "binary"}
+    if t.is_decimal(arrow_type):
+        return {"data_type": "decimal", "precision": arrow_type.precision, "scale": arrow_type.scale}
+    if t.is_nested(arrow_type):
+        return {"data_type": "json", NESTED_TYPE_HINT: nested_type_text(arrow_type)}
+    raise ValueError(f"Arrow type {arrow_type} has no dlt data type")

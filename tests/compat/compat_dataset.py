@@ -26,12 +26,12 @@ if _CONFORMANCE not in sys.path:  # importable as `compat.compat_dataset` from o
     sys.path.insert(0, _CONFORMANCE)
 
 from harness import (  # noqa: E402
-    _ARROW_TYPE_PREFIX,
     DATASET,
     BadValue,
     CanonicalDataset,
     TableData,
     _coerce,
+    arrow_type_prefixes,
     canonicalize,
     read_bucket,
 )
@@ -49,7 +49,7 @@ def _delta_rows(folder: Path, table: TableData, problems: list[str]) -> list[dic
     arrow_table = DeltaTable(str(folder)).to_pyarrow_table()
     for arrow_field in arrow_table.schema:
         column = table.columns.get(arrow_field.name)
-        prefixes = _ARROW_TYPE_PREFIX.get(column["data_type"], ()) if column else ()
+        prefixes = arrow_type_prefixes(column) if column else ()
         if prefixes and not str(arrow_field.type).startswith(prefixes):
             problems.append(f"delta table {table.name}: column {arrow_field.name} is {arrow_field.type}, "
                             f"schema says {column['data_type']}")  # type: ignore[index]

@@ -279,6 +279,20 @@ _ARROW_TYPE_PREFIX = {
     "binary": ("binary", "large_binary"),
 }
 
+# what dlt writes for columns of Arrow items (the Arrow type kept): a `json` column with `x-nested-type` holds the
+# nested Arrow type, a `bigint` with a precision a narrower integer
+_NESTED_ARROW_PREFIX = ("struct<", "list<", "large_list<", "fixed_size_list<", "map<")
+_NARROW_INT_PREFIX = {8: ("int8",), 16: ("int16",), 32: ("int32",)}
+
+
+def arrow_type_prefixes(column: dict[str, Any]) -> tuple[str, ...]:
+    """The Arrow type texts a Parquet column may have for the dlt `column` (by prefix)."""
+    if column.get("data_type") == "json" and column.get("x-nested-type"):
+        return _NESTED_ARROW_PREFIX
+    if column.get("data_type") == "bigint" and column.get("precision") in _NARROW_INT_PREFIX:
+        return _NARROW_INT_PREFIX[column["precision"]]
+    return _ARROW_TYPE_PREFIX.get(column["data_type"], ())
+
 
 def _read_parquet(path: Path, table: TableData, problems: list[str]) -> list[dict[str, Any]]:
     import pyarrow.parquet as pq
@@ -286,7 +300,7 @@ def _read_parquet(path: Path, table: TableData, problems: list[str]) -> list[dic
     arrow_table = pq.read_table(path)
     for arrow_field in arrow_table.schema:
         column = table.columns.get(arrow_field.name)
-        prefixes = _ARROW_TYPE_PREFIX.get(column["data_type"], ()) if column else ()
+        prefixes = arrow_type_prefixes(column) if column else ()
         if prefixes and not str(arrow_field.type).startswith(prefixes):
             problems.append(f"{path.name}: parquet column {table.name}.{arrow_field.name} is "
                             f"{arrow_field.type}, schema says {column['data_type']}")
