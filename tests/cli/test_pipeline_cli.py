@@ -193,9 +193,12 @@ def test_a_broken_state_json_is_mended_from_the_command_line(tmp_path: Path) -> 
         assert sorted(r[0] for r in client.execute_sql("SELECT id FROM users")) == [1, 2, 3]
 
 
-def test_sync_wipes_nothing_when_the_bucket_is_not_configured(tmp_path: Path) -> None:
+def test_sync_wipes_nothing_when_the_bucket_cannot_be_used(tmp_path: Path) -> None:
+    import shutil
+
     loaded(tmp_path, "cli_nosync")
-    synced = cli("pipeline", "cli_nosync", "sync", "--pipelines-dir", str(tmp_path / "pipelines"),
-                 env={"DESTINATION__FILESYSTEM__BUCKET_URL": ""})
+    shutil.rmtree(tmp_path / "bucket")
+    (tmp_path / "bucket").write_text("not a folder")  # the bucket the pipeline loaded to cannot be used any more
+    synced = cli("pipeline", "cli_nosync", "sync", "--pipelines-dir", str(tmp_path / "pipelines"))
     assert synced.returncode != 0
     assert (tmp_path / "pipelines" / "cli_nosync" / "state.json").exists()
