@@ -18,7 +18,9 @@ if TYPE_CHECKING:
     from lakeload.destinations.impl.sink.factory import sink
 
 DESTINATION_TYPES = ("filesystem",)
-SINK_OPTIONS = ("batch_size", "loader_file_format", "naming_convention", "skip_dlt_columns_and_tables", "max_table_nesting")
+SINK_OPTIONS = (
+    "batch_size", "loader_file_format", "naming_convention", "skip_dlt_columns_and_tables", "max_table_nesting", "run_on",
+)
 
 
 def _named(destination_name: str, destination_type: str | None, **kwargs: Any) -> Any:
@@ -41,8 +43,8 @@ def destination(func_or_name: Callable[..., Any] | str | None = None, /, destina
     """A named destination (`destination("prod", destination_type="filesystem")`) or a sink decorator.
 
     As a decorator, bare or with options (`batch_size`, `loader_file_format`, `naming_convention`,
-    `skip_dlt_columns_and_tables`, `max_table_nesting`, `name`), it turns `f(items, table)` into a
-    destination whose function runs on Spark executors.
+    `skip_dlt_columns_and_tables`, `max_table_nesting`, `name`, `run_on`), it turns `f(items, table)` into a
+    destination whose function runs in this process (or, with `run_on="executors"`, on Spark executors).
     """
     from lakeload.destinations.impl.sink.factory import sink
 

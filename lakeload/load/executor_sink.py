@@ -16,6 +16,7 @@ import orjson
 import pyarrow.parquet as pq
 
 import lakeload.spark.executor_working as wio
+from lakeload.spark.executor_working import WorkingStore
 
 
 @dataclass
@@ -27,15 +28,16 @@ class SinkPayload:
     batch_size: int
     skip_dlt_columns: bool
     tables: dict[str, dict[str, Any]]
+    store: WorkingStore | None = None  # the working bucket of package data URLs (the driver does not `use()` one)
 
 
-def _rows(path: str) -> Iterator[dict[str, Any]]:
+def _rows(path: str, store: WorkingStore | None) -> Iterator[dict[str, Any]]:
     if path.endswith(".parquet"):
-        with wio.open_input(path) as raw:
+        with wio.open_input(path, store) as raw:
             for batch in pq.ParquetFile(raw).iter_batches(batch_size=10_000):
                 yield from batch.to_pylist()
         return
-    with wio.open_input(path) as raw, (gzip.open(raw, "rb") if path.endswith(".gz") else raw) as f:
+    with wio.open_input(path, store) as raw, (gzip.open(raw, "rb") if path.endswith(".gz") else raw) as f:
         for line in f:
             if line.strip():
                 yield orjson.loads(line)
@@ -56,17 +58,17 @@ def progress_path(package_dir: str, file_id: str) -> str:
     return wio.join(package_dir, "sink_progress", f"{file_id}.json")
 
 
-def batches_done(package_dir: str, file_id: str) -> int:
+def batches_done(package_dir: str, file_id: str, store: WorkingStore | None = None) -> int:
     path = progress_path(package_dir, file_id)
-    if not wio.exists(path):
+    if not wio.exists(path, store):
         return 0
-    return int(orjson.loads(wio.read_bytes(path))["batches_done"])
+    return int(orjson.loads(wio.read_bytes(path, store))["batches_done"])
 
 
-def _record(package_dir: str, file_id: str, done: int) -> None:
+def _record(package_dir: str, file_id: str, done: int, store: WorkingStore | None) -> None:
     path = progress_path(package_dir, file_id)
     if wio.is_remote(path):
-        with wio.local_target(path) as local, open(local, "wb") as f:
+        with wio.local_target(path, store) as local, open(local, "wb") as f:
             f.write(orjson.dumps({"batches_done": done}))
         return
     os.makedirs(os.path.dirname(path), exist_ok=True)
@@ -81,8 +83,8 @@ def _record(package_dir: str, file_id: str, done: int) -> None:
 def deliver_file(payload: SinkPayload, file: dict[str, Any]) -> dict[str, Any]:
     """Call the sink for every batch of one file not delivered yet; returns counts."""
     table = payload.tables[file["table"]]
-    done = batches_done(payload.package_dir, file["file_id"])
-    rows = _rows(wio.join(payload.package_dir, file["path"]))
+    done = batches_done(payload.package_dir, file["file_id"], payload.store)
+    rows = _rows(wio.join(payload.package_dir, file["path"]), payload.store)
     if payload.skip_dlt_columns:
         rows = ({k: v for k, v in row.items() if not k.startswith("_dlt_")} for row in rows)
     sent = skipped = 0
@@ -92,5 +94,5 @@ def deliver_file(payload: SinkPayload, file: dict[str, Any]) -> dict[str, Any]:
             continue
         payload.func(batch, table)
         sent += 1
-        _record(payload.package_dir, file["file_id"], index + 1)
+        _record(payload.package_dir, file["file_id"], index + 1, payload.store)
     return {"table": file["table"], "batches_sent": sent, "batches_skipped": skipped, "pid": os.getpid()}

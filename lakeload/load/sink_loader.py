@@ -1,12 +1,18 @@
-"""Load into a sink destination: every normalized file is one Spark task calling the sink function."""
+"""Load into a sink destination: the sink function gets every normalized file's rows in batches.
+
+By default in this (the driver's) process, file after file, as dlt calls a sink where the script lives: a sink
+that appends to the script's list or writes through its open connection sees every batch. With
+`run_on="executors"` every file is one Spark task calling the function on an executor.
+"""
 
 from __future__ import annotations
 
 import time
-from typing import TYPE_CHECKING
+from dataclasses import replace
+from typing import TYPE_CHECKING, Any
 
 from lakeload.destinations.impl.sink.factory import sink
-from lakeload.errors import LoadError
+from lakeload.errors import LakeloadError, LoadError
 from lakeload.load.executor_sink import SinkPayload, deliver_file
 from lakeload.load.loader import LoadResult
 from lakeload.runtime.packages import PipelineStorage
@@ -35,9 +41,12 @@ class SinkLoader:
             tables=package["schema"]["tables"],
         )
         files = [f for f in package["files"] if not (self.destination.skip_dlt_columns_and_tables and f["table"].startswith("_dlt"))]
+        description = f"lakeload sink {self.destination.name} {load_id}"
         try:
-            description = f"lakeload sink {self.destination.name} {load_id}"
-            delivered = run_tasks(self.spark, deliver_file, payload, files, description, working=self.storage.working, error=LoadError)
+            if self.destination.run_on == "executors":
+                delivered = run_tasks(self.spark, deliver_file, payload, files, description, working=self.storage.working, error=LoadError)
+            else:
+                delivered = self._deliver_here(replace(payload, store=self.storage.working), files, description)
         except LoadError as exc:
             raise LoadError(
                 f"Sink '{self.destination.name}' failed: {exc}. Batches delivered so far are recorded; "
@@ -48,3 +57,17 @@ class SinkLoader:
         self.storage.complete(load_id)
         result.elapsed = time.perf_counter() - started
         return result
+
+    @staticmethod
+    def _deliver_here(payload: SinkPayload, files: list[dict[str, Any]], description: str) -> list[dict[str, Any]]:
+        """Every file's batches to the sink function in this thread, one file after the other (streamed: one batch
+        of rows in memory at a time); the function's own error becomes a `LoadError` naming it, as a task's does."""
+        delivered = []
+        for file in files:
+            try:
+                delivered.append(deliver_file(payload, file))
+            except LakeloadError:
+                raise
+            except Exception as exc:
+                raise LoadError(f"{description}: {type(exc).__name__}: {exc} (in table '{file['table']}')") from exc
+        return delivered

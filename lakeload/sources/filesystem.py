@@ -17,8 +17,8 @@ from __future__ import annotations
 
 import functools
 import gzip
-from collections.abc import Iterator
-from dataclasses import dataclass, field
+from collections.abc import Callable, Iterator
+from dataclasses import dataclass, field, replace
 from typing import Any
 
 import orjson
@@ -27,6 +27,8 @@ from lakeload.destinations.impl.filesystem.client import open_filesystem
 from lakeload.errors import SourceError
 from lakeload.extract.context import ExtractContext
 from lakeload.extract.external import ExternalFiles
+from lakeload.extract.incremental.binding import bind_resource
+from lakeload.extract.incremental.items import filter_item
 from lakeload.extract.resource import Resource, TableHints
 from lakeload.sources.listing import (
     ListedFile,
@@ -55,13 +57,39 @@ class FileSelection:
     kwargs: dict[str, Any] | None = field(default=None, repr=False)
     client_kwargs: dict[str, Any] | None = field(default=None, repr=False)
 
-    def select(self, context: ExtractContext) -> tuple[SourceConfiguration, list[ListedFile]]:
-        """The resolved bucket and the files to read: all matching ones, or with `incremental` only new ones."""
+    def select(self, context: ExtractContext, hinted: HintedFiles | None = None) -> tuple[SourceConfiguration, list[ListedFile]]:
+        """The resolved bucket and the files to read: all matching ones, with `incremental` only new ones, and with
+        an `incremental=` hint on the files resource (`hinted`) only those its cursor lets through."""
         config = resolve_source(self.bucket_url, self.credentials, self.kwargs, self.client_kwargs, context.pipeline_name)
         files = list_files(config, self.file_glob)
         if self.incremental:
             files = pick_new(files, context.resource_state(), config, self.file_glob)
-        return config, files
+        return config, hinted.pick(files, context) if hinted is not None else files
+
+
+@dataclass(frozen=True)
+class HintedFiles:
+    """The files resource piped into a reader, and the resource name its incremental state is kept under.
+
+    dlt's documented way to load only new files is `files.apply_hints(incremental=incremental("modification_date"))`
+    before `files | read_csv()`: the cursor filters the file items, not the rows read from them, and its state is
+    the files resource's (renamed with the reader as `with_name` renames it, see `FileReadResource.with_name`).
+    """
+
+    files: FilesystemResource
+    state_name: str
+
+    def pick(self, files: list[ListedFile], context: ExtractContext) -> list[ListedFile]:
+        """`files` whose items pass the files resource's incremental (all of them without one)."""
+        hint = self.files.incremental_hint
+        if hint is None or not files:
+            return files
+        state = context.for_resource(self.state_name).resource_state
+        live, _ = bind_resource(self.state_name, None, hint, self.files.hints.raw_primary_key, state)
+        assert live is not None
+        kept = filter_item(live, [f.item() for f in files]) or []
+        urls = {item["file_url"] for item in kept}
+        return [f for f in files if f.url in urls]
 
 
 @dataclass(frozen=True)
@@ -79,9 +107,9 @@ class FileReader:
     def name(self) -> str:
         return f"read_{self.file_format}"
 
-    def read(self, selection: FileSelection, context: ExtractContext) -> Iterator[Any]:
+    def read(self, selection: FileSelection, hinted: HintedFiles | None, context: ExtractContext) -> Iterator[Any]:
         """The items of the selected files: one `ExternalFiles` (JSONL) or one Spark DataFrame; none without files."""
-        config, files = selection.select(context)
+        config, files = selection.select(context, hinted)
         if not files:
             return
         if self.file_format != "jsonl":
@@ -114,7 +142,30 @@ class FilesystemResource(Resource):
     def __or__(self, reader: Any) -> Resource:
         if not isinstance(reader, FileReader) or self.selection is None:
             raise SourceError(f"Cannot pipe the files of '{self.name}' into {reader!r}: use {READERS}.")
-        return Resource(reader.name, functools.partial(reader.read, self.selection), TableHints(), takes_context=True)
+        hinted = HintedFiles(self, self.name)
+        return FileReadResource(reader.name, _reading(reader, hinted), TableHints(), takes_context=True, reader=reader, hinted=hinted)
+
+
+def _reading(reader: FileReader, hinted: HintedFiles) -> Callable[[ExtractContext], Iterator[Any]]:
+    assert hinted.files.selection is not None
+    return functools.partial(reader.read, hinted.files.selection, hinted)
+
+
+@dataclass
+class FileReadResource(Resource):
+    """`files | read_csv()`: the rows of the files; an `incremental=` hint on `files` picks which files (`HintedFiles`)."""
+
+    reader: FileReader | None = None
+    hinted: HintedFiles | None = None
+
+    def with_name(self, name: str) -> Resource:
+        """A copy under another name; the files' incremental state moves as dlt moves it (the files resource's name
+        with the reader's replaced by `name`, else `<files>_<name>`: `filesystem_table` for `.with_name("table")`)."""
+        if self.reader is None or self.hinted is None:
+            return super().with_name(name)
+        old = self.hinted.state_name
+        hinted = replace(self.hinted, state_name=old.replace(self.name, name) if self.name in old else f"{old}_{name}")
+        return replace(self, name=name, data=_reading(self.reader, hinted), hinted=hinted)
 
 
 def _file_items(selection: FileSelection, context: ExtractContext) -> Iterator[list[dict[str, Any]]]:
@@ -150,12 +201,18 @@ def filesystem(
     size but miss files that arrive late with older times. The state is keyed by resource name: give
     two incremental sources in one pipeline different names (`(files | read_jsonl()).with_name("events")`).
 
+    dlt's way works too: `files.apply_hints(incremental=lakeload.sources.incremental("modification_date"))`
+    reads only files modified after the last loaded one (a file arriving late with an older time is missed),
+    its cursor kept as dlt keeps it, under the files resource's name (`filesystem_<name>` after `.with_name(name)`).
+
     >>> files = filesystem("data/", "**/*.jsonl", incremental=True)
     >>> pipeline.run(files | read_jsonl(), table_name="events")
     """
     selection = FileSelection(bucket_url, file_glob, incremental, credentials, kwargs, client_kwargs)
     data = functools.partial(_file_items, selection)
-    return FilesystemResource(name, data, TableHints(), takes_context=True, selection=selection)
+    files = FilesystemResource(name, data, TableHints(), takes_context=True, selection=selection)
+    files.apply_hints(primary_key="file_url")  # dlt's: keys the hashes of an incremental on the files
+    return files
 
 
 def read_jsonl(*, add_file_name: bool = False) -> FileReader:

@@ -95,13 +95,19 @@ class ListedFile(ExternalFile):
     modified: datetime | None = None
 
     def item(self) -> dict[str, Any]:
-        """dlt's file item fields (what `filesystem()` alone yields)."""
+        """dlt's file item (what `filesystem()` alone yields, and what an `incremental=` hint on it filters): the
+        same fields in the same order, so that the incremental's hashes of items at its boundary are dlt's too."""
         import mimetypes
 
-        return {
-            "file_url": self.url, "file_name": self.relative, "size_in_bytes": self.size,
-            "modification_date": self.modified, "mime_type": mimetypes.guess_type(self.relative)[0],
+        mime_type, encoding = mimetypes.guess_type(posixpath.basename(self.relative), strict=False)
+        item: dict[str, Any] = {
+            "file_name": posixpath.basename(self.relative), "relative_path": self.relative, "file_url": self.url,
+            "mime_type": mime_type or "application/" + (posixpath.splitext(self.relative)[1][1:] or "octet-stream"),
+            "modification_date": self.modified, "size_in_bytes": self.size,
         }
+        if encoding is not None:
+            item["encoding"] = encoding
+        return item
 
 
 def _modified(info: dict[str, Any]) -> datetime | None:

@@ -13,9 +13,11 @@ from __future__ import annotations
 
 import contextlib
 import re
-from collections.abc import Iterator
+from collections.abc import Iterator, Mapping
+from typing import Any
 
-from lakeload.errors import LakeloadError
+import lakeload.errors
+from lakeload.errors import LakeloadError, PipelineStepFailed
 
 _PYTHON_ERROR = re.compile(r"^([A-Za-z_][\w.]*(Error|Exception|Exit|Interrupt|Failed)\b.*)$")
 _SQLSTATE = re.compile(r"\s*SQLSTATE: \w+[.;]?\s*$")
@@ -70,3 +72,20 @@ def spark_errors(error: type[LakeloadError], what: str, hint: str = "") -> Itera
         message = f"{what} failed in Spark: {summarize(exc)}."
         hint = missing_module_hint(str(exc)) or hint
         raise error(f"{message} {hint}".strip()) from exc
+
+
+def task_error(failure: Mapping[str, Any], what: str, fallback: type[LakeloadError], hint: str = "") -> LakeloadError:
+    """The error a failed Spark task reported (`executor_runner.lakeload_failure`): the class of `lakeload.errors` it
+    named, made again with the task's message (after `what`) and plain attributes, so that `except SchemaError:`
+    catches a normalize task's `IntegerOutOfRangeError`; else `fallback` with the task's one-line error.
+
+    Only `lakeload.errors` is searched, by name: a task cannot make the driver build any other class.
+    """
+    kind = getattr(lakeload.errors, str(failure.get("lakeload_error")), None)
+    if not isinstance(kind, type) or not issubclass(kind, LakeloadError) or issubclass(kind, PipelineStepFailed) \
+            or "lakeload_message" not in failure:
+        return fallback(f"{what}: {failure['error']} {hint}".strip())
+    error = kind.__new__(kind)
+    Exception.__init__(error, f"{what}: {failure['lakeload_message']} {hint}".strip())  # its own __init__ takes parts
+    error.__dict__.update(failure.get("lakeload_attributes") or {})
+    return error

@@ -4,7 +4,8 @@ The driver builds `sparkContext.parallelize(range(n), n)` and maps it with `part
 sessions), or `spark.range(n, numPartitions=n)` with `task_mapper` (Spark Connect, which has no RDDs):
 partition `i` runs `task(payload, items[i])` and yields one JSON string (in an Arrow batch for `task_mapper`). Errors raised by
 the task are returned as data (`{"error": ...}`) so the driver can raise a clean lakeload error
-instead of a JVM stack trace, and deterministic failures are not retried by Spark.
+instead of a JVM stack trace, and deterministic failures are not retried by Spark. A `lakeload.errors` class
+travels by name with its message and plain attributes (`TaskFailure`), so that the driver raises that class again.
 """
 
 from __future__ import annotations
@@ -17,6 +18,7 @@ from typing import Any
 import orjson
 import pyarrow as pa
 
+from lakeload.errors import LakeloadError
 from lakeload.spark.executor_working import WorkingStore, use
 
 RESULT_SCHEMA = "result string"
@@ -71,10 +73,28 @@ def task_runner(
                 "error_type": type(exc).__name__,
                 "trace": traceback.format_exc(limit=8),
                 "index": index,
+                **lakeload_failure(exc),
             }
         return orjson.dumps(result, default=str).decode()
 
     return run_one
+
+
+PLAIN = (str, int, float, bool, type(None))
+
+
+def lakeload_failure(exc: BaseException) -> dict[str, Any]:
+    """What the driver needs to raise `exc`'s class again: its name when it is one of `lakeload.errors` (user
+    code's own exception classes are not rebuilt), its message and its plain attributes (`table_name`, `path`...:
+    text and numbers only, never an item or a client); {} for any other exception.
+
+    >>> lakeload_failure(DamagedPackageFileError("/p/x.parquet", "users", "1.5", "truncated"))["lakeload_error"]
+    'DamagedPackageFileError'
+    """
+    if not isinstance(exc, LakeloadError) or type(exc).__module__ != LakeloadError.__module__:
+        return {}
+    attributes = {k: v for k, v in vars(exc).items() if isinstance(v, PLAIN) and not k.startswith("_")}
+    return {"lakeload_error": type(exc).__name__, "lakeload_message": str(exc), "lakeload_attributes": attributes}
 
 
 _FROZEN = False

@@ -28,7 +28,7 @@ from lakeload.spark.connect_session import (  # noqa: F401 - session_master is r
     use_connect_mode,
 )
 from lakeload.spark.connect_shipping import missing_module_hint
-from lakeload.spark.errors import spark_errors
+from lakeload.spark.errors import spark_errors, task_error
 from lakeload.spark.job_progress import tracked_jobs
 from lakeload.spark.pandas_warning import import_pandas_check, map_in_arrow, pandas_check_silenced
 from lakeload.spark.python_daemon import with_python_daemon
@@ -243,9 +243,11 @@ def run_tasks(
     `working` is the bucket package data URLs are in (`PipelineStorage.working`); its options travel
     only inside the tasks.
 
-    Only the tasks' small JSON results come back to the driver. A task that raised, or a job Spark could not
-    run, makes this raise `error` (the step's error class) with the task's own message or Spark's cause in one
-    line. `on_progress(n)` hears of completed tasks.
+    Only the tasks' small JSON results come back to the driver. A task that raised one of `lakeload.errors` makes
+    this raise that class again (`spark.errors.task_error`: `DamagedPackageFileError` from a copy task, a
+    `SchemaError` from normalize); any other failure of a task, or a job Spark could not run, raises `error` (the
+    step's error class) with the task's own message or Spark's cause in one line. `on_progress(n)` hears of
+    completed tasks.
     """
     from lakeload.spark.connect_session import is_connect
     from lakeload.spark.executor_runner import RESULT_SCHEMA, partition_mapper, task_mapper
@@ -264,6 +266,6 @@ def run_tasks(
         decoded = orjson.loads(row)
         if "error" in decoded:
             logger.debug("task %s failed:\n%s", decoded["index"], decoded.get("trace"))
-            raise error(f"{description}: {decoded['error']} {missing_module_hint(decoded['error'])}".strip())
+            raise task_error(decoded, description, error, missing_module_hint(decoded["error"]))
         results[decoded["index"]] = decoded["ok"]
     return results

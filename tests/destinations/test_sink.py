@@ -1,9 +1,11 @@
-"""Custom sink destinations: batches of normalized rows, called on executors, resumable after failure."""
+"""Custom sink destinations: batches of normalized rows, called in the script's process (or on executors with
+`run_on="executors"`), resumable after failure."""
 
 from __future__ import annotations
 
 import json
 import os
+import sqlite3
 from pathlib import Path
 from typing import Any
 
@@ -39,7 +41,7 @@ def batches(out: Path, table: str) -> list[dict[str, Any]]:
 def test_sink_gets_batches_with_table_schema_on_executors(tmp_path: Path, pipelines_dir: Path) -> None:
     out = tmp_path / "out"
     out.mkdir()
-    my_sink = lakeload.destination(recorder(out), batch_size=3, name="api_sink")
+    my_sink = lakeload.destination(recorder(out), batch_size=3, name="api_sink", run_on="executors")
     p = lakeload.pipeline("to_api", destination=my_sink, pipelines_dir=str(pipelines_dir))
     info = p.run(USERS, table_name="users")
     calls = batches(out, "users")
@@ -84,8 +86,49 @@ def test_sink_with_nesting_gets_child_tables(tmp_path: Path, pipelines_dir: Path
     assert "full_name" in batches(out, "users")[0]["items"][0]
 
 
+def test_sink_closing_over_a_list_gets_every_item_once_in_this_process(pipelines_dir: Path) -> None:
+    calls: list[tuple[str, list[dict[str, Any]], int]] = []  # dlt's docs: the sink appends to the script's list
+
+    @lakeload.destination(batch_size=10)
+    def sink(items: list[dict[str, Any]], table: dict[str, Any]) -> None:
+        calls.append((table["name"], items, os.getpid()))
+
+    rows = [{"id": i, "tags": ["a", "b"]} for i in range(25)]
+    lakeload.pipeline("to_list", destination=sink, pipelines_dir=str(pipelines_dir)).run(rows, table_name="items")
+    assert [(name, len(items)) for name, items, _ in calls] == [("items", 10), ("items", 10), ("items", 5)]
+    assert sorted(r["id"] for _, items, _ in calls for r in items) == list(range(25))
+    assert calls[0][1][0]["tags"] == ["a", "b"] and {pid for *_, pid in calls} == {os.getpid()}
+
+
+@pytest.mark.parametrize("loader_file_format", ["jsonl", "parquet"])
+def test_sink_writing_through_an_open_sqlite_connection_resumes_without_duplicates(
+    tmp_path: Path, pipelines_dir: Path, loader_file_format: str
+) -> None:
+    connection = sqlite3.connect(tmp_path / "sink.db")  # opened by the script, held open across the runs
+    connection.execute("CREATE TABLE users (id INTEGER, name TEXT)")
+    failed = []
+
+    @lakeload.destination(batch_size=2, loader_file_format=loader_file_format)
+    def to_sqlite(items: list[dict[str, Any]], table: dict[str, Any]) -> None:
+        if connection.execute("SELECT count(*) FROM users").fetchone()[0] == 4 and not failed:
+            failed.append(True)
+            raise RuntimeError("database is locked")
+        connection.executemany("INSERT INTO users VALUES (?, ?)", [(r["id"], r["Full Name"]) for r in items])
+        connection.commit()
+
+    p = lakeload.pipeline("to_sqlite", destination=to_sqlite, pipelines_dir=str(pipelines_dir))
+    with pytest.raises(PipelineStepFailed, match="database is locked.*resume"):
+        p.run(USERS, table_name="users")
+    p.load()
+    ids = [row[0] for row in connection.execute("SELECT id FROM users ORDER BY id")]
+    assert ids == list(range(7)) and failed == [True]  # each row exactly once, after one failure
+    connection.close()
+
+
 def test_sink_arguments_are_checked() -> None:
     with pytest.raises(ConfigurationError, match="must take \\(items, table\\)"):
         lakeload.destination(lambda items: None)
     with pytest.raises(ConfigurationError, match="Unknown sink destination options"):
         lakeload.destination(batch_sise=3)
+    with pytest.raises(ConfigurationError, match="run_on must be 'driver'.*'executors'"):
+        lakeload.destination(lambda items, table: None, run_on="cluster")

@@ -33,7 +33,7 @@ def local_folder(spark: Any, bucket: str, pipes: str) -> dict[str, Any]:
     sink_dir = os.path.join(pipes, "sink_out")
     os.makedirs(sink_dir, exist_ok=True)
 
-    @lakeload.destination(batch_size=50)
+    @lakeload.destination(batch_size=50, run_on="executors")
     def to_files(items: list[dict[str, object]], table: dict[str, object]) -> None:
         with open(os.path.join(sink_dir, f"{os.getpid()}.jsonl"), "a") as f:
             for item in items:

@@ -78,7 +78,7 @@ def sink_recorder(out: str) -> Any:
     """A sink that writes each batch it gets to its own file in `out` (run on the server's Python workers)."""
     import lakeload
 
-    @lakeload.destination(batch_size=4, name="connect_sink")
+    @lakeload.destination(batch_size=4, name="connect_sink", run_on="executors")
     def record(items: list[dict[str, Any]], table: dict[str, Any]) -> None:
         import os
         import uuid
@@ -163,7 +163,7 @@ def missing_module_error(folder: str, pipelines_dir: str) -> str:
     sys.path.insert(0, package)
     import client_only_helpers
 
-    pipeline = lakeload.pipeline("connect_missing", destination=lakeload.destination(client_only_helpers.deliver),
+    pipeline = lakeload.pipeline("connect_missing", destination=lakeload.destination(client_only_helpers.deliver, run_on="executors"),
                                  pipelines_dir=pipelines_dir)
     try:
         pipeline.run(records()[:2], table_name="missing")
@@ -183,7 +183,7 @@ def slow_sink(out: str, flag: str) -> Any:
 
     import lakeload
 
-    @lakeload.destination(batch_size=4, name="slow_sink")
+    @lakeload.destination(batch_size=4, name="slow_sink", run_on="executors")
     def slow(items: list[dict[str, Any]], table: dict[str, Any]) -> None:
         import uuid
 

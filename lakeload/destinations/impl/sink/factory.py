@@ -5,8 +5,11 @@
 ...     post_to_api(table["name"], items)
 >>> lakeload.pipeline("to_api", destination=my_sink).run(data, table_name="events")
 
-The function runs on Spark executors, one task per normalized file, in batches of `batch_size`
-rows; so it must be picklable (a module-level function, or a closure over picklable values).
+By default the function runs in the driver process, where the script's objects live: a sink that appends to a
+list or writes through an open connection of the script works as in dlt. It is fed file by file and batch by
+batch from the load package (never a whole table in memory). `run_on="executors"` runs it on Spark executors
+instead, one task per normalized file: for sinks that write to an external system at Spark's scale; such a
+function must be picklable, and what it changes in the script's objects stays in the executors' processes.
 """
 
 from __future__ import annotations
@@ -14,13 +17,15 @@ from __future__ import annotations
 import inspect
 from collections.abc import Callable
 from dataclasses import replace
-from typing import Any
+from typing import Any, Literal
 
 from lakeload.destinations.impl.filesystem.factory import DestinationCapabilities
 from lakeload.errors import ConfigurationError
 from lakeload.spark.shipping import ship_by_value
 
 SinkFunction = Callable[[Any, dict[str, Any]], Any]
+RunOn = Literal["driver", "executors"]
+RUN_ON = ("driver", "executors")
 
 
 class sink:  # noqa: N801 - mirrors `lakeload.destinations.filesystem`
@@ -40,6 +45,7 @@ class sink:  # noqa: N801 - mirrors `lakeload.destinations.filesystem`
         naming_convention: str = "direct",
         skip_dlt_columns_and_tables: bool = True,
         max_table_nesting: int = 0,
+        run_on: RunOn = "driver",
     ) -> None:
         if not callable(func):
             raise ConfigurationError(f"A sink destination needs a function (items, table) -> None, got {func!r}.")
@@ -48,7 +54,14 @@ class sink:  # noqa: N801 - mirrors `lakeload.destinations.filesystem`
             raise ConfigurationError(f"Sink function {func.__name__} must take (items, table); it takes {len(params)} argument(s).")
         if batch_size < 1:
             raise ConfigurationError(f"batch_size must be 1 or more, got {batch_size}.")
-        ship_by_value(func)
+        if run_on not in RUN_ON:
+            raise ConfigurationError(
+                f"Sink {getattr(func, '__name__', func)!r}: run_on must be 'driver' (the default: the function runs in "
+                f"this process) or 'executors' (on Spark executors), got {run_on!r}."
+            )
+        if run_on == "executors":
+            ship_by_value(func)
+        self.run_on: RunOn = run_on
         self.func = func
         self.destination_name: str = destination_name or str(getattr(func, "__name__", "sink"))
         self.batch_size = batch_size
@@ -77,4 +90,4 @@ class sink:  # noqa: N801 - mirrors `lakeload.destinations.filesystem`
         return self.func(items, table)
 
     def __repr__(self) -> str:
-        return f"sink(destination_name={self.name!r}, batch_size={self.batch_size})"
+        return f"sink(destination_name={self.name!r}, batch_size={self.batch_size}, run_on={self.run_on!r})"
