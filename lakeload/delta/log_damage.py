@@ -20,12 +20,13 @@ from lakeload.errors import DeltaLogDamagedError
 if TYPE_CHECKING:
     from deltalake import DeltaTable
 
-# how delta-rs (its kernel) says that the log itself is broken, not the storage
+# how delta-rs' kernel says that the log itself is broken (words that all appear), not that storage failed (a
+# storage error can name a checkpoint or JSON too: a failed read of `_last_checkpoint`, an error document)
 _DAMAGE = {
-    "found gap": "commit files are missing in the middle of its log",
-    "contiguous commit files": "commit files are missing in the middle of its log",
-    "json error": "a commit file of its log is truncated or not JSON",
-    "checkpoint": "a checkpoint of its log cannot be read",
+    ("found gap",): "commit files are missing in the middle of its log",
+    ("contiguous commit files",): "commit files are missing in the middle of its log",
+    ("kernel error", "json error", "truncated"): "a commit file of its log is truncated",
+    ("kernel error", "json error", "expected"): "a commit file of its log is not JSON",
 }
 
 
@@ -34,9 +35,11 @@ def log_damage(exc: BaseException) -> str | None:
 
     >>> log_damage(Exception("Generic delta kernel error: Expected contiguous commit files, but found gap: ..."))
     'commit files are missing in the middle of its log'
+    >>> log_damage(OSError("Generic S3 error: error reading _last_checkpoint: connection refused")) is None
+    True
     """
     text = str(exc).lower()
-    return next((what for word, what in _DAMAGE.items() if word in text), None)
+    return next((what for words, what in _DAMAGE.items() if all(w in text for w in words)), None)
 
 
 def damaged(table_name: str, uri: str, what: str) -> DeltaLogDamagedError:
