@@ -50,6 +50,7 @@ LOCK_FILE = os.path.join("~", ".lakeload", "spark", "warm_engine.lock")
 USED_FILE = os.path.join("~", ".lakeload", "spark", "warm_engine.used")
 SUPERVISOR_LOG = os.path.join("~", ".lakeload", "logs", "warm_engine.log")
 _kept: set[str] = set()  # URLs this process marks its use of
+_spawned: subprocess.Popen[bytes] | None = None  # the supervisor this process started
 
 
 @dataclass(frozen=True)
@@ -118,20 +119,21 @@ def spawn_supervisor(pipeline_name: str | None, idle_seconds: float) -> None:
     log_file = _path(SUPERVISOR_LOG)
     os.makedirs(os.path.dirname(log_file), exist_ok=True)
     command = [sys.executable, "-m", "lakeload.spark.warm_engine", "--idle-seconds", str(idle_seconds)]
+    global _spawned
     with open(log_file, "ab") as log:
-        subprocess.Popen(command + (["--pipeline", pipeline_name] if pipeline_name else []), stdin=subprocess.DEVNULL,
+        _spawned = subprocess.Popen(command + (["--pipeline", pipeline_name] if pipeline_name else []), stdin=subprocess.DEVNULL,
                          stdout=log, stderr=subprocess.STDOUT, start_new_session=True, cwd=os.path.dirname(log_file))
 
 
 def wait_for_engine(timeout: float = server.START_TIMEOUT) -> server.ServerState | None:
     """The running server once it answers; None when the supervisor gave up (its log says why) or after `timeout`."""
     deadline = time.monotonic() + timeout
-    grace = time.monotonic() + 2.0  # a supervisor just spawned may not hold its lock yet
     while time.monotonic() < deadline:
         state = server.running_server()
         if state is not None:
             return state
-        if time.monotonic() > grace and not supervisor_running():
+        spawned = _spawned is not None and _spawned.poll() is None  # it may not hold its lock yet
+        if not spawned and not supervisor_running():
             return server.running_server()
         time.sleep(WAIT_POLL_S)
     return None
