@@ -1,16 +1,24 @@
 #!/usr/bin/env python
-"""A 10-record run in a fresh Python process, wall time including Python's start and imports (issue 17).
+"""Small runs in a fresh Python process beside dlt 1.31's, wall time including Python's start and imports
+(issues 17 and 32).
 
-Side by side in one run, each configuration started ``--runs`` times after one unmeasured run (median shown):
+The same script (``import dlt`` or ``import lakeload as dlt``) loads 10, 1,000 and 10,000 records to a local
+filesystem bucket, each run in its own process. lakeload runs as a user would, with nothing started by hand:
+its warm engine (``lakeload.spark.warm_engine``) starts in the background on the first run and later runs use it.
+For each size:
 
-- ``dlt``: dlt 1.31, ``pipeline.run(records)`` to a local filesystem bucket;
-- ``lakeload``: the same script with ``import lakeload as dlt``, Spark in the process (``SPARK__MODE=local``);
-- ``lakeload+server``: the same with a local Spark Connect server running (``lakeload spark start``, started
-  here when none runs and stopped at the end), which the pipeline uses (``[spark] mode = "auto"``).
+- ``dlt``: median of ``--runs`` runs after one unmeasured run;
+- ``lakeload first``: one run with no engine running (stopped just before), the engine started by that run;
+- ``lakeload later``: median of ``--runs`` runs while that engine runs.
+
+lakeload runs with its own HOME (a temporary folder: its engine's state, logs and lakeload's zip) and the real
+cache folder (the JVM class archives); the engine is stopped at the end. Bytecode caches are written for both
+tools (PYTHONDONTWRITEBYTECODE is dropped). ``--in-process`` adds lakeload with Spark in the process
+(``SPARK__MODE=local``).
 
 Example::
 
-    python bench/bench_fresh.py --runs 5 --check
+    python bench/bench_fresh.py --runs 3 --check
 """
 
 from __future__ import annotations
@@ -33,22 +41,23 @@ from goals import Goal, print_goals  # noqa: E402
 SCRIPT = """
 import sys
 import {module} as dlt
-records = [{{"id": i, "name": f"user {{i}}", "tags": ["a", "b"], "address": {{"city": "x"}}}} for i in range(10)]
+records = [{{"id": i, "name": f"user {{i}}", "tags": ["a", "b"], "address": {{"city": "x"}}}} for i in range(int(sys.argv[3]))]
 pipeline = dlt.pipeline("fresh", destination=dlt.destinations.filesystem(sys.argv[1]), dataset_name="bench",
                         pipelines_dir=sys.argv[2])
 pipeline.run(records, table_name="users")
 """
-CONNECT_BOUND_S = 2.5
+SIZES = (10, 1_000, 10_000)
+FIRST_BOUND, LATER_BOUND = 3.0, 1.5  # x dlt (issue 32)
 
 
-def timed_run(module: str, env: dict[str, str], folder: Path) -> float:
+def timed_run(module: str, env: dict[str, str], folder: Path, records: int) -> float:
     """Wall seconds of one fresh process running the script."""
     shutil.rmtree(folder, ignore_errors=True)
     folder.mkdir(parents=True)
     started = time.perf_counter()
     done = subprocess.run(
-        [sys.executable, "-c", SCRIPT.format(module=module), str(folder / "bucket"), str(folder / "pipelines")],
-        env=env, capture_output=True, text=True, timeout=300,
+        [sys.executable, "-c", SCRIPT.format(module=module), str(folder / "bucket"), str(folder / "pipelines"),
+         str(records)], env=env, capture_output=True, text=True, timeout=600,
     )
     elapsed = time.perf_counter() - started
     if done.returncode != 0:
@@ -56,40 +65,53 @@ def timed_run(module: str, env: dict[str, str], folder: Path) -> float:
     return elapsed
 
 
-def measure(label: str, module: str, env: dict[str, str], runs: int, folder: Path) -> float:
-    timed_run(module, env, folder)  # unmeasured: first-time caches (bytecode, the JVM class archive)
-    times = [timed_run(module, env, folder) for _ in range(runs)]
-    median = statistics.median(times)
-    print(f"{label:18} median {median:6.2f} s   runs: {', '.join(f'{t:.2f}' for t in times)}", flush=True)
-    return median
+def median_of(module: str, env: dict[str, str], runs: int, folder: Path, records: int) -> tuple[float, list[float]]:
+    times = [timed_run(module, env, folder, records) for _ in range(runs)]
+    return statistics.median(times), times
+
+
+def stop_engine(env: dict[str, str]) -> None:
+    """Stop lakeload's engine under the bench's HOME (it writes its class archive as it stops)."""
+    subprocess.run([sys.executable, "-m", "lakeload.cli.main", "spark", "stop"], env=env, capture_output=True, timeout=120)
 
 
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--runs", type=int, default=3)
-    parser.add_argument("--check", action="store_true", help="exit 1 if issue 17's bound is missed")
+    parser.add_argument("--sizes", type=int, nargs="+", default=list(SIZES))
+    parser.add_argument("--in-process", action="store_true", help="also lakeload with Spark in the process")
+    parser.add_argument("--check", action="store_true", help="exit 1 if a goal of issue 32 is missed")
     args = parser.parse_args(argv)
-    from lakeload.spark.connect_server import running_server, start_server, stop_server
 
     work = Path(tempfile.mkdtemp(prefix="bench_fresh_"))
-    base = {k: v for k, v in os.environ.items() if not k.startswith("SPARK__") and k != "SPARK_REMOTE"}
+    base = {k: v for k, v in os.environ.items()
+            if not k.startswith("SPARK__") and k not in ("SPARK_REMOTE", "PYTHONDONTWRITEBYTECODE")}
     base["RUNTIME__DLTHUB_TELEMETRY"] = "false"
-    results = {"dlt": measure("dlt", "dlt", base, args.runs, work / "dlt")}
-    results["lakeload"] = measure("lakeload", "lakeload", {**base, "SPARK__MODE": "local"}, args.runs, work / "ll")
-    started_here = running_server() is None
-    server_start = time.perf_counter()
-    state = start_server()
-    print(f"local Connect server {state.url} ready in {time.perf_counter() - server_start:.1f} s", flush=True)
+    base.setdefault("XDG_CACHE_HOME", os.path.join(os.path.expanduser("~"), ".cache"))
+    repo = str(Path(__file__).resolve().parents[1])
+    ll = {**base, "HOME": str(work / "home"), "PYTHONPATH": os.pathsep.join(filter(None, (repo, base.get("PYTHONPATH"))))}
+    goals = []
     try:
-        env = {**base, "SPARK__MODE": "remote"}  # the running local server, or fail
-        results["lakeload+server"] = measure("lakeload+server", "lakeload", env, args.runs, work / "llc")
+        timed_run("dlt", base, work / "dlt", 10)  # unmeasured: bytecode caches, the engine's class archive
+        timed_run("lakeload", ll, work / "ll", 10)
+        stop_engine(ll)
+        for records in args.sizes:
+            dlt_s, dlt_runs = median_of("dlt", base, args.runs, work / "dlt", records)
+            stop_engine(ll)
+            first = timed_run("lakeload", ll, work / "ll", records)
+            later, later_runs = median_of("lakeload", ll, args.runs, work / "ll", records)
+            print(f"{records:>6} records  dlt {dlt_s:5.2f} s ({', '.join(f'{t:.2f}' for t in dlt_runs)})   "
+                  f"lakeload first {first:5.2f} s = {first / dlt_s:4.2f}x   later {later:5.2f} s = {later / dlt_s:4.2f}x "
+                  f"({', '.join(f'{t:.2f}' for t in later_runs)})", flush=True)
+            if args.in_process:
+                local, _ = median_of("lakeload", {**ll, "SPARK__MODE": "local"}, args.runs, work / "lp", records)
+                print(f"{'':>6}          lakeload, Spark in the process {local:5.2f} s = {local / dlt_s:4.2f}x", flush=True)
+            goals += [Goal(f"{records} records, first run / dlt", first / dlt_s, FIRST_BOUND, True),
+                      Goal(f"{records} records, later runs / dlt", later / dlt_s, LATER_BOUND, True)]
     finally:
-        if started_here:
-            stop_server()
-    shutil.rmtree(work, ignore_errors=True)
-    goals = [Goal("lakeload with a running local Connect server [s]", results["lakeload+server"], CONNECT_BOUND_S, True, " s")]
-    misses = print_goals("issue 17, a 10-record run in a fresh process", goals)
-    print(f"  (dlt {results['dlt']:.2f} s; lakeload without a server, Spark in the process: {results['lakeload']:.2f} s)")
+        stop_engine(ll)
+        shutil.rmtree(work, ignore_errors=True)
+    misses = print_goals("issue 32, small runs in a fresh process, nothing started by hand", goals)
     return 1 if args.check and misses else 0
 
 

@@ -41,6 +41,7 @@ def pytest_configure(config: pytest.Config) -> None:
 
     os.environ.setdefault("XDG_CACHE_HOME", os.path.join(os.path.expanduser("~"), ".cache"))
     os.environ.setdefault("SPARK_SUBMIT_OPTS", JIT_OPTIONS)
+    os.environ["SPARK__WARM"] = "false"  # no warm engine started by itself (lakeload.spark.warm_engine)
     from lakeload.spark.class_archive import class_archive
 
     archive = class_archive({})
@@ -73,6 +74,8 @@ def isolated_config(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:
             "__DESTINATION__" in upper or "__SOURCES__" in upper
         ):
             monkeypatch.delenv(name, raising=False)
+    # the suite runs Spark in its processes: no warm engine started by itself (tests of it turn it on)
+    monkeypatch.setenv("SPARK__WARM", "false")
     memory.clear()
     workdir = tmp_path / "cwd"
     workdir.mkdir()

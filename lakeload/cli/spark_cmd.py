@@ -5,7 +5,8 @@
     lakeload spark stop
 
 While the server runs, pipelines in any new process use it (`[spark] mode = "auto"`) instead of starting
-Spark themselves, which saves Spark's start (seconds) in every run.
+Spark themselves, which saves Spark's start (seconds) in every run. With nothing configured, lakeload also starts
+it by itself on first use and stops it when idle (`lakeload.spark.warm_engine`); `status` says which.
 """
 
 from __future__ import annotations
@@ -49,7 +50,11 @@ def run_spark_command(args: argparse.Namespace) -> int:
 
     try:
         if args.spark_command == "start":
+            from lakeload.spark import warm_engine
+
             running = connect_server.running_server()
+            if running is not None and running.started_by == warm_engine.AUTO:  # asked for: kept until stopped
+                running = warm_engine.keep_by_hand(running)
             state = connect_server.start_server(args.master, args.port, args.timeout, args.pipeline)
             verb = "already running" if running is not None else "started"
             print(f"Spark Connect server {verb}: {state.url} (pid {state.pid}, {state.master}, log {state.log_file})")
@@ -77,4 +82,16 @@ def _status() -> int:
         print(f"No Spark Connect server is running{stale}. Start one with `lakeload spark start`.")
         return 1
     print(f"Spark Connect server running: {state.url} (pid {state.pid}, {state.master}, log {state.log_file})")
+    print(_origin(state))
     return 0
+
+
+def _origin(state: Any) -> str:
+    """Who started the server, and for one started automatically, how long until it stops itself."""
+    from lakeload.spark import warm_engine
+
+    if state.started_by != warm_engine.AUTO:
+        return "Started by hand (`lakeload spark start`): it runs until `lakeload spark stop`."
+    left = max(0.0, state.idle_seconds - warm_engine.idle_for())
+    return (f"Started automatically (the warm engine, [spark] warm): it stops itself after {state.idle_seconds:.0f} s "
+            f"unused, in {left:.0f} s unless a pipeline uses it; `lakeload spark stop` stops it now.")

@@ -93,7 +93,7 @@ def root() -> Section:
     )
     spark = Section(
         frozenset({"master", "conf", "working_url", "working_credentials", "working_kwargs", "working_client_kwargs",
-                   "log_file", "mode", "remote", "class_archive", "lazy_jit"}),
+                   "log_file", "mode", "remote", "class_archive", "lazy_jit", "warm", "warm_idle_seconds"}),
         frozenset({"conf", "working_kwargs", "working_client_kwargs"}),
         {"working_credentials": credentials},
     )

@@ -184,6 +184,7 @@ def _spark_lines(pipeline_name: str | None) -> list[ConfigLine]:
         default_conf,
         resolve_spark_settings,
     )
+    from lakeload.spark.warm_engine import DEFAULT_IDLE_SECONDS
 
     master = partial(resolve, ("spark",), "master", pipeline_name, hint=str)
     try:
@@ -194,7 +195,9 @@ def _spark_lines(pipeline_name: str | None) -> list[ConfigLine]:
     lines = [ConfigLine("spark.master", settings.master, settings.master_source, DEFAULT_MASTER),
              *_engine_lines(pipeline_name), _working_url_line(pipeline_name),
              *(_line(f"spark.{key}", partial(resolve, ("spark",), key, pipeline_name, hint=bool), True)
-               for key in ("class_archive", "lazy_jit"))]
+               for key in ("class_archive", "lazy_jit", "warm")),
+             _line("spark.warm_idle_seconds", partial(resolve, ("spark",), "warm_idle_seconds", pipeline_name, hint=float),
+                   int(DEFAULT_IDLE_SECONDS))]
     defaults = default_conf()
     for key in sorted({*defaults, *settings.conf, *PINNED_CONF}):
         name = f'spark.conf."{key}"'

@@ -50,6 +50,8 @@ class ServerState:
     started_at: float
     archive: str = ""  # the JVM class-data archive it started with or writes at exit (`class_archive`)
     archive_part: str = ""  # where it writes that archive when it stops ("" when it started with one)
+    started_by: str = "hand"  # "hand" (`lakeload spark start`) or "auto" (the warm engine, `warm_engine`)
+    idle_seconds: float = 0.0  # an "auto" server stops itself after this long unused
 
     @property
     def url(self) -> str:
@@ -214,7 +216,8 @@ def write_state(state: ServerState, path: str | None = None) -> None:
 
 
 def start_server(
-    master: str | None = None, port: int | None = None, timeout: float = START_TIMEOUT, pipeline_name: str | None = None
+    master: str | None = None, port: int | None = None, timeout: float = START_TIMEOUT, pipeline_name: str | None = None,
+    started_by: str = "hand", idle_seconds: float = 0.0,
 ) -> ServerState:
     """Start a local Connect server in the background and record it; returns the running one if there is one.
 
@@ -250,7 +253,7 @@ def start_server(
         archive, process = None, launch(master, port, conf, log_file)
         wait_until_listening(process, port, log_file, timeout)
     path, part = (archive.path, archive.part or "") if archive else ("", "")
-    state = ServerState(process.pid, port, master, log_file, time.time(), path, part)
+    state = ServerState(process.pid, port, master, log_file, time.time(), path, part, started_by, idle_seconds)
     write_state(state)
     return state
 

@@ -18,7 +18,7 @@ from typing import TYPE_CHECKING, Any, TypeVar
 import orjson
 
 from lakeload.errors import LakeloadError, NormalizeError, SparkSetupError
-from lakeload.spark import jvm_stderr
+from lakeload.spark import jvm_stderr, warm_engine
 from lakeload.spark.class_archive import class_archive, with_archive
 from lakeload.spark.connect_session import (  # noqa: F401 - session_master is re-exported for the pipeline
     connect_session,
@@ -111,7 +111,8 @@ def get_spark(
     `pipeline_name`), the `master` and `conf` arguments, and what spark-submit passed; the session time
     zone stays UTC. An active session is used as it is (a warning names configured settings it lacks).
     Without an active session or a `master` argument, `[spark] mode` may pick a Spark Connect session instead:
-    on `[spark] remote` / SPARK_REMOTE, or on the local server of `lakeload spark start` (`connect_session.py`).
+    on `[spark] remote` / SPARK_REMOTE, or on the local server of `lakeload spark start` (`connect_session.py`);
+    with nothing configured, that server is started in the background when none runs (`warm_engine.py`).
 
     >>> spark = get_spark()                       # local[*] unless configured or a session is already active
     >>> spark = get_spark("local-cluster[2,1,1024]", {"spark.executor.memory": "512m"})
@@ -125,9 +126,13 @@ def get_spark(
             warn_ignored(active, settings)
             return active
         url = connect_url(resolve_engine(pipeline_name)) if master is None else None
+        if url is None and master is None and conf is None:
+            url = warm_engine.engine_url(pipeline_name)  # started in the background when none runs
         if url is not None:
             quiet_pyspark_loggers(_log_file(settings.log_file))
-            return connect_session(url)
+            session = connect_session(url)
+            warm_engine.keep_alive(url)
+            return session
         check_java()
         submitted = _submitted_conf()
         warn_submitted(settings, submitted)

@@ -37,6 +37,7 @@ RESOLVER_CALLERS = {
     "lakeload/sources/listing.py",
     "lakeload/spark/connect_session.py",
     "lakeload/spark/settings.py",
+    "lakeload/spark/warm_engine.py",
 }
 
 
@@ -69,6 +70,7 @@ def drive_every_resolver_caller(pipelines_dir: Path, bucket: Path) -> None:
     from lakeload.sources.listing import resolve_source
     from lakeload.spark.connect_session import resolve_engine
     from lakeload.spark.settings import resolve_spark_settings
+    from lakeload.spark.warm_engine import resolve_warm
 
     resolve_configuration({"bucket_url": str(bucket)}, "filesystem", "p")
     with pytest.raises(ConfigurationError, match="has no type"):
@@ -78,6 +80,7 @@ def drive_every_resolver_caller(pipelines_dir: Path, bucket: Path) -> None:
     resolve_source(str(bucket), pipeline_name="p")
     resolve_spark_settings("p")
     resolve_engine("p")
+    resolve_warm("p")
     LockPolicy.resolve("p")
     show_configuration("p")
     show_configuration("p", "production_bucket")

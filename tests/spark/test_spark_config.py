@@ -125,7 +125,7 @@ def test_active_session_is_used_as_is_with_one_warning(
 
 def run_child(tmp_path: Path, env: dict[str, str], *command: str) -> dict[str, Any]:
     clean = {k: v for k, v in os.environ.items() if not k.upper().startswith(("SPARK__", "PYSPARK_"))}
-    done = subprocess.run([*command, str(CHILD)], env={**clean, "HOME": str(tmp_path / "home"), **env},
+    done = subprocess.run([*command, str(CHILD)], env={**clean, "HOME": str(tmp_path / "home"), "SPARK__WARM": "false", **env},
                           cwd=tmp_path / "cwd", capture_output=True, text=True, timeout=300)
     assert done.returncode == 0, done.stderr[-4000:]
     result: dict[str, Any] = json.loads(done.stdout.strip().splitlines()[-1])

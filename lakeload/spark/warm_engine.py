@@ -1,0 +1,287 @@
+"""The warm local engine lakeload keeps by itself: a Spark Connect server started on first use, stopped when idle.
+
+Starting Spark takes seconds, more than a small run itself. So when a pipeline needs Spark, `[spark] mode` is
+"auto", no `master` or `remote` is configured and no server runs, lakeload starts the local Connect server of
+`lakeload spark start` in the background (`connect_server.start_server`) and the run uses it as soon as it
+answers; later runs, in any process, connect to it. A small supervisor process (`python -m
+lakeload.spark.warm_engine`, detached, so it outlives the script) starts the server, then stops it once no
+process has used it for `[spark] warm_idle_seconds` (15 minutes): each process on it marks its use at the start
+and every `HEARTBEAT_S` while it lives (`keep_alive`).
+
+```toml
+[spark]
+warm = false                 # never start an engine by itself (env SPARK__WARM=false)
+warm_idle_seconds = 900      # how long an unused engine it started stays up
+```
+
+One supervisor at a time: it holds an exclusive lock on `~/.lakeload/spark/warm_engine.lock` for its whole life,
+so two processes starting at once start one engine. A server recorded but gone (killed) is not taken for a
+running one (`running_server` checks its pid and port) and is replaced. `lakeload spark status` shows such an
+engine (started automatically, idle time left), `lakeload spark stop` stops it.
+
+>>> resolve_warm(None, {"SPARK__WARM": "false"}).enabled
+False
+"""
+
+from __future__ import annotations
+
+import argparse
+import contextlib
+import logging
+import os
+import subprocess
+import sys
+import threading
+import time
+from collections.abc import Iterator, Mapping
+from dataclasses import dataclass, replace
+
+from lakeload.config.resolver import resolve
+from lakeload.errors import ConfigurationError, SparkSetupError
+from lakeload.spark import connect_server as server
+
+logger = logging.getLogger("lakeload.spark")
+AUTO = "auto"
+DEFAULT_IDLE_SECONDS = 900.0
+HEARTBEAT_S = 30.0  # how often a process on the engine marks that it still uses it (at most; a quarter of the idle time)
+POLL_S = 2.0  # how often the supervisor looks at the engine
+WAIT_POLL_S = 0.05
+LOCK_FILE = os.path.join("~", ".lakeload", "spark", "warm_engine.lock")
+USED_FILE = os.path.join("~", ".lakeload", "spark", "warm_engine.used")
+SUPERVISOR_LOG = os.path.join("~", ".lakeload", "logs", "warm_engine.log")
+_kept: set[str] = set()  # URLs this process marks its use of
+_spawned: subprocess.Popen[bytes] | None = None  # the supervisor this process started
+
+
+@dataclass(frozen=True)
+class WarmSettings:
+    """`[spark] warm` (start an engine by itself) and `[spark] warm_idle_seconds`, with where they came from."""
+
+    enabled: bool = True
+    idle_seconds: float = DEFAULT_IDLE_SECONDS
+    enabled_source: str | None = None
+    idle_source: str | None = None
+
+
+def resolve_warm(pipeline_name: str | None = None, environ: Mapping[str, str] | None = None) -> WarmSettings:
+    """The warm-engine settings for `pipeline_name` (env and TOML).
+
+    >>> resolve_warm(None, {"SPARK__WARM_IDLE_SECONDS": "60"}).idle_seconds
+    60.0
+    """
+    warm = resolve(("spark",), "warm", pipeline_name, hint=bool, environ=environ)
+    idle = resolve(("spark",), "warm_idle_seconds", pipeline_name, hint=float, environ=environ)
+    seconds = DEFAULT_IDLE_SECONDS if idle.value is None else idle.value
+    if isinstance(seconds, bool) or not isinstance(seconds, (int, float)) or seconds <= 0:
+        raise ConfigurationError(
+            f"[spark] warm_idle_seconds = {idle.value!r} (from {idle.source}) must be a number of seconds above 0. "
+            "Set it to e.g. 900, or turn the warm engine off with [spark] warm = false (env SPARK__WARM=false)."
+        )
+    return WarmSettings(warm.value is not False, float(seconds), warm.source, idle.source)
+
+
+def _path(template: str) -> str:
+    return os.path.expanduser(template)
+
+
+@contextlib.contextmanager
+def _locked(blocking: bool) -> Iterator[bool]:
+    """Hold the supervisor lock while inside; yields False (holding nothing) when another process holds it."""
+    import fcntl
+
+    path = _path(LOCK_FILE)
+    os.makedirs(os.path.dirname(path), exist_ok=True)
+    with open(path, "a+", encoding="utf-8") as handle:
+        try:
+            fcntl.flock(handle, fcntl.LOCK_EX | (0 if blocking else fcntl.LOCK_NB))
+        except BlockingIOError:
+            yield False
+            return
+        try:
+            handle.truncate(0)
+            handle.write(str(os.getpid()))
+            handle.flush()
+            yield True
+        finally:
+            fcntl.flock(handle, fcntl.LOCK_UN)
+
+
+def supervisor_running() -> bool:
+    """True while a supervisor process holds the lock (starting or watching an engine)."""
+    with _locked(blocking=False) as free:
+        return not free
+
+
+def spawn_supervisor(pipeline_name: str | None, idle_seconds: float) -> None:
+    """Start the supervisor in the background (its own session: it outlives this process), unless one runs."""
+    if supervisor_running():
+        return
+    log_file = _path(SUPERVISOR_LOG)
+    os.makedirs(os.path.dirname(log_file), exist_ok=True)
+    command = [sys.executable, "-m", "lakeload.spark.warm_engine", "--idle-seconds", str(idle_seconds)]
+    global _spawned
+    with open(log_file, "ab") as log:
+        _spawned = subprocess.Popen(command + (["--pipeline", pipeline_name] if pipeline_name else []), stdin=subprocess.DEVNULL,
+                         stdout=log, stderr=subprocess.STDOUT, start_new_session=True, cwd=os.path.dirname(log_file))
+
+
+def wait_for_engine(timeout: float = server.START_TIMEOUT) -> server.ServerState | None:
+    """The running server once it answers; None when the supervisor gave up (its log says why) or after `timeout`."""
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        state = server.running_server()
+        if state is not None:
+            return state
+        spawned = _spawned is not None and _spawned.poll() is None  # it may not hold its lock yet
+        if not spawned and not supervisor_running():
+            return server.running_server()
+        time.sleep(WAIT_POLL_S)
+    return None
+
+
+def wanted(pipeline_name: str | None) -> WarmSettings | None:
+    """The warm settings when this run should start (or wait for) the warm engine, else None.
+
+    Only with nothing that names another engine: `[spark] mode` "auto", no `remote`, no `master`, not a driver
+    spark-submit started (its JVM is up) nor a process with a Spark context of its own."""
+    from pyspark import SparkContext
+    from pyspark.sql import SparkSession
+
+    from lakeload.spark.connect_session import resolve_engine
+    from lakeload.spark.settings import resolve_spark_settings
+
+    if "PYSPARK_GATEWAY_PORT" in os.environ or SparkContext._active_spark_context is not None:
+        return None
+    if SparkSession.getActiveSession() is not None:
+        return None
+    engine = resolve_engine(pipeline_name)
+    if engine.mode != "auto" or engine.remote or resolve_spark_settings(pipeline_name).master is not None:
+        return None
+    warm = resolve_warm(pipeline_name)
+    if not warm.enabled or _client_missing():
+        return None
+    return warm
+
+
+def _client_missing() -> bool:
+    try:
+        server.check_connect_client()
+    except SparkSetupError:  # Connect's client packages are not installed: Spark starts in the process
+        return True
+    return False
+
+
+def start_in_background(pipeline_name: str | None) -> bool:
+    """Have the warm engine start (nothing to do when it runs or starts); True when this run should wait for it."""
+    warm = wanted(pipeline_name)
+    if warm is None:
+        return False
+    if server.running_server() is None:
+        spawn_supervisor(pipeline_name, warm.idle_seconds)
+    return True
+
+
+def engine_url(pipeline_name: str | None) -> str | None:
+    """The URL of the warm engine for this run (started now when needed), or None for an in-process session."""
+    if not start_in_background(pipeline_name):
+        return None
+    state = wait_for_engine()
+    mark_used()
+    if state is None:
+        logger.info("The warm Spark engine did not start (see %s); Spark starts in this process", _path(SUPERVISOR_LOG))
+        return None
+    return state.url
+
+
+def mark_used() -> None:
+    """Note that a process uses the engine now (the supervisor measures idle time from the latest mark)."""
+    path = _path(USED_FILE)
+    with contextlib.suppress(OSError):
+        os.makedirs(os.path.dirname(path), exist_ok=True)
+        with open(path, "a", encoding="utf-8"):
+            pass
+        os.utime(path)
+
+
+def idle_for(now: float | None = None) -> float:
+    """Seconds since a process last marked its use of the engine."""
+    try:
+        return max(0.0, (time.time() if now is None else now) - os.path.getmtime(_path(USED_FILE)))
+    except OSError:
+        return 0.0
+
+
+def keep_alive(url: str) -> None:
+    """Mark this process's use of the engine at `url` now and every `HEARTBEAT_S` while it lives, when `url` is
+    the recorded local server; an engine started automatically whose supervisor is gone gets a new one."""
+    state = server.read_state()
+    if state is None or state.url != url:
+        return
+    mark_used()
+    if state.started_by == AUTO and not supervisor_running():
+        spawn_supervisor(None, state.idle_seconds or DEFAULT_IDLE_SECONDS)
+    if url in _kept:
+        return
+    _kept.add(url)
+    every = min(HEARTBEAT_S, (state.idle_seconds or DEFAULT_IDLE_SECONDS) / 4)
+
+    def beat() -> None:
+        while True:
+            time.sleep(every)
+            mark_used()
+
+    threading.Thread(target=beat, name="lakeload-warm-engine", daemon=True).start()
+
+
+def supervise(pipeline_name: str | None, idle_seconds: float) -> int:
+    """The supervisor's life: start the engine (or adopt one started automatically), stop it once idle."""
+    with _locked(blocking=False) as mine:
+        if not mine:
+            return 0  # another supervisor runs
+        state = server.running_server()
+        if state is not None and state.started_by != AUTO:
+            return 0  # started by hand: kept until `lakeload spark stop`
+        if state is None:
+            state = server.start_server(pipeline_name=pipeline_name, started_by=AUTO, idle_seconds=idle_seconds)
+        mark_used()  # its start counts as a use (the run that waits for it connects next)
+        watch(state)
+    return 0
+
+
+def watch(state: server.ServerState) -> None:
+    """Return once the engine is gone, stopped by hand, or made a hand-kept one; stop it when idle too long."""
+    while True:
+        time.sleep(POLL_S)
+        with contextlib.suppress(ChildProcessError):
+            os.waitpid(state.pid, os.WNOHANG)  # reap it when it exited (this process started it)
+        current = server.read_state()
+        if current is None or current.pid != state.pid or current.started_by != AUTO:
+            return
+        if not server.running_server():
+            with contextlib.suppress(FileNotFoundError):
+                os.remove(server.state_path())
+            return
+        if idle_for() >= (current.idle_seconds or DEFAULT_IDLE_SECONDS):
+            logger.info("stopping the warm Spark engine at %s: unused for %.0f s", state.url, idle_for())
+            server.stop_server()
+            return
+
+
+def keep_by_hand(state: server.ServerState) -> server.ServerState:
+    """Make an engine started automatically one kept until `lakeload spark stop` (its supervisor lets it be)."""
+    kept = replace(state, started_by="hand", idle_seconds=0.0)
+    server.write_state(kept)
+    return kept
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(prog="python -m lakeload.spark.warm_engine", description=__doc__)
+    parser.add_argument("--idle-seconds", type=float, default=DEFAULT_IDLE_SECONDS)
+    parser.add_argument("--pipeline", default=None)
+    args = parser.parse_args(argv)
+    logging.basicConfig(level=logging.INFO, format="%(asctime)s %(process)d %(message)s")
+    return supervise(args.pipeline, args.idle_seconds)
+
+
+if __name__ == "__main__":
+    sys.exit(main())

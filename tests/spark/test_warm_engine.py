@@ -1,0 +1,144 @@
+"""The warm engine lakeload starts by itself (`lakeload.spark.warm_engine`): real child processes, a real server.
+
+The suite turns it off (`SPARK__WARM=false`, tests/conftest.py); these tests turn it on for their children only.
+Everything lives under the test's HOME, and every engine and supervisor started here is stopped at the end.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import signal
+import subprocess
+import sys
+import time
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+
+from lakeload.config.show import show_configuration
+from lakeload.errors import ConfigurationError
+from lakeload.spark import connect_server, warm_engine
+
+REPO = Path(__file__).resolve().parents[2]
+CHILD = """
+import json, sys
+import lakeload
+from lakeload.spark.connect_session import is_connect, opened_url
+pipeline = lakeload.pipeline("warm", destination=lakeload.destinations.filesystem(sys.argv[1]), dataset_name="ds",
+                             pipelines_dir=sys.argv[2])
+info = pipeline.run([{"id": i, "tags": ["a"]} for i in range(10)], table_name="t")
+
+print(json.dumps({"connect": is_connect(pipeline.spark), "url": opened_url(pipeline.spark), "failed": info.has_failed_jobs}))
+"""
+
+
+def _servers_in(home: Path) -> list[int]:
+    """Pids of the Connect servers whose working folder is `home`'s log folder (where lakeload launches them)."""
+    logs, found = str(home / ".lakeload" / "logs"), []
+    for entry in Path("/proc").iterdir():
+        try:
+            command = (entry / "cmdline").read_bytes()
+            if connect_server.SERVER_CLASS.encode() in command and os.readlink(entry / "cwd") == logs:
+                found.append(int(entry.name))
+        except (OSError, ValueError):
+            continue
+    return found
+
+
+def _supervisors(home: Path) -> list[int]:
+    pids = []
+    for entry in Path("/proc").iterdir():
+        try:
+            command = (entry / "cmdline").read_bytes()
+            env = (entry / "environ").read_bytes()
+        except OSError:
+            continue
+        if b"lakeload.spark.warm_engine" in command and f"HOME={home}\0".encode() in env:
+            pids.append(int(entry.name))
+    return pids
+
+
+@pytest.fixture
+def warm_home() -> Iterator[Path]:
+    """The test's HOME (tests/conftest.py); whatever engine or supervisor runs there at the end is stopped."""
+    home = Path(os.environ["HOME"])
+    yield home
+    connect_server.stop_server(timeout=20)
+    for pid in _servers_in(home):
+        connect_server.terminate(pid, timeout=10)
+    for pid in _supervisors(home):
+        os.kill(pid, signal.SIGKILL)
+
+
+def _child_env(home: Path, **extra: str) -> dict[str, str]:
+    return {**os.environ, "PYTHONPATH": str(REPO), "HOME": str(home), "SPARK__WARM": "true", **extra}
+
+
+def _start_child(tmp_path: Path, name: str, env: dict[str, str]) -> subprocess.Popen[str]:
+    folder = tmp_path / name
+    return subprocess.Popen([sys.executable, "-c", CHILD, str(folder / "bucket"), str(folder / "pipes")], env=env,
+                            cwd=tmp_path, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+
+
+def _finish(child: subprocess.Popen[str]) -> dict[str, object]:
+    out, err = child.communicate(timeout=600)
+    assert child.returncode == 0, err[-3000:]
+    result: dict[str, object] = json.loads(out.strip().splitlines()[-1])
+    return result
+
+
+def test_warm_settings_resolved_and_shown(monkeypatch: pytest.MonkeyPatch) -> None:
+    assert warm_engine.resolve_warm(None, {}) == warm_engine.WarmSettings()
+    off = warm_engine.resolve_warm("p", {"P__SPARK__WARM": "false", "SPARK__WARM_IDLE_SECONDS": "60"})
+    assert (off.enabled, off.idle_seconds) == (False, 60.0)
+    assert off.enabled_source == "environment variable P__SPARK__WARM"
+    with pytest.raises(ConfigurationError, match=r"warm_idle_seconds = 0\.0 .*SPARK__WARM=false"):
+        warm_engine.resolve_warm(None, {"SPARK__WARM_IDLE_SECONDS": "0"})
+    monkeypatch.setenv("SPARK__MASTER", "local[1]")
+    assert warm_engine.wanted(None) is None  # the suite's SPARK__WARM=false
+    monkeypatch.setenv("SPARK__WARM", "true")
+    assert warm_engine.wanted(None) is None  # a configured master: Spark in the process
+    monkeypatch.setenv("SPARK__WARM", "false")
+    monkeypatch.setenv("SPARK__WARM_IDLE_SECONDS", "120")
+    shown = {line.key: str(line) for line in show_configuration()}
+    assert shown["spark.warm"] == "spark.warm = false  (environment variable SPARK__WARM)"  # the suite's own setting
+    assert shown["spark.warm_idle_seconds"] == "spark.warm_idle_seconds = 120.0  (environment variable SPARK__WARM_IDLE_SECONDS)"
+
+
+@pytest.mark.slow  # a Connect server started by a pipeline, two runs on it, its idle stop (~1-2 min)
+def test_engine_started_once_for_two_runs_at_once_and_stopped_when_idle(tmp_path: Path, warm_home: Path) -> None:
+    # a state file left by an engine that was killed: detected and replaced
+    gone = subprocess.Popen(["true"])
+    gone.wait()
+    stale = connect_server.ServerState(gone.pid, connect_server.free_port(), "local[*]", "x.log", time.time(),
+                                       started_by=warm_engine.AUTO, idle_seconds=900.0)
+    connect_server.write_state(stale)
+
+    env = _child_env(warm_home, SPARK__WARM_IDLE_SECONDS="15")
+    first, second = _start_child(tmp_path, "a", env), _start_child(tmp_path, "b", env)
+    results = [_finish(first), _finish(second)]
+
+    state = connect_server.read_state()
+    assert state is not None and state.pid != stale.pid and state.started_by == warm_engine.AUTO
+    assert state.idle_seconds == 15.0
+    assert all(r["connect"] is True and r["url"] == state.url and not r["failed"] for r in results), results
+    assert _servers_in(warm_home) == [state.pid]  # one engine for the two processes that started at once
+    assert len(_supervisors(warm_home)) == 1
+
+    status = subprocess.run([sys.executable, "-m", "lakeload.cli.main", "spark", "status"], env=env,
+                            capture_output=True, text=True, timeout=120)
+    assert status.returncode == 0 and "Started automatically" in status.stdout, status.stdout + status.stderr
+    assert "stops itself after 15 s unused" in status.stdout
+
+    later = _finish(_start_child(tmp_path, "c", env))  # a later run connects to it: no second engine
+    assert later["url"] == state.url and _servers_in(warm_home) == [state.pid]
+
+    deadline = time.monotonic() + 300  # not a speed bound: how long the idle stop may take on a loaded machine
+    while time.monotonic() < deadline and (connect_server.read_state() is not None or _servers_in(warm_home)):
+        time.sleep(1)
+    assert connect_server.read_state() is None and not _servers_in(warm_home)
+    while time.monotonic() < deadline and _supervisors(warm_home):
+        time.sleep(0.5)
+    assert not _supervisors(warm_home)
