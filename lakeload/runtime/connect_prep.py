@@ -52,16 +52,6 @@ def planned_connect_url(pipeline_name: str, session: Any) -> str | None:
     return connect_url(resolve_engine(pipeline_name))
 
 
-def before_extract(pipeline_name: str, session: Any, storage: PipelineStorage, warm: bool = False) -> None:
-    """What extract does first: `check_shared_working`; with `warm` (`run()`, whose normalize needs Spark next), the
-    warm engine starts now when the run will use it, so that its start overlaps extract (`warm_engine`)."""
-    if warm and session is None:
-        from lakeload.spark.warm_engine import start_in_background
-
-        start_in_background(pipeline_name)
-    check_shared_working(pipeline_name, session, storage)
-
-
 def check_shared_working(pipeline_name: str, session: Any, storage: PipelineStorage) -> None:
     """Raise `WorkingUrlRequiredError` when the pipeline runs on a remote Connect server and packages are local."""
     require_shared_working(pipeline_name, planned_connect_url(pipeline_name, session), storage)

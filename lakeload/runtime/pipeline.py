@@ -28,7 +28,7 @@ from lakeload.load.loader import Loader, LoadResult
 from lakeload.load.sink_loader import SinkLoader
 from lakeload.normalize.early import EarlyNormalize
 from lakeload.normalize.normalizer import Normalizer
-from lakeload.runtime.connect_prep import before_extract
+from lakeload.runtime.connect_prep import check_shared_working
 from lakeload.runtime.info import LoadInfo, PackageInfo
 from lakeload.runtime.lock import PipelineLock, holds_lock
 from lakeload.runtime.log_secrets import install_secret_masking
@@ -150,7 +150,7 @@ class Pipeline(PipelineSpark, PipelineMaintenance):
         """`extract()`; with `overlap`, normalize starts on each extracted file while extract goes on (`run()`)."""
         started = time.perf_counter()
         current.activate(self)
-        before_extract(self.pipeline_name, self._spark, self.storage, warm=overlap)  # run(): Spark follows extract
+        check_shared_working(self.pipeline_name, self._spark, self.storage)  # a remote Connect server: before extract
         refresh = check_refresh(refresh) or self.refresh
         resources, source_name = resources_from(data, overrides["table_name"] or self.pipeline_name)
         if any(v is not None for v in overrides.values()):

@@ -127,7 +127,7 @@ def get_spark(
             return active
         url = connect_url(resolve_engine(pipeline_name)) if master is None else None
         if url is None and master is None and conf is None:
-            url = warm_engine.engine_url(pipeline_name)  # started in the background when none runs
+            url = warm_engine.engine_url(pipeline_name)  # None when none runs: it starts once this process exits
         if url is not None:
             quiet_pyspark_loggers(_log_file(settings.log_file))
             session = connect_session(url)

@@ -1,9 +1,10 @@
 """The warm local engine lakeload keeps by itself: a Spark Connect server started on first use, stopped when idle.
 
 Starting Spark takes seconds, more than a small run itself. So when a pipeline needs Spark, `[spark] mode` is
-"auto", no `master` or `remote` is configured and no server runs, lakeload starts the local Connect server of
-`lakeload spark start` in the background (`connect_server.start_server`) and the run uses it as soon as it
-answers; later runs, in any process, connect to it. A small supervisor process (`python -m
+"auto", no `master` or `remote` is configured and no server runs, the run starts Spark in its own process as
+before, and when that process exits, lakeload starts the local Connect server of `lakeload spark start` in the
+background (`connect_server.start_server`); later runs, in any process, connect to it (a run that finds it still
+starting waits for it). A small supervisor process (`python -m
 lakeload.spark.warm_engine`, detached, so it outlives the script) starts the server, then stops it once no
 process has used it for `[spark] warm_idle_seconds` (15 minutes): each process on it marks its use at the start
 and every `HEARTBEAT_S` while it lives (`keep_alive`).
@@ -26,6 +27,7 @@ False
 from __future__ import annotations
 
 import argparse
+import atexit
 import contextlib
 import logging
 import os
@@ -51,6 +53,7 @@ USED_FILE = os.path.join("~", ".lakeload", "spark", "warm_engine.used")
 SUPERVISOR_LOG = os.path.join("~", ".lakeload", "logs", "warm_engine.log")
 _kept: set[str] = set()  # URLs this process marks its use of
 _spawned: subprocess.Popen[bytes] | None = None  # the supervisor this process started
+_at_exit = False  # whether this process starts the supervisor when it exits
 
 
 @dataclass(frozen=True)
@@ -171,19 +174,18 @@ def _client_missing() -> bool:
     return False
 
 
-def start_in_background(pipeline_name: str | None) -> bool:
-    """Have the warm engine start (nothing to do when it runs or starts); True when this run should wait for it."""
+def engine_url(pipeline_name: str | None) -> str | None:
+    """The URL of the warm engine for this run, or None for a session in this process.
+
+    When an engine runs (or starts), the run waits for it and uses it. When none does, this run starts Spark in
+    its own process as before, and the engine starts in the background once this process exits (`atexit`): two
+    Sparks starting at once on a small machine would slow this run down, and later runs find the engine up.
+    """
     warm = wanted(pipeline_name)
     if warm is None:
-        return False
-    if server.running_server() is None:
-        spawn_supervisor(pipeline_name, warm.idle_seconds)
-    return True
-
-
-def engine_url(pipeline_name: str | None) -> str | None:
-    """The URL of the warm engine for this run (started now when needed), or None for an in-process session."""
-    if not start_in_background(pipeline_name):
+        return None
+    if server.running_server() is None and not supervisor_running():
+        _start_at_exit(pipeline_name, warm.idle_seconds)
         return None
     state = wait_for_engine()
     mark_used()
@@ -191,6 +193,14 @@ def engine_url(pipeline_name: str | None) -> str | None:
         logger.info("The warm Spark engine did not start (see %s); Spark starts in this process", _path(SUPERVISOR_LOG))
         return None
     return state.url
+
+
+def _start_at_exit(pipeline_name: str | None, idle_seconds: float) -> None:
+    """Start the supervisor when this process exits (once per process)."""
+    global _at_exit
+    if not _at_exit:
+        _at_exit = True
+        atexit.register(spawn_supervisor, pipeline_name, idle_seconds)
 
 
 def mark_used() -> None:
