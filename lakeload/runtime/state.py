@@ -91,9 +91,9 @@ def stored_state(state: dict[str, Any]) -> dict[str, Any]:
 def restore_from_bucket(client: FilesystemClient, pipeline_name: str) -> tuple[dict[str, Any] | None, list[Schema]]:
     """The newest readable stored state of `pipeline_name` and the newest readable version of each of its schemas.
 
-    A truncated or garbled newest file (a crash of another tool's upload, a hand edit) is skipped with a warning
-    naming it, for the one before it, as both tools keep older state files and schema versions; when no file of
-    the pipeline's state (or of a schema) can be read, `StateFileError` names the newest one and the fix.
+    A truncated or garbled newest schema version (a crash of another tool's upload, a hand edit) is skipped with a
+    warning naming it, for the one before it; a newest state file that cannot be read is a `StateFileError` naming
+    it, the previous one and the fix (see `_first_readable`), as is a schema none of whose versions can be read.
     """
     names = state_file_names.state_files_newest_first(client.list_dir(STATE_TABLE), pipeline_name)
     state = _first_readable(client, STATE_TABLE, names, _read_state)
@@ -123,20 +123,26 @@ def _read_schema(content: bytes, path: str) -> Schema:
                              f"garbled?). {state_files.VERSION_FIX}") from exc
 
 
-_FALLBACK_NOTE = {STATE_TABLE: " (an older state: incremental cursors go back to it, so rows loaded since may "
-                                "load again)"}
-
-
 def _first_readable(client: FilesystemClient, table: str, files: list[str], read: Callable[[bytes, str], T]) -> T | None:
-    """`read()` of the first of `files` (in `table`, newest first) that can be read; None when there are none."""
+    """`read()` of the first of `files` (in `table`, newest first) that can be read; None when there are none.
+
+    Schema versions fall back to the one before (the next load stores its schema again). States do not: an older
+    state's incremental cursors would load again the rows loaded since (duplicates), so an unreadable newest state
+    is an error that names the file and the previous one, and the user chooses."""
     first_error: StateFileError | None = None
-    for name in files:
+    for index, name in enumerate(files):
         path = f"{table}/{name}"
         try:
             return read(client.read_bytes(path), path)
         except StateFileError as exc:
+            if table == STATE_TABLE and index + 1 < len(files):
+                raise StateFileError(
+                    f"{exc} Or, to restore the previous state instead, delete {path}: the previous state file is "
+                    f"{table}/{files[index + 1]}, whose incremental cursors are older, so rows loaded after it may "
+                    "load again."
+                ) from exc
             first_error = first_error or exc
-            logger.warning("%s Skipped: the file before it is used%s.", exc, _FALLBACK_NOTE.get(table, ""))
+            logger.warning("%s Skipped: the file before it is used.", exc)
     if first_error is not None:
         raise StateFileError(f"{first_error} No older file of it in {table} could be read either.") from first_error
     return None

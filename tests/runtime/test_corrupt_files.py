@@ -103,20 +103,29 @@ def bucket_after_three_runs(bucket: Path, pipelines_dir: Path) -> tuple[Path, Pa
 
 
 @pytest.mark.usefixtures("spark")
-def test_bucket_files_fall_back_to_the_previous_readable_ones(
+def test_a_broken_newest_state_is_named_and_the_user_chooses_a_broken_schema_version_falls_back(
     bucket: Path, tmp_path: Path, caplog: pytest.LogCaptureFixture
 ) -> None:
+    """An older state would load again what was loaded since (its cursors are older): the error names the broken
+    file and the previous one, and deleting the broken one (the user's choice) restores the previous state. A
+    schema version falls back by itself (the next load stores the schema again)."""
     newest_state, newest_version = bucket_after_three_runs(bucket, tmp_path / "first")
     truncate(newest_state)
+    with pytest.raises(StateFileError) as info:
+        make(bucket, tmp_path / "fresh").sync_destination()
+    message = str(info.value)
+    assert f"_dlt_pipeline_state/{newest_state.name}" in message and "previous state file is" in message
+    assert "Fix:" in message and SECRETISH not in message
+    newest_state.unlink()
     newest_version.write_bytes(newest_version.read_bytes().replace(b'"schema":"{', b'"schema":"{garbled'))
-    fresh = make(bucket, tmp_path / "fresh")
+    fresh = make(bucket, tmp_path / "fresh2")
     with caplog.at_level(logging.WARNING, logger="lakeload.pipeline"):
         fresh.sync_destination()
-    assert last_value(fresh) == 3  # the state before the broken one
+    assert last_value(fresh) == 3  # the state before the deleted one
     tables = fresh.schema("broken").tables  # the version before the garbled one (which added `other`)
     assert "events" in tables and "other" not in tables
     warnings = " ".join(r.getMessage() for r in caplog.records)
-    assert f"_dlt_pipeline_state/{newest_state.name}" in warnings and f"_dlt_version/{newest_version.name}" in warnings
+    assert f"_dlt_version/{newest_version.name}" in warnings
     assert SECRETISH not in warnings and "Fix:" in warnings
 
 
