@@ -94,6 +94,15 @@ def test_shipped_archive_is_named_by_version_and_content(tmp_path: Path) -> None
     names = zipfile.ZipFile(first).namelist()
     assert "lakeload/__init__.py" in names and "lakeload/spark/executor_runner.py" in names
     assert not any("__pycache__" in name for name in names)
+    assert "lakeload/errors.pyc" in names and "lakeload/spark/executor_runner.pyc" in names
+    # the workers import the bytecode (a module compiled from the zip's source would name the zip in its path)
+    import zipimport
+
+    code = zipimport.zipimporter(f"{first}/lakeload").get_code("lakeload.errors")
+    assert code.co_filename == "lakeload/errors.py"
+    namespace: dict[str, object] = {}
+    exec(code, namespace)
+    assert "LakeloadError" in namespace
     package = tmp_path / "pkg" / "lakeload"
     package.mkdir(parents=True)
     (package / "__init__.py").write_text("x = 1\n")
