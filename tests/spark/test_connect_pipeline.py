@@ -106,16 +106,16 @@ def test_records_frames_and_delta_through_connect_match_in_process(
     assert result["delta_counts"] == [{"appended": 6, "appended__kids": 6}] * 2 + [
         {"merged": 6, "merged__kids": 6}, {"merged": 5, "merged__kids": 5}]
 
-    # lakeload reached the server's Python workers only by the shipped, versioned zip
+    # lakeload reached the server's Python workers only by the shipped, versioned zip, and they import its bytecode
     before, after = result["workers_lakeload"]
-    assert before == "" and "/lakeload-" in after and after.endswith(".zip/lakeload/__init__.py"), after
+    assert before == "" and "/lakeload-" in after and after.endswith(".zip/lakeload/__init__.pyc"), after
     assert result["files_counts"] == {"events": 8, "events__parts": 7}
     assert result["sink_counts"] == {"items": 12}
     missing = result["missing_module_error"]  # a sink from a package the server lacks: named, with the fix
     assert "client_only_helpers" in missing and "spark.addArtifacts(" in missing, missing
     # two lakeload versions on one server: each session's workers import the zip that session was given
     mine, other = result["isolated_sessions"]
-    assert mine == after and other.endswith("/lakeload-0.0.1-0123456789abcdef.zip/lakeload/__init__.py"), other
+    assert mine == after and other.endswith("/lakeload-0.0.1-0123456789abcdef.zip/lakeload/__init__.pyc"), other
     assert result["dataset_rows"] == 12  # dataset().spark() through Connect
     assert result["replace_counts"] == [{"replaced": 5, "replaced__kids": 4}, {"replaced": 3, "replaced__kids": 3}]
     assert result["csv_counts"] == items
