@@ -45,7 +45,7 @@ def demo(tmp_path_factory: pytest.TempPathFactory) -> DemoRun:
     folder = tmp_path_factory.mktemp("demo")
     (folder / "elsewhere").mkdir()
     env = {k: v for k, v in os.environ.items() if not k.upper().startswith(("DESTINATION__", "SPARK__"))}
-    env.update(PYSPARK_PYTHON=sys.executable, HOME=str(folder / "home"))
+    env.update(PYSPARK_PYTHON=sys.executable, HOME=str(folder / "home"), SPARK__WARM="false")  # no engine left behind
     command = [
         sys.executable, "-m", "lakeload.cli.main", "demo", "--events", "2000",
         "--bucket", str(folder / "bucket"), "--pipelines-dir", str(folder / "pipelines"), "--progress", "none",
