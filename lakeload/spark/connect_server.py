@@ -161,7 +161,8 @@ def wait_until_listening(process: subprocess.Popen[bytes], port: int, log_file: 
     )
 
 
-def _alive(pid: int) -> bool:
+def server_alive(pid: int) -> bool:
+    """Whether `pid` is a live Spark Connect server process (not a pid used again since, where /proc tells)."""
     try:
         os.kill(pid, 0)
     except ProcessLookupError:
@@ -180,7 +181,7 @@ def terminate(pid: int, timeout: float = STOP_TIMEOUT) -> None:
     with contextlib.suppress(ProcessLookupError):
         os.kill(pid, signal.SIGTERM)
     deadline = time.monotonic() + timeout
-    while time.monotonic() < deadline and _alive(pid):
+    while time.monotonic() < deadline and server_alive(pid):
         with contextlib.suppress(ChildProcessError):
             os.waitpid(pid, os.WNOHANG)  # reap it when this process started it
         time.sleep(0.1)
@@ -200,7 +201,7 @@ def read_state(path: str | None = None) -> ServerState | None:
 def running_server() -> ServerState | None:
     """The recorded server when its process is alive and its port answers, else None."""
     state = read_state()
-    if state is None or not _alive(state.pid) or not port_answers(state.port):
+    if state is None or not server_alive(state.pid) or not port_answers(state.port):
         return None
     return state
 
@@ -262,7 +263,7 @@ def stop_server(timeout: float = STOP_TIMEOUT) -> ServerState | None:
     """Stop the recorded server and forget it; returns what was stopped, or None when none was running."""
     state = read_state()
     stopped = None
-    if state is not None and _alive(state.pid):
+    if state is not None and server_alive(state.pid):
         terminate(state.pid, timeout)
         stopped = state
     if state is not None and state.archive_part:  # written by the JVM as it stopped: later servers start with it

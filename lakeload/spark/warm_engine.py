@@ -265,7 +265,7 @@ def watch(state: server.ServerState) -> None:
         with contextlib.suppress(ChildProcessError):
             os.waitpid(state.pid, os.WNOHANG)  # reap it when it exited (this process started it)
         current = server.read_state()
-        if current is None and _is_server(state.pid):  # its state file is gone (the folder deleted): stop it all the same
+        if current is None and server.server_alive(state.pid):  # its state file is gone (the folder deleted): stop it all the same
             server.terminate(state.pid)
             return
         if current is None or current.pid != state.pid or current.started_by != AUTO:
@@ -278,15 +278,6 @@ def watch(state: server.ServerState) -> None:
             logger.info("stopping the warm Spark engine at %s: unused for %.0f s", state.url, idle_for())
             server.stop_server()
             return
-
-
-def _is_server(pid: int) -> bool:
-    """Whether `pid` is still a Spark Connect server process (not a pid used again since)."""
-    try:
-        with open(f"/proc/{pid}/cmdline", "rb") as handle:
-            return server.SERVER_CLASS.encode() in handle.read()
-    except OSError:
-        return False
 
 
 def keep_by_hand(state: server.ServerState) -> server.ServerState:
