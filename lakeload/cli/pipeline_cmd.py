@@ -91,8 +91,7 @@ def run_pipeline_command(args: argparse.Namespace) -> int:
             from lakeload.dashboard.launch import serve
 
             views.open_folder(args.pipeline_name, args.pipelines_dir)  # a clear error before the server starts
-            serve(args.pipeline_name, args.pipelines_dir, args.port, args.host)
-            return 0
+            return serve(args.pipeline_name, args.pipelines_dir, args.port, args.host)
         if args.action == "sync":
             return sync(args.pipeline_name, args.pipelines_dir, args.destination, args.dataset)
         folder = views.open_folder(args.pipeline_name, args.pipelines_dir)
