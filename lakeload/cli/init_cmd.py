@@ -58,7 +58,21 @@ def run_init(args: argparse.Namespace) -> int:
     print("Wrote " + ", ".join(written) + ".")
     step = "fill in .lakeload/secrets.toml and bucket_url in .lakeload/config.toml, then " if args.bucket != "file" else ""
     print(f"Next: pip install -r requirements.txt; {step}python {args.source}_pipeline.py")
+    _start_engine_ahead()
     return 0
+
+
+def _start_engine_ahead() -> None:
+    """Start lakeload's warm Spark engine in the background for the run that follows (when it would start one)."""
+    try:
+        from lakeload.spark.warm_engine import start_ahead
+
+        started = start_ahead()
+    except (ImportError, LakeloadError):  # no pyspark yet (requirements not installed), or a bad [spark] setting
+        return
+    if started:
+        print("Starting lakeload's local Spark engine in the background for your runs (`lakeload spark status`; "
+              "[spark] warm = false turns this off).")
 
 
 def init_project(source: str, bucket: str, table_format: str | None, force: bool, folder: str) -> list[str]:

@@ -46,12 +46,10 @@ def register(commands: Any) -> None:
 def run_spark_command(args: argparse.Namespace) -> int:
     """Run `lakeload spark <start|stop|status>`; returns the exit code."""
     from lakeload.errors import LakeloadError
-    from lakeload.spark import connect_server
+    from lakeload.spark import connect_server, warm_engine
 
     try:
         if args.spark_command == "start":
-            from lakeload.spark import warm_engine
-
             running = connect_server.running_server()
             if running is not None and running.started_by == warm_engine.AUTO:  # asked for: kept until stopped
                 running = warm_engine.keep_by_hand(running)
@@ -64,6 +62,8 @@ def run_spark_command(args: argparse.Namespace) -> int:
             if stopped is None:
                 print("No Spark Connect server was running.")
                 return 1
+            if stopped.started_by == warm_engine.AUTO:
+                warm_engine.wait_supervisor_gone()  # nothing of the engine is left once this returns
             print(f"Stopped the Spark Connect server at {stopped.url} (pid {stopped.pid}).")
             return 0
         return _status()

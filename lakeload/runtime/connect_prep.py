@@ -26,12 +26,14 @@ from lakeload.errors import WorkingUrlRequiredError
 from lakeload.spark.connect_session import (
     connect_url,
     interrupt_session,
+    interrupt_tag,
     is_connect,
     is_loopback_url,
     mask_connect_url,
     opened_url,
     resolve_engine,
 )
+from lakeload.spark.shared_session import PROCESS_TAG, is_shared
 
 if TYPE_CHECKING:
     from pyspark.sql import SparkSession
@@ -80,7 +82,7 @@ def prepare_session(pipeline_name: str, session: SparkSession, storage: Pipeline
     check_shared_working(pipeline_name, session, storage)
     url = opened_url(session)
     if url is not None:
-        stop_abandoned(storage.root, url, str(session.session_id))  # type: ignore[attr-defined]
+        stop_abandoned(storage.root, url, str(session.session_id), is_shared(session))  # type: ignore[attr-defined]
     ship_lakeload(session)
 
 
@@ -89,13 +91,15 @@ def _server(url: str) -> str:
     return f"{parts.hostname}:{parts.port}"
 
 
-def stop_abandoned(root: str, url: str, session_id: str) -> None:
+def stop_abandoned(root: str, url: str, session_id: str, shared: bool = False) -> None:
     """Interrupt the server-side operations of a client of this pipeline that died (`kill -9`, power loss)
     without ending its Connect session, then record this session as the pipeline's.
 
     The record (`connect_session.json` in the pipeline folder: session id and server, no secrets) is removed
     when this process exits normally; one left behind names a session whose client never got to clean up.
-    Its running operations (a load step's tasks, say) would otherwise go on beside the run that redoes them.
+    Its running operations (a load step's tasks, say) would otherwise go on beside the run that redoes them. On
+    the local server's shared session (`shared`), the record also holds this process's operation tag: a dead
+    client's operations are found by it, and the session stays for the clients that share it.
     """
     path = os.path.join(root, SESSION_RECORD)
     server = _server(url)
@@ -104,16 +108,28 @@ def stop_abandoned(root: str, url: str, session_id: str) -> None:
             record = json.load(handle)
     except (OSError, ValueError):
         record = None
-    if (isinstance(record, dict) and record.get("session_id") not in (None, session_id) and record.get("server") == server
-            and _client_died(record)):
-        stopped = interrupt_session(url, str(record["session_id"]))
+    if isinstance(record, dict) and record.get("server") == server and _client_died(record):
+        stopped = _stop_dead_client(url, record, session_id)
         if stopped:
             logger.warning("Stopped %d Spark operation(s) a previous run of this pipeline left running on %s.",
                            stopped, server)
     os.makedirs(root, exist_ok=True)
+    mine = {"session_id": session_id, "server": server, "pid": os.getpid(), "host": socket.gethostname()}
+    if shared:
+        mine["tag"] = PROCESS_TAG
     with open(path, "w", encoding="utf-8") as handle:
-        json.dump({"session_id": session_id, "server": server, "pid": os.getpid(), "host": socket.gethostname()}, handle)
+        json.dump(mine, handle)
     atexit.register(_forget, path, session_id)
+
+
+def _stop_dead_client(url: str, record: dict[str, Any], session_id: str) -> int:
+    """Interrupt what the dead client of `record` left running: its tagged operations on a shared session (the
+    session lives on for the others), or its whole session of its own."""
+    if isinstance(record.get("tag"), str) and record.get("session_id"):
+        return interrupt_tag(url, str(record["session_id"]), record["tag"])
+    if record.get("session_id") not in (None, session_id):
+        return interrupt_session(url, str(record["session_id"]))
+    return 0
 
 
 def _client_died(record: dict[str, Any]) -> bool:
@@ -130,7 +146,8 @@ def _client_died(record: dict[str, Any]) -> bool:
 
 
 def _forget(path: str, session_id: str) -> None:
-    """Remove the session record at a normal exit, when it still names this process's session."""
+    """Remove the session record at a normal exit, when it still names this process and its session."""
     with contextlib.suppress(OSError, ValueError), open(path, encoding="utf-8") as handle:
-        if json.load(handle).get("session_id") == session_id:
+        record = json.load(handle)
+        if record.get("session_id") == session_id and record.get("pid") == os.getpid():  # a shared id is not enough
             os.remove(path)

@@ -34,6 +34,8 @@ from lakeload.spark.settings import is_local_master
 if TYPE_CHECKING:
     from pyspark.sql import SparkSession
 
+    from lakeload.spark.connect_server import ServerState
+
 MODES = ("auto", "local", "remote")
 DEFAULT_MODE = "auto"
 SPARK_REMOTE = "SPARK_REMOTE"  # Spark's own variable for a Connect URL
@@ -130,18 +132,25 @@ def is_connect(session: Any) -> bool:
     return type(session).__module__.startswith("pyspark.sql.connect")
 
 
-def connect_session(url: str) -> SparkSession:
-    """A Spark Connect session on `url`, with lakeload's session settings (UTC, Arrow, microsecond Parquet times)."""
+def connect_session(url: str, local_server: ServerState | None = None) -> SparkSession:
+    """A Spark Connect session on `url`, with lakeload's session settings (UTC, Arrow, microsecond Parquet times).
+    On `local_server` (the local server lakeload started, whose URL is `url`), the server session every run of
+    this lakeload shares (`shared_session`), unless this process already has a Connect session (its script's own,
+    which pyspark's `getOrCreate` returns too)."""
     from pyspark.sql import SparkSession
 
     from lakeload.spark.connect_server import check_connect_client
     from lakeload.spark.pandas_warning import pandas_check_silenced
+    from lakeload.spark.shared_session import open_shared
 
     check_connect_client()
     try:
         with pandas_check_silenced():
-            session = SparkSession.builder.remote(url).getOrCreate()
-        apply_session_settings(session)  # the first call to the server
+            if local_server is not None and _process_session() is None:
+                session = open_shared(local_server)
+            else:
+                session = SparkSession.builder.remote(url).getOrCreate()
+                apply_session_settings(session)  # the first call to the server
     except Exception as exc:  # pyspark's and grpc's errors may quote the URL: only a masked summary is shown
         from lakeload.runtime.log_secrets import mask_secrets
 
@@ -152,6 +161,21 @@ def connect_session(url: str) -> SparkSession:
         ) from None
     _opened[str(session.session_id)] = url  # type: ignore[attr-defined]
     return session
+
+
+def _process_session() -> SparkSession | None:
+    """The Connect session this process already has (a thread's active one, else the default one), as pyspark's
+    `getOrCreate` would return it; None when there is none."""
+    import sys
+
+    if "pyspark.sql.connect.session" not in sys.modules:
+        return None
+    from pyspark.sql.connect.session import SparkSession as ConnectSession
+
+    try:
+        return ConnectSession.active()  # type: ignore[return-value]
+    except Exception:  # pyspark's NO_ACTIVE_OR_DEFAULT_SESSION
+        return None
 
 
 def opened_url(session: Any) -> str | None:
@@ -182,6 +206,30 @@ def interrupt_session(url: str, session_id: str, timeout: float = INTERRUPT_TIME
             orphan.client.release_session()
         with contextlib.suppress(Exception):
             orphan.client.close()
+    return len(interrupted)
+
+
+def interrupt_tag(url: str, session_id: str, tag: str, timeout: float = INTERRUPT_TIMEOUT) -> int:
+    """Interrupt the operations tagged `tag` (a dead client's) in the server session `session_id`, which other
+    clients may share and keep using; returns how many were running. Waits until none is left, at most `timeout`."""
+    import time
+
+    from pyspark.sql.connect.session import SparkSession as ConnectSession
+
+    sep = ";" if ";" in url else ("" if url.endswith("/") else "/") + ";"
+    handle = ConnectSession(connection=f"{url}{sep}session_id={session_id}")
+    interrupted: set[str] = set()
+    deadline = time.monotonic() + timeout
+    try:
+        while time.monotonic() < deadline:
+            running = handle.interruptTag(tag)
+            if not running:
+                break
+            interrupted.update(running)
+            time.sleep(0.2)
+    finally:
+        with contextlib.suppress(Exception):
+            handle.client.close()
     return len(interrupted)
 
 

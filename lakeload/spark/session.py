@@ -47,6 +47,7 @@ from lakeload.spark.settings import (
 if TYPE_CHECKING:
     from pyspark.sql import SparkSession
 
+    from lakeload.spark.connect_server import ServerState
     from lakeload.spark.executor_working import WorkingStore
 
 logger = logging.getLogger("lakeload.spark")
@@ -130,7 +131,7 @@ def get_spark(
             url = warm_engine.engine_url(pipeline_name)  # None when none runs: it starts once this process exits
         if url is not None:
             quiet_pyspark_loggers(_log_file(settings.log_file))
-            session = connect_session(url)
+            session = connect_session(url, _own_local_server(url))
             warm_engine.keep_alive(url)
             return session
         check_java()
@@ -143,6 +144,14 @@ def get_spark(
             final = with_python_daemon(master, with_lazy_jit(master, final, settings.lazy_jit))
         quiet_pyspark_loggers(_log_file(settings.log_file))
         return _start(master, final, use_archive=settings.class_archive and not submitted)
+
+
+def _own_local_server(url: str) -> ServerState | None:
+    """The local server lakeload started (`lakeload spark start`, the warm engine) when `url` is its URL."""
+    from lakeload.spark.connect_server import running_server
+
+    server = running_server()
+    return server if server is not None and server.url == url.rstrip("/") else None
 
 
 def _log_file(configured: str) -> str:

@@ -115,6 +115,16 @@ def supervisor_running() -> bool:
         return not free
 
 
+def wait_supervisor_gone(timeout: float = 4 * POLL_S) -> bool:
+    """Wait until no supervisor runs (one whose engine was stopped by hand exits within `POLL_S`); True if none."""
+    deadline = time.monotonic() + timeout
+    while supervisor_running():
+        if time.monotonic() >= deadline:
+            return False
+        time.sleep(WAIT_POLL_S * 2)
+    return True
+
+
 def spawn_supervisor(pipeline_name: str | None, idle_seconds: float) -> None:
     """Start the supervisor in the background (its own session: it outlives this process), unless one runs."""
     if supervisor_running():
@@ -195,6 +205,15 @@ def engine_url(pipeline_name: str | None) -> str | None:
     return state.url
 
 
+def start_ahead(pipeline_name: str | None = None) -> bool:
+    """Start the engine in the background now, when a run would (`lakeload init`: the user's first run follows);
+    True when a supervisor was started."""
+    if wanted(pipeline_name) is None or server.running_server() is not None or supervisor_running():
+        return False
+    spawn_supervisor(pipeline_name, resolve_warm(pipeline_name).idle_seconds)
+    return True
+
+
 def _start_at_exit(pipeline_name: str | None, idle_seconds: float) -> None:
     """Start the supervisor when this process exits (once per process)."""
     global _at_exit
@@ -253,9 +272,22 @@ def supervise(pipeline_name: str | None, idle_seconds: float) -> int:
             return 0  # started by hand: kept until `lakeload spark stop`
         if state is None:
             state = server.start_server(pipeline_name=pipeline_name, started_by=AUTO, idle_seconds=idle_seconds)
+            _warm_up_in_background()
         mark_used()  # its start counts as a use (the run that waits for it connects next)
         watch(state)
     return 0
+
+
+def _warm_up_in_background() -> None:
+    """Start the new engine's shared session and its Python workers in a short-lived process of its own
+    (`shared_session.warm_up`), so the supervisor stays small; its output goes to the supervisor's log."""
+
+    def run() -> None:
+        with contextlib.suppress(OSError, subprocess.SubprocessError):
+            subprocess.run([sys.executable, "-m", "lakeload.spark.shared_session"], stdin=subprocess.DEVNULL,
+                           timeout=server.START_TIMEOUT, check=False)
+
+    threading.Thread(target=run, name="lakeload-warm-up", daemon=True).start()
 
 
 def watch(state: server.ServerState) -> None:

@@ -30,7 +30,8 @@ pipeline = lakeload.pipeline("warm", destination=lakeload.destinations.filesyste
                              pipelines_dir=sys.argv[2])
 info = pipeline.run([{"id": i, "tags": ["a"]} for i in range(10)], table_name="t")
 
-print(json.dumps({"connect": is_connect(pipeline.spark), "url": opened_url(pipeline.spark), "failed": info.has_failed_jobs}))
+print(json.dumps({"connect": is_connect(pipeline.spark), "url": opened_url(pipeline.spark), "failed": info.has_failed_jobs,
+                  "session_id": getattr(pipeline.spark, "session_id", None)}))
 """
 
 
@@ -107,6 +108,14 @@ def test_warm_settings_resolved_and_shown(monkeypatch: pytest.MonkeyPatch) -> No
     assert shown["spark.warm_idle_seconds"] == "spark.warm_idle_seconds = 120.0  (environment variable SPARK__WARM_IDLE_SECONDS)"
 
 
+def _shared_id(state: connect_server.ServerState, tmp_path: Path) -> str:
+    """The shared session every process with this checkout's lakeload joins on `state`."""
+    from lakeload.spark.connect_shipping import package_archive
+    from lakeload.spark.shared_session import shared_session_id
+
+    return shared_session_id(state, os.path.basename(package_archive(str(tmp_path / "archives"))))
+
+
 @pytest.mark.slow  # a Connect server started after a pipeline's run, runs on it, its idle stop (~1-2 min)
 def test_engine_started_once_after_two_first_runs_used_by_later_runs_and_stopped_when_idle(
     tmp_path: Path, warm_home: Path
@@ -137,8 +146,16 @@ def test_engine_started_once_after_two_first_runs_used_by_later_runs_and_stopped
     assert status.returncode == 0 and "Started automatically" in status.stdout, status.stdout + status.stderr
     assert "stops itself after 15 s unused" in status.stdout
 
+    # the supervisor warmed the engine's shared session: its Python workers started, lakeload imported
+    log = warm_home / ".lakeload" / "logs" / "warm_engine.log"
+    while time.monotonic() < deadline and "warmed" not in log.read_text():
+        time.sleep(0.5)
+    warmed = [line for line in log.read_text().splitlines() if "warmed" in line]
+    assert warmed and warmed[-1].endswith(f"of {state.url} in session {_shared_id(state, tmp_path)}"), log.read_text()
+
     later = _finish(_start_child(tmp_path, "c", env))  # a later run connects to it: no second engine
     assert later["connect"] is True and later["url"] == state.url and not later["failed"]
+    assert later["session_id"] == _shared_id(state, tmp_path)  # the session the supervisor warmed
     assert _servers_in(warm_home) == [state.pid]
 
     while time.monotonic() < deadline + 300 and (connect_server.read_state() is not None or _servers_in(warm_home)):
@@ -146,4 +163,32 @@ def test_engine_started_once_after_two_first_runs_used_by_later_runs_and_stopped
     assert connect_server.read_state() is None and not _servers_in(warm_home)
     while time.monotonic() < deadline + 300 and _supervisors(warm_home):
         time.sleep(0.5)
+    assert not _supervisors(warm_home)
+
+
+@pytest.mark.slow  # a Connect server started by `lakeload init`, then a run on it
+def test_init_starts_the_engine_for_the_first_run_and_not_when_turned_off(tmp_path: Path, warm_home: Path) -> None:
+    off = subprocess.run([sys.executable, "-m", "lakeload.cli.main", "init", "generator", "filesystem", "--dir",
+                          str(tmp_path / "off")], env=_child_env(warm_home, SPARK__WARM="false"), cwd=tmp_path,
+                         capture_output=True, text=True, timeout=120)
+    assert off.returncode == 0 and "Starting" not in off.stdout, off.stdout + off.stderr
+    assert not _supervisors(warm_home) and connect_server.read_state() is None
+
+    env = _child_env(warm_home, SPARK__WARM_IDLE_SECONDS="60")
+    init = subprocess.run([sys.executable, "-m", "lakeload.cli.main", "init", "generator", "filesystem", "--dir",
+                           str(tmp_path / "project")], env=env, cwd=tmp_path, capture_output=True, text=True, timeout=120)
+    assert init.returncode == 0 and "Starting lakeload's local Spark engine in the background" in init.stdout, init.stderr
+    first = _finish(_start_child(tmp_path, "first", env))  # the user's first run: on the engine init started
+    state = connect_server.running_server()
+    assert state is not None and state.started_by == warm_engine.AUTO
+    assert first["connect"] is True and first["url"] == state.url and not first["failed"]
+    assert first["session_id"] == _shared_id(state, tmp_path)
+    assert _servers_in(warm_home) == [state.pid]
+    stop = subprocess.run([sys.executable, "-m", "lakeload.cli.main", "spark", "stop"], env=env, capture_output=True,
+                          text=True, timeout=120)
+    assert stop.returncode == 0 and "Stopped the Spark Connect server" in stop.stdout, stop.stdout + stop.stderr
+    assert not _servers_in(warm_home)  # nothing of the engine outlives `stop`; its supervisor has let go and exits
+    deadline = time.monotonic() + 30
+    while _supervisors(warm_home) and time.monotonic() < deadline:
+        time.sleep(0.2)
     assert not _supervisors(warm_home)

@@ -21,6 +21,7 @@ from __future__ import annotations
 
 import datetime as dt
 import itertools
+import uuid
 from typing import TYPE_CHECKING, Any
 
 from lakeload.errors import IncrementalCursorPathHasValueNone, IncrementalCursorPathMissing, IncrementalError
@@ -32,6 +33,7 @@ if TYPE_CHECKING:
     from pyspark.sql import Column, DataFrame
 
 _names = itertools.count()
+_PROCESS = uuid.uuid4().hex[:12]  # observation names stay unique on a server session other processes share
 _EPOCH = dt.datetime(1970, 1, 1, tzinfo=dt.timezone.utc)
 
 
@@ -39,7 +41,7 @@ def observed(frame: DataFrame, *metrics: Column) -> dict[str, Any]:
     """The values of aggregate `metrics` over `frame`, from one Spark job that brings back nothing else."""
     from pyspark.sql import Observation
 
-    observation = Observation(f"lakeload_incremental_{next(_names)}")
+    observation = Observation(f"lakeload_incremental_{_PROCESS}_{next(_names)}")
     frame.observe(observation, *metrics).write.format("noop").mode("overwrite").save()
     return dict(observation.get)
 
