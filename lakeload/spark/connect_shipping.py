@@ -34,6 +34,8 @@ CACHE_DIR = os.path.join("~", ".lakeload", "cache", "artifacts")
 _SKIPPED_DIRS = ("__pycache__",)
 _SKIPPED_SUFFIXES = (".pyc", ".pyo")
 _MISSING_MODULE = re.compile(r"No module named '([\w.]+)'")
+_ZIP_LAYOUT = b"zip-layout-2"  # fixed entry times and modes, .pyc beside each .py
+_ALREADY_THERE = "ARTIFACT_ALREADY_EXISTS"
 _lock = threading.Lock()
 _shipped: set[str] = set()  # ids of the Connect sessions that have lakeload's zip
 
@@ -59,8 +61,11 @@ def _package_files(root: str) -> list[tuple[str, str]]:
 
 
 def content_hash(files: list[tuple[str, str]]) -> str:
-    """A short hash of the files' names and contents."""
-    digest = hashlib.sha256()
+    """A short hash of the files' names and contents, this Python's bytecode version and the zip's layout (the
+    zip holds `.pyc` files: one name, one content)."""
+    from importlib.util import MAGIC_NUMBER
+
+    digest = hashlib.sha256(MAGIC_NUMBER + _ZIP_LAYOUT)
     for path, name in files:
         digest.update(name.encode() + b"\0")
         with open(path, "rb") as handle:
@@ -87,14 +92,24 @@ def package_archive(cache_dir: str | None = None) -> str:
     try:
         with zipfile.ZipFile(partial, "w", zipfile.ZIP_DEFLATED) as archive:
             for source, name in files:
-                archive.write(source, name)
+                with open(source, "rb") as data:
+                    archive.writestr(_entry(name), data.read())
                 if name.endswith(".py"):
-                    archive.writestr(name + "c", compiled(source, name))
+                    archive.writestr(_entry(name + "c"), compiled(source, name))
         os.replace(partial, path)  # concurrent builders write the same bytes: last one wins
     finally:
         if os.path.exists(partial):
             os.remove(partial)
     return path
+
+
+def _entry(name: str) -> zipfile.ZipInfo:
+    """A zip entry with fixed time and mode: every client builds the same bytes for the same name (a Connect server
+    refuses an artifact of the same name with other bytes, `ARTIFACT_ALREADY_EXISTS`)."""
+    entry = zipfile.ZipInfo(name, date_time=(1980, 1, 1, 0, 0, 0))
+    entry.compress_type = zipfile.ZIP_DEFLATED
+    entry.external_attr = 0o644 << 16
+    return entry
 
 
 def compiled(source: str, name: str) -> bytes:
@@ -125,6 +140,9 @@ def ship_lakeload(session: SparkSession) -> None:
         try:
             session.addArtifacts(path, pyfile=True)
         except Exception as exc:
+            if _ALREADY_THERE in str(exc):  # the session has this zip (its name is its content's hash): shipped
+                _shipped.add(session_id)
+                return
             raise SparkSetupError(
                 f"Could not ship lakeload's code ({os.path.basename(path)}) to the Spark Connect server: "
                 f"{type(exc).__name__} {str(exc).strip().splitlines()[0] if str(exc).strip() else ''}. The server must "

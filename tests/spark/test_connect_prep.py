@@ -6,6 +6,7 @@ import json
 import os
 import subprocess
 import sys
+import time
 from pathlib import Path
 
 import pytest
@@ -91,6 +92,10 @@ def test_shipped_archive_is_named_by_version_and_content(tmp_path: Path) -> None
     first = package_archive(str(tmp_path / "cache"))
     assert Path(first).name.startswith(f"lakeload-{lakeload.__version__}-") and Path(first).suffix == ".zip"
     assert package_archive(str(tmp_path / "cache")) == first  # built once, then reused
+    # two clients (other caches, other moments) build the same bytes: a Connect server takes an artifact name once
+    time.sleep(1.1)
+    other = package_archive(str(tmp_path / "other"))
+    assert Path(other).name == Path(first).name and Path(other).read_bytes() == Path(first).read_bytes()
     names = zipfile.ZipFile(first).namelist()
     assert "lakeload/__init__.py" in names and "lakeload/spark/executor_runner.py" in names
     assert not any("__pycache__" in name for name in names)
