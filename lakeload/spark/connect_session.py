@@ -21,7 +21,7 @@ from __future__ import annotations
 import contextlib
 import os
 import re
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 from urllib.parse import urlsplit
@@ -183,51 +183,50 @@ def opened_url(session: Any) -> str | None:
     return _opened.get(str(getattr(session, "session_id", "")))
 
 
+def with_session_id(url: str, session_id: str) -> str:
+    """`url` with a `session_id` parameter.
+
+    >>> with_session_id("sc://127.0.0.1:15002", "abc")
+    'sc://127.0.0.1:15002/;session_id=abc'
+    """
+    if ";" in url:
+        return f"{url};session_id={session_id}"
+    return f"{url.rstrip('/')}/;session_id={session_id}"
+
+
 def interrupt_session(url: str, session_id: str, timeout: float = INTERRUPT_TIMEOUT) -> int:
     """Interrupt every operation of the server session `session_id` (a dead client's) and release it; returns how
     many operations were running. Waits until the server reports none left, at most `timeout` seconds."""
-    import time
-
-    from pyspark.sql.connect.session import SparkSession as ConnectSession
-
-    sep = ";" if ";" in url else ("" if url.endswith("/") else "/") + ";"
-    orphan = ConnectSession(connection=f"{url}{sep}session_id={session_id}")
-    interrupted: set[str] = set()
-    deadline = time.monotonic() + timeout
-    try:
-        while time.monotonic() < deadline:
-            running = orphan.interruptAll()
-            if not running:
-                break
-            interrupted.update(running)
-            time.sleep(0.2)
-    finally:
-        with contextlib.suppress(Exception):
-            orphan.client.release_session()
-        with contextlib.suppress(Exception):
-            orphan.client.close()
-    return len(interrupted)
+    return _interrupt(url, session_id, lambda session: session.interruptAll(), release=True, timeout=timeout)
 
 
 def interrupt_tag(url: str, session_id: str, tag: str, timeout: float = INTERRUPT_TIMEOUT) -> int:
     """Interrupt the operations tagged `tag` (a dead client's) in the server session `session_id`, which other
     clients may share and keep using; returns how many were running. Waits until none is left, at most `timeout`."""
+    return _interrupt(url, session_id, lambda session: session.interruptTag(tag), release=False, timeout=timeout)
+
+
+def _interrupt(url: str, session_id: str, interrupt: Callable[[Any], list[str]], release: bool, timeout: float) -> int:
+    """Call `interrupt` on a handle of the server session `session_id` until it reports nothing running (at most
+    `timeout` seconds), then close the handle, releasing the session too when `release`; how many it interrupted."""
     import time
 
     from pyspark.sql.connect.session import SparkSession as ConnectSession
 
-    sep = ";" if ";" in url else ("" if url.endswith("/") else "/") + ";"
-    handle = ConnectSession(connection=f"{url}{sep}session_id={session_id}")
+    handle = ConnectSession(connection=with_session_id(url, session_id))
     interrupted: set[str] = set()
     deadline = time.monotonic() + timeout
     try:
         while time.monotonic() < deadline:
-            running = handle.interruptTag(tag)
+            running = interrupt(handle)
             if not running:
                 break
             interrupted.update(running)
             time.sleep(0.2)
     finally:
+        if release:
+            with contextlib.suppress(Exception):
+                handle.client.release_session()
         with contextlib.suppress(Exception):
             handle.client.close()
     return len(interrupted)

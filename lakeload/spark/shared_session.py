@@ -26,6 +26,8 @@ import os
 import uuid
 from typing import TYPE_CHECKING, Any, cast
 
+from lakeload.spark.connect_session import with_session_id
+
 if TYPE_CHECKING:
     from pyspark.sql import SparkSession
 
@@ -45,17 +47,6 @@ def shared_session_id(state: ServerState, code: str, generation: int = 0) -> str
     36
     """
     return str(uuid.uuid5(_NAMESPACE, f"{state.pid}/{state.port}/{state.started_at!r}/{code}/{generation}"))
-
-
-def with_session_id(url: str, session_id: str) -> str:
-    """`url` with a `session_id` parameter.
-
-    >>> with_session_id("sc://127.0.0.1:15002", "abc")
-    'sc://127.0.0.1:15002/;session_id=abc'
-    """
-    if ";" in url:
-        return f"{url};session_id={session_id}"
-    return f"{url.rstrip('/')}/;session_id={session_id}"
 
 
 def is_shared(session: Any) -> bool:
