@@ -507,7 +507,7 @@ class TreeRssSampler(threading.Thread):
             return "jvm"
         args = proc.cmdline()
         module = args[args.index("-m") + 1] if "-m" in args[:-1] else ""
-        return "python_workers" if module in ("pyspark.daemon", "lakeload.spark.executor_daemon") else "other"
+        return "python_workers" if module in ("pyspark.daemon", "lakeload.kernel.spark.daemon") else "other"
 
     def cpu_s(self) -> dict[str, float]:
         """CPU seconds (user + system) per kind of process: driver, jvm, python_workers, other; a process that

@@ -104,7 +104,7 @@ def run_on_server(run: Callable[[], dict[str, Any]], sampler: Callable[[int], An
 
 def spark_engine() -> str:
     """In a child after its run: ``"connect"`` when lakeload's session is a Spark Connect one, else ``"in-process"``."""
-    from lakeload.spark.connect_session import is_connect
+    from lakeload.spark.session_kind import is_connect
     from lakeload.spark.session import get_spark
 
     return "connect" if is_connect(get_spark()) else "in-process"

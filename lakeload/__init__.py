@@ -3,8 +3,8 @@
 >>> import lakeload
 >>> pipeline = lakeload.pipeline("quick_start", destination="filesystem", dataset_name="mydata")
 
-Names are imported lazily, so that executor-side modules (`lakeload.*.executor_*`) can be imported on
-Spark workers without loading the driver-side pipeline.
+Names are imported lazily, so that the kernel's modules (`lakeload.kernel`, what Spark's Python workers
+import) load without the driver-side pipeline.
 """
 
 from __future__ import annotations
@@ -12,9 +12,8 @@ from __future__ import annotations
 import importlib
 from typing import TYPE_CHECKING, Any
 
+from lakeload.about import VERSION as __version__  # noqa: F401 - the package version
 from lakeload.lazy_exports import lazy_getattr
-
-__version__ = "0.1.0"
 
 _EXPORTS = {
     "LakeloadError": "lakeload.errors",

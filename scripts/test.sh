@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
-# Lint and run lakeload's test suite. Sets up .venv (and Java 17+) first; exits with pytest's code
-# (5, "no tests collected", is a failure too). Extra arguments go to pytest; when the first one is a
+# Lint (ruff, the import contracts, mypy) and run lakeload's test suite. Sets up .venv (and Java 17+)
+# first; exits with the first failing check's code, else pytest's (5, "no tests collected", is a failure too). Extra arguments go to pytest; when the first one is a
 # path, only those paths run instead of all of tests/:
 #   scripts/test.sh                       # everything
 #   scripts/test.sh -x -k parquet         # everything, pytest options
@@ -11,6 +11,8 @@ ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
 bash "$ROOT/scripts/setup.sh"
 cd "$ROOT"
 .venv/bin/python -m ruff check lakeload tests
+.venv/bin/lint-imports --no-cache          # the layer contracts in pyproject.toml ([tool.importlinter])
+.venv/bin/python -m mypy lakeload
 
 targets=(tests)
 if [ "$#" -gt 0 ] && [ -e "${1%%::*}" ]; then

@@ -39,8 +39,8 @@ def register(commands: Any) -> None:
 
 def run_config_show(args: argparse.Namespace) -> int:
     """Print the resolved configuration; returns the exit code (1 when a configuration file cannot be read)."""
-    from lakeload.config.show import render_configuration, show_configuration
     from lakeload.errors import ConfigFileError
+    from lakeload.runtime.config_report import render_configuration, show_configuration
 
     try:
         print(render_configuration(show_configuration(args.pipeline, args.destination)))

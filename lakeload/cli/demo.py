@@ -31,7 +31,7 @@ def configure_logging(progress: str) -> None:
         stream=sys.stderr,
     )
     logging.getLogger("lakeload").setLevel(logging.INFO if progress == "log" else logging.WARNING)
-    from lakeload.runtime.log_secrets import install_secret_masking
+    from lakeload.config.log_secrets import install_secret_masking
 
     install_secret_masking(logging.getLogger().handlers)
 

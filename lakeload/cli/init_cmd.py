@@ -116,7 +116,7 @@ def secrets_toml(bucket: str) -> str:
     lines = ["# Secrets: keep this file out of version control.", ""]
     if protocol is None:
         return "\n".join(lines + ["# A local folder needs no credentials.", ""])
-    from lakeload.destinations.impl.filesystem.credentials import credentials_class_for
+    from lakeload.config.bucket_credentials import credentials_class_for
 
     cls = credentials_class_for(protocol)
     assert cls is not None

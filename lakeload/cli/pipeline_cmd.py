@@ -16,8 +16,8 @@ import argparse
 import sys
 from typing import Any
 
+from lakeload.config.log_secrets import mask_secrets
 from lakeload.errors import LakeloadError
-from lakeload.runtime.log_secrets import mask_secrets
 
 
 def register(commands: Any) -> None:
@@ -71,7 +71,7 @@ def _parser_with(parent: argparse.ArgumentParser) -> type[argparse.ArgumentParse
 
 def run_pipeline_command(args: argparse.Namespace) -> int:
     """Run one pipeline action; returns the exit code (0 done, 1 a lakeload error, 2 wrong arguments)."""
-    from lakeload.cli import pipeline_views as views
+    from lakeload.runtime import pipeline_views as views
 
     if args.list:
         print(views.show_list(args.pipelines_dir))
@@ -111,7 +111,7 @@ def run_pipeline_command(args: argparse.Namespace) -> int:
 
 def sync(pipeline_name: str, pipelines_dir: str | None, destination: str | None, dataset: str | None) -> int:
     """dlt's `pipeline sync`: replace the working folder's state and schemas by the newest ones in the bucket."""
-    from lakeload.cli.pipeline_views import open_folder
+    from lakeload.runtime.pipeline_views import open_folder
 
     folder = open_folder(pipeline_name, pipelines_dir)
     pending = [load_id for load_id, _ in folder.pending()]
@@ -137,8 +137,8 @@ def sync(pipeline_name: str, pipelines_dir: str | None, destination: str | None,
 
 def drop_pending_packages(pipeline_name: str, pipelines_dir: str | None, destination: str | None) -> int:
     """`pipeline.drop_pending_packages()` for a pipeline found on disk; prints what was dropped."""
-    from lakeload.cli.pipeline_views import open_folder
     from lakeload.runtime.package_destination import pending_records
+    from lakeload.runtime.pipeline_views import open_folder
 
     folder = open_folder(pipeline_name, pipelines_dir)
     pending = pending_records(folder.storage)

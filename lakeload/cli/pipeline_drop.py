@@ -13,8 +13,8 @@ from __future__ import annotations
 import sys
 from collections.abc import Callable
 
-from lakeload.cli.pipeline_views import open_folder
 from lakeload.errors import LakeloadError
+from lakeload.runtime.pipeline_views import open_folder
 from lakeload.runtime.refresh import tables_of_resources
 
 

@@ -18,9 +18,9 @@ from lakeload.config.accessors import CONFIG_VALUE, ConfigModule
 value: Any = CONFIG_VALUE  # `def src(page_size: int = lakeload.config.value)` (also a class attribute; typed here)
 
 _EXPORTS = {
-    "show_configuration": "lakeload.config.show",
-    "render_configuration": "lakeload.config.show",
-    "ConfigLine": "lakeload.config.show",
+    "show_configuration": "lakeload.runtime.config_report",
+    "render_configuration": "lakeload.runtime.config_report",
+    "ConfigLine": "lakeload.config.lines",
     "Credentials": "lakeload.config.credentials",
     "resolve": "lakeload.config.resolver",
     "resolve_section": "lakeload.config.resolver",
@@ -37,7 +37,6 @@ __all__ = [
 if TYPE_CHECKING:
     from lakeload.config.credentials import Credentials
     from lakeload.config.resolver import resolve, resolve_section
-    from lakeload.config.show import ConfigLine, render_configuration, show_configuration
 
 
 def __getattr__(name: str) -> Any:

@@ -30,6 +30,7 @@ from collections.abc import AsyncIterator, Callable, Iterator
 from dataclasses import dataclass
 from typing import Any
 
+from lakeload.common.context import active_pipeline_name, running_resource
 from lakeload.config.accessors import ConfigValueSentinel
 from lakeload.config.resolver import candidate_paths, env_name, resolve, toml_files
 from lakeload.errors import ConfigValueMissingError
@@ -171,9 +172,7 @@ def _remember(key: str, name: str, value: Any, source: str, secret: bool) -> Non
 
 
 def _pipeline_name() -> str | None:
-    from lakeload.extract import current
-
-    return current.pipeline_name()
+    return active_pipeline_name()
 
 
 def _wrap(fn: Callable[..., Any], args: tuple[InjectableArg, ...], scope: Callable[[], tuple[tuple[str, ...], str | None, str]]) -> Callable[..., Any]:
@@ -239,9 +238,7 @@ def configurable_resource(fn: Callable[..., Any], name: str, section: str | None
     own_section = section or default_section(fn)
 
     def scope() -> tuple[tuple[str, ...], str | None, str]:
-        from lakeload.extract import current
-
-        context = current.running_context()  # the resource extracted now (a transformer's, for its parent)
+        context = running_resource()  # the resource extracted now (a transformer's, for its parent)
         if context is None:
             return ("sources", own_section, name), _pipeline_name(), f"resource '{name}'"
         sections = ("sources", _source_sections.get(context.schema_name, own_section), name)

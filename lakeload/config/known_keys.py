@@ -3,7 +3,7 @@
 Every `resolve(sections, key)` / `resolve_section(sections, key)` call in lakeload must name a key declared
 here: the resolver records each lookup (`note_lookup`), and the test suite fails on one that is not declared
 (see `unregistered_lookups`). Credential fields are not listed by hand: they are the fields of the typed
-credential dataclasses (`lakeload.destinations.impl.filesystem.credentials`).
+credential dataclasses (`lakeload.config.bucket_credentials`).
 
 A `Section` also lists what dlt reads in the same place (a `.dlt/` project may set it) so that such keys are
 recognized as dlt's, never reported as typos; `tests/config/test_known_keys.py` compares these lists with
@@ -53,7 +53,7 @@ class Section:
 @functools.lru_cache(maxsize=1)
 def credential_fields() -> frozenset[str]:
     """Every credential field of every bucket protocol (the typed credential dataclasses' fields)."""
-    from lakeload.destinations.impl.filesystem.credentials import credential_classes
+    from lakeload.config.bucket_credentials import credential_classes
 
     return frozenset(name for cls in credential_classes() for name in cls.field_names())
 
@@ -75,14 +75,22 @@ DLT_FILESYSTEM_KEYS = frozenset(
      "info_tables_query_threshold", "legacy_db_path", "local_dir", "pipeline_name", "pipeline_working_dir",
      "read_only", "replace_strategy", "staging_dataset_name_layout", "warn_unsafe_layout_separators"}
 )
+# `[destination.<name>]` keys of the retry policy (see `lakeload.kernel.filesystem.retry.RetryPolicy`) -> its fields
+RETRY_KEYS = {
+    "retry_attempts": "attempts",
+    "retry_initial_backoff": "initial_backoff",
+    "retry_max_backoff": "max_backoff",
+    "retry_jitter": "jitter",
+    "connect_timeout": "connect_timeout",
+    "read_timeout": "read_timeout",
+    "unreachable_timeout": "unreachable_timeout",
+}
 DLT_DATA_WRITER_KEYS = frozenset({"buffer_max_items", "file_max_items", "file_max_bytes"})
 
 
 @functools.lru_cache(maxsize=1)
 def root() -> Section:
     """The spec of a whole configuration file (or of a pipeline-scoped section `[<pipeline_name>]`)."""
-    from lakeload.destinations.impl.filesystem.configuration import RETRY_KEYS
-
     credentials = Section(keys=credential_fields(), dlt_keys=DLT_CREDENTIAL_KEYS)
     filesystem_keys = FILESYSTEM_KEYS | frozenset(RETRY_KEYS)
     filesystem = Section(filesystem_keys, FILESYSTEM_FREE, {"credentials": credentials}, dlt_keys=DLT_FILESYSTEM_KEYS)

@@ -19,13 +19,12 @@ from lakeload.dagster.config import WriteMode
 from lakeload.dagster.location import DeltaLocation, TableLocation
 from lakeload.dagster.predicates import arrow_filter, sql_predicate
 from lakeload.dagster.slices import TableSlice
-from lakeload.delta.executor_files import partition_value
 from lakeload.destinations.impl.filesystem.client import destination_error
 from lakeload.errors import DestinationError, LakeloadError
+from lakeload.kernel.delta.files import partition_value
 
 if TYPE_CHECKING:
     from deltalake import DeltaTable
-    from pyspark.sql import DataFrame, SparkSession
 
 
 class SliceNotEmptyError(LakeloadError):
@@ -142,30 +141,3 @@ class DeltaConnection:
                 "mode is 'error'. Use mode='overwrite' to replace them or mode='append' to add rows."
             )
         return rows == 0
-
-    def metadata(self, written: pa.Schema, written_rows: int) -> dict[str, Any]:
-        """The materialization metadata after a write (`lakeload.dagster.metadata`)."""
-        from lakeload.dagster.metadata import materialization_metadata
-
-        return materialization_metadata(self, written, written_rows)
-
-    # the two data planes, imported on use so that Arrow-only users never import Spark
-    def write_arrow(self, data: pa.Table) -> dict[str, Any]:
-        from lakeload.dagster.delta_arrow import write_arrow
-
-        return write_arrow(self, data)
-
-    def read_arrow(self) -> pa.Table:
-        from lakeload.dagster.delta_arrow import read_arrow
-
-        return read_arrow(self)
-
-    def write_spark(self, frame: DataFrame) -> dict[str, Any]:
-        from lakeload.dagster.delta_spark import write_spark
-
-        return write_spark(self, frame)
-
-    def read_spark(self, spark: SparkSession | None = None) -> DataFrame:
-        from lakeload.dagster.delta_spark import read_spark
-
-        return read_spark(self, spark)

@@ -14,9 +14,10 @@ import pyarrow as pa
 import pyarrow.dataset as ds
 
 from lakeload.dagster.config import WriteMode
+from lakeload.dagster.metadata import materialization_metadata
 from lakeload.dagster.predicates import arrow_filter
-from lakeload.delta.executor_files import delta_schema
 from lakeload.errors import ConfigurationError, DeltaTableNotFoundError, DestinationError
+from lakeload.kernel.delta.files import delta_schema
 
 if TYPE_CHECKING:
     from lakeload.dagster.connection import DeltaConnection
@@ -61,7 +62,7 @@ def write_arrow(connection: DeltaConnection, data: pa.Table) -> dict[str, Any]:
     schema = delta_schema(data.schema)
     data = data.cast(schema) if data.schema != schema else data
     if not connection.proceed():
-        return connection.metadata(written, 0)
+        return materialization_metadata(connection, written, 0)
     check_rows_in_slice(connection, data, connection.table_schema() or data.schema)
     options = _write_options(connection, data.schema)
     try:
@@ -69,7 +70,7 @@ def write_arrow(connection: DeltaConnection, data: pa.Table) -> dict[str, Any]:
     except Exception as exc:
         error = connection.error(exc, "write Delta table")
     else:
-        return connection.metadata(written, data.num_rows)
+        return materialization_metadata(connection, written, data.num_rows)
     raise error
 
 

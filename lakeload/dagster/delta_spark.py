@@ -21,13 +21,14 @@ import pyarrow as pa
 
 from lakeload.dagster.config import WriteMode
 from lakeload.dagster.delta_arrow import open_for_read, selected_columns
+from lakeload.dagster.metadata import materialization_metadata
 from lakeload.dagster.predicates import column_type, contains, typed_key, window_bounds
 from lakeload.delta.commit import DeltaTarget
-from lakeload.delta.executor_files import DeltaFileSpec, delta_schema
-from lakeload.delta.executor_read import SnapshotSpec
 from lakeload.delta.spark_io import read_snapshot, write_frame
-from lakeload.destinations.impl.filesystem.executor_fs import url_to_fs
 from lakeload.errors import ConfigurationError, DeltaConflictError
+from lakeload.kernel.delta.files import DeltaFileSpec, delta_schema
+from lakeload.kernel.delta.read import SnapshotSpec
+from lakeload.kernel.filesystem.fs import url_to_fs
 
 if TYPE_CHECKING:
     from pyspark.sql import Column, DataFrame, SparkSession
@@ -104,7 +105,7 @@ def _check_files(connection: DeltaConnection, spec: DeltaFileSpec, adds: list[di
 def write_spark(connection: DeltaConnection, frame: DataFrame) -> dict[str, Any]:
     """Write `frame` into the slice under the I/O manager's mode; returns the materialization metadata."""
     if not connection.proceed():
-        return connection.metadata(arrow_schema(frame), 0)
+        return materialization_metadata(connection, arrow_schema(frame), 0)
     partition_by = _partition_by(connection)
     location = connection.location
     target = DeltaTarget(connection.slice.name, connection.uri, dict(location.storage_options),
@@ -129,7 +130,7 @@ def write_spark(connection: DeltaConnection, frame: DataFrame) -> dict[str, Any]
             f"Another writer committed to Delta table {connection.slice.name} at the same time; nothing of this "
             "materialization was committed. Materialize the asset again."
         ) from None
-    return connection.metadata(target.schema, sum(_rows(a) for a in adds))
+    return materialization_metadata(connection, target.schema, sum(_rows(a) for a in adds))
 
 
 def _rows(add: dict[str, Any]) -> int:

@@ -13,6 +13,8 @@ from typing import TYPE_CHECKING, Any, Generic, TypeVar
 
 import pyarrow as pa
 
+from lakeload.dagster.delta_arrow import read_arrow, write_arrow
+
 if TYPE_CHECKING:
     from dagster import InputContext, OutputContext
 
@@ -48,11 +50,11 @@ class ArrowTypeHandler(DeltaTypeHandler[T]):
     def from_arrow(self, table: pa.Table, load_type: type) -> T: ...
 
     def handle_output(self, context: OutputContext, obj: T, connection: DeltaConnection) -> Mapping[str, Any]:
-        return connection.write_arrow(self.to_arrow(obj))
+        return write_arrow(connection, self.to_arrow(obj))
 
     def load_input(self, context: InputContext, connection: DeltaConnection) -> T:
         load_type = context.dagster_type.typing_type
-        return self.from_arrow(connection.read_arrow(), load_type if isinstance(load_type, type) else object)
+        return self.from_arrow(read_arrow(connection), load_type if isinstance(load_type, type) else object)
 
 
 class DeltaLakePyArrowTypeHandler(ArrowTypeHandler[Any]):
@@ -120,10 +122,14 @@ class DeltaLakeSparkTypeHandler(DeltaTypeHandler[Any]):
         return (DataFrame,)
 
     def handle_output(self, context: OutputContext, obj: Any, connection: DeltaConnection) -> Mapping[str, Any]:
-        return connection.write_spark(obj)
+        from lakeload.dagster.delta_spark import write_spark  # Spark users only: Arrow users never import it
+
+        return write_spark(connection, obj)
 
     def load_input(self, context: InputContext, connection: DeltaConnection) -> Any:
-        return connection.read_spark()
+        from lakeload.dagster.delta_spark import read_spark
+
+        return read_spark(connection)
 
 
 def available_handlers() -> list[DeltaTypeHandler[Any]]:

@@ -14,9 +14,9 @@ from typing import Any
 import pandas as pd
 import streamlit as st
 
+from lakeload.config.log_secrets import mask_secrets
 from lakeload.dashboard.data import PipelineView
 from lakeload.errors import LakeloadError
-from lakeload.runtime.log_secrets import mask_secrets
 
 
 def _args() -> argparse.Namespace:

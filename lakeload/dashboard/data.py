@@ -11,7 +11,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any
 
-from lakeload.cli.pipeline_views import WorkingFolder, open_folder
+from lakeload.runtime.pipeline_views import WorkingFolder, open_folder
 from lakeload.runtime.trace import load_trace
 
 

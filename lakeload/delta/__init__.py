@@ -3,8 +3,8 @@
 >>> from lakeload.delta import get_delta_tables
 >>> get_delta_tables(pipeline)["users"].history()
 
-`get_delta_tables` is imported on first use: executor modules of this package (`executor_*.py`) must
-import on a bare Spark worker without the driver-side configuration and pipeline modules.
+`get_delta_tables` is imported on first use (deltalake is an optional extra). The data files are written by
+the kernel's Delta tasks (`lakeload.kernel.delta`).
 """
 
 from __future__ import annotations

@@ -22,12 +22,12 @@ from typing import TYPE_CHECKING, Any
 
 import pyarrow as pa
 
+from lakeload.config.bucket_credentials import secret_values
 from lakeload.delta.commit_retry import commit_with_retry, read_with_retry
 from lakeload.delta.log_damage import damaged, log_damage
 from lakeload.delta.marks import LoadMark
-from lakeload.destinations.impl.filesystem.credentials import secret_values
-from lakeload.destinations.impl.filesystem.executor_retry import RetryPolicy, StorageRetriesExhausted
 from lakeload.errors import DeltaConflictError, DeltaWriteConflict, DestinationError, StorageUnavailableError
+from lakeload.kernel.filesystem.retry import RetryPolicy, StorageRetriesExhausted
 
 if TYPE_CHECKING:
     from deltalake import DeltaTable
@@ -75,7 +75,7 @@ class DeltaTarget:
         """The current snapshot's data files: path (as in the log), size, partition values (log strings), stats."""
         if self.table is None:
             return []
-        from lakeload.delta.executor_files import partition_value
+        from lakeload.kernel.delta.files import partition_value
 
         return [
             {

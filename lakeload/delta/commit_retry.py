@@ -13,23 +13,32 @@ from __future__ import annotations
 
 import logging
 from collections.abc import Callable
-from typing import TYPE_CHECKING, TypeVar
+from typing import TYPE_CHECKING, Any, Protocol, TypeVar
 
-from lakeload.destinations.impl.filesystem.executor_retry import call_with_retry
+from lakeload.kernel.filesystem.retry import call_with_retry
 
 if TYPE_CHECKING:
-    from lakeload.delta.commit import DeltaTarget
     from lakeload.delta.marks import LoadMark
+    from lakeload.kernel.filesystem.retry import RetryPolicy
 
 logger = logging.getLogger("lakeload.load")
 T = TypeVar("T")
+
+
+class RetriedTable(Protocol):
+    """What a retried read or commit needs of its table (`commit.DeltaTarget`)."""
+
+    name: str
+    uri: str
+    storage_options: dict[str, Any]
+    retry: RetryPolicy
 
 
 class DeltaStorageFault(ConnectionError):
     """A delta-rs object-store failure during a commit (classified transient: retried within the policy)."""
 
 
-def read_with_retry(target: DeltaTarget, read: Callable[[], T]) -> T:
+def read_with_retry(target: RetriedTable, read: Callable[[], T]) -> T:
     """`read()` (opening the table's log) under `target.retry`: object_store does not retry a request
     whose connection broke while it was sent, so a bare `OSError` of delta-rs is retried here."""
 
@@ -44,7 +53,7 @@ def read_with_retry(target: DeltaTarget, read: Callable[[], T]) -> T:
     return call_with_retry(target.retry, once, f"open Delta table '{target.name}'")
 
 
-def _landed(target: DeltaTarget, mark: LoadMark) -> bool:
+def _landed(target: RetriedTable, mark: LoadMark) -> bool:
     """Whether the table's log holds `mark`, read afresh; False when it cannot be read."""
     from deltalake import DeltaTable
 
@@ -54,7 +63,7 @@ def _landed(target: DeltaTarget, mark: LoadMark) -> bool:
         return False
 
 
-def commit_with_retry(target: DeltaTarget, attempt: Callable[[], None], mark: LoadMark | None) -> None:
+def commit_with_retry(target: RetriedTable, attempt: Callable[[], None], mark: LoadMark | None) -> None:
     """Run one commit `attempt` under `target.retry`; a commit whose answer was lost counts as done.
 
     >>> commit_with_retry(target, lambda: None, LoadMark("p", "1795290972.5"))   # doctest: +SKIP

@@ -39,15 +39,13 @@ nested rows, parents first. A nested table that loses and gains rows so gets two
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
 
 import pyarrow as pa
 
 from lakeload.delta.commit import DeltaTarget, committed_files
 from lakeload.delta.commit_order import nested_parents_first, removes_of
-from lakeload.delta.executor_drops import TASK_ROWS as DROP_TASK_ROWS
-from lakeload.delta.executor_files import FILE_COLUMN, ROW_INDEX, partition_value
-from lakeload.delta.executor_rewrite import RewriteSpec
 from lakeload.delta.marks import REMOVALS, LoadMark
 from lakeload.delta.merge_keys import (
     KEY_PREFIX,
@@ -70,7 +68,10 @@ from lakeload.delta.spark_io import (
     snapshot_spec,
     write_frame,
 )
-from lakeload.normalize.executor_relational import (
+from lakeload.kernel.delta.drops import TASK_ROWS as DROP_TASK_ROWS
+from lakeload.kernel.delta.files import FILE_COLUMN, ROW_INDEX, partition_value
+from lakeload.kernel.delta.rewrite import RewriteSpec
+from lakeload.kernel.normalize.relational import (
     C_DLT_ID,
     C_DLT_LOAD_ID,
     C_OCCURRENCE,
@@ -80,7 +81,7 @@ from lakeload.schema.schema import columns_with_hint
 if TYPE_CHECKING:
     from pyspark.sql import Column, DataFrame
 
-    from lakeload.load.delta_loader import DeltaLoader
+    from lakeload.delta.package_writer import PackageWriter
     from lakeload.schema.schema import Schema
 
 BROADCAST_CONF = "spark.sql.autoBroadcastJoinThreshold"
@@ -92,17 +93,18 @@ class MergeJob:
     """Merges one package's rows of a root table (and its nested tables) into their Delta tables."""
 
     def __init__(
-        self, loader: DeltaLoader, schema: Schema, package: dict[str, Any], by_table: dict[str, list[dict[str, Any]]],
-        root_name: str, mark: LoadMark,
+        self, loader: PackageWriter, schema: Schema, package: dict[str, Any], by_table: dict[str, list[dict[str, Any]]],
+        root_name: str, mark: LoadMark, repair: Callable[[MergeJob, list[str]], None],
     ) -> None:
         self.loader = loader
+        self.repair = repair  # finishes the nested tables once this process committed the root (`merge_repair`)
         self.spark = loader.spark
         self.schema = schema
         self.package = package
         self.load_id = package["load_id"]
         self.mark = mark
         self.root_done = False
-        self.again = False  # a try after a conflict (`lakeload.load.delta_tree`)
+        self.again = False  # a try after a conflict (`lakeload.delta.tree`)
         self.root_read: int | None = None  # the root version the root commit of this process was computed from
         self.by_table = by_table
         self.targets: dict[str, DeltaTarget] = {}
@@ -135,9 +137,7 @@ class MergeJob:
         conf.set(BROADCAST_CONF, str(max(byte_size(threshold), BROADCAST_BYTES)) if byte_size(threshold) >= 0 else threshold)
         try:
             if again and self.root_done and self.root_read is not None:
-                from lakeload.delta.merge_repair import repair_nested
-
-                repair_nested(self, pending)
+                self.repair(self, pending)
             else:
                 self._merge(root, nested, pending)
         finally:
@@ -397,7 +397,7 @@ class MergeJob:
 
         `claim`: commit (only the mark) even with nothing to add or remove, to an existing nested table after a root
         commit that removed root rows: another load's nested rows below those rows may land after this load read
-        the table, and either this commit or that load's then fails and is redone (`lakeload.load.delta_tree`)."""
+        the table, and either this commit or that load's then fails and is redone (`lakeload.delta.tree`)."""
         removes = removes_of(replaced)
         if not adds and not removes and not (claim and target.table is not None):
             return

@@ -11,7 +11,7 @@ from __future__ import annotations
 import functools
 from typing import TYPE_CHECKING, Any
 
-from lakeload.normalize.executor_relational import C_DLT_ROOT_ID
+from lakeload.kernel.normalize.relational import C_DLT_ROOT_ID
 
 if TYPE_CHECKING:
     from pyspark.sql import DataFrame

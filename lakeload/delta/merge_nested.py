@@ -15,9 +15,9 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING
 
-from lakeload.delta.executor_files import FILE_COLUMN, ROW_INDEX
 from lakeload.delta.merge_keys import KEY_PREFIX, MATCHED, all_have_root_ids, flag_matches
-from lakeload.normalize.executor_relational import C_DLT_ID, C_DLT_PARENT_ID, C_DLT_ROOT_ID
+from lakeload.kernel.delta.files import FILE_COLUMN, ROW_INDEX
+from lakeload.kernel.normalize.relational import C_DLT_ID, C_DLT_PARENT_ID, C_DLT_ROOT_ID
 
 if TYPE_CHECKING:
     from pyspark.sql import DataFrame

@@ -1,5 +1,5 @@
 """Driver side: the nested tables of a Delta merge whose root commit landed, finished after another writer
-committed to one of them first (see `lakeload.load.delta_tree` for when, and why it is enough).
+committed to one of them first (see `lakeload.delta.tree` for when, and why it is enough).
 
 The nested tables still without this load's rows are read first, then the root, so the root then holds every
 root commit that the nested tables' snapshots depend on. For each such table, in one Spark plan as a merge:
@@ -18,7 +18,7 @@ from typing import TYPE_CHECKING, Any
 
 from lakeload.delta.commit_retry import read_with_retry
 from lakeload.delta.spark_io import package_frame
-from lakeload.normalize.executor_relational import C_DLT_ID, C_DLT_ROOT_ID
+from lakeload.kernel.normalize.relational import C_DLT_ID, C_DLT_ROOT_ID
 
 if TYPE_CHECKING:
     from pyspark.sql import DataFrame

@@ -1,4 +1,4 @@
-"""Driver side: a Delta merge's removals in one job of pyarrow tasks (`lakeload.delta.executor_drops`).
+"""Driver side: a Delta merge's removals in one job of pyarrow tasks (`lakeload.kernel.delta.drops`).
 
 Chosen by `lakeload.delta.merge` for the usual upsert of a package of moderate size: one primary key column,
 no partitions and no `merge_key`, every nested table linked by `_dlt_root_id`. Instead of the Spark plan (key
@@ -16,18 +16,18 @@ from typing import TYPE_CHECKING, Any
 
 import pyarrow as pa
 
-from lakeload.delta.executor_drops import ROOT_ID, ROW_ID, DropItem, DropPlan, DropResult, drop_task
-from lakeload.delta.executor_rewrite import RewriteListing, RewriteSpec
 from lakeload.delta.spark_io import snapshot_spec, task_slots
 from lakeload.errors import LoadError
+from lakeload.kernel.delta.drops import ROOT_ID, ROW_ID, DropItem, DropPlan, DropResult, drop_task
+from lakeload.kernel.delta.rewrite import RewriteListing, RewriteSpec
 from lakeload.spark.session import run_tasks
 
 if TYPE_CHECKING:
     from pyspark.sql import SparkSession
 
     from lakeload.delta.commit import DeltaTarget
-    from lakeload.delta.executor_files import DeltaFileSpec
-    from lakeload.spark.executor_working import WorkingStore
+    from lakeload.kernel.delta.files import DeltaFileSpec
+    from lakeload.kernel.spark.working import WorkingStore
 
 Rewritten = dict[str, tuple[list[dict[str, Any]], list[dict[str, Any]]]]
 

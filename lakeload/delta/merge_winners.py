@@ -2,7 +2,7 @@
 
 One pass over the incoming keys tells whether any key arrives twice and gives each primary key column's lowest
 and highest incoming value (for file pruning, `merge_keys.may_hold_keys`): up to `TASK_ROWS` rows (by the
-package's counts) one task reads the key columns of the package's files (`lakeload.delta.executor_keys`); else
+package's counts) one task reads the key columns of the package's files (`lakeload.kernel.delta.keys`); else
 one Spark aggregation answers. Without duplicates every row wins and no whole row is shuffled; among
 duplicates the `dedup_sort` column decides, then the later occurrence in the package.
 """
@@ -12,16 +12,16 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
-from lakeload.delta.executor_keys import TASK_ROWS, KeyColumns, KeySummary, key_summary
 from lakeload.delta.merge_keys import keys_of, match
 from lakeload.errors import LoadError
-from lakeload.normalize.executor_relational import C_OCCURRENCE
+from lakeload.kernel.delta.keys import TASK_ROWS, KeyColumns, KeySummary, key_summary
+from lakeload.kernel.normalize.relational import C_OCCURRENCE
 from lakeload.spark.session import run_tasks
 
 if TYPE_CHECKING:
     from pyspark.sql import DataFrame, SparkSession
 
-    from lakeload.spark.executor_working import WorkingStore
+    from lakeload.kernel.spark.working import WorkingStore
 
 RANK = "__lakeload_rank"
 

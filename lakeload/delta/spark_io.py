@@ -20,17 +20,17 @@ from urllib.parse import unquote
 import pyarrow as pa
 import pyarrow.parquet as pq
 
-import lakeload.spark.executor_working as wio
-from lakeload.delta.executor_files import ACTION_SCHEMA, FILE_COLUMN, ROW_INDEX, DeltaFileSpec, write_task
-from lakeload.delta.executor_read import LISTING_SCHEMA, SnapshotSpec, file_name, read_task
-from lakeload.delta.executor_rewrite import REWRITE_SCHEMA, RewriteListing, RewriteSpec, rewrite_task
+import lakeload.kernel.spark.working as wio
 from lakeload.errors import LoadError
-from lakeload.spark.connect_session import default_parallelism
+from lakeload.kernel.delta.files import ACTION_SCHEMA, FILE_COLUMN, ROW_INDEX, DeltaFileSpec, write_task
+from lakeload.kernel.delta.read import LISTING_SCHEMA, SnapshotSpec, file_name, read_task
+from lakeload.kernel.delta.rewrite import REWRITE_SCHEMA, RewriteListing, RewriteSpec, rewrite_task
+from lakeload.kernel.spark.working import WorkingStore
 from lakeload.spark.errors import summarize
-from lakeload.spark.executor_working import WorkingStore
 from lakeload.spark.job_progress import job_description
 from lakeload.spark.local_paths import local_uri
 from lakeload.spark.pandas_warning import map_in_arrow
+from lakeload.spark.session_kind import default_parallelism
 
 PARTITION_PREFIX = "__lakeload_p_"
 

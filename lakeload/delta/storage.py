@@ -23,14 +23,14 @@ from collections.abc import Callable, Mapping
 from typing import Any
 from urllib.parse import urlsplit
 
+from lakeload.config.bucket_credentials import masked_options
+from lakeload.config.bucket_credentials.azure import parse_connection_string
 from lakeload.config.credentials import url_without_password
 from lakeload.config.resolver import flat_text
 from lakeload.destinations.impl.filesystem.client import destination_error, fsspec_kwargs
 from lakeload.destinations.impl.filesystem.configuration import FilesystemConfiguration
-from lakeload.destinations.impl.filesystem.credentials import masked_options
-from lakeload.destinations.impl.filesystem.credentials.azure import parse_connection_string
-from lakeload.destinations.impl.filesystem.executor_retry import RetryPolicy
 from lakeload.errors import ConfigurationError, DestinationError
+from lakeload.kernel.filesystem.retry import RetryPolicy
 
 S3_PROTOCOLS = ("s3", "s3a")
 AZURE_PROTOCOLS = ("az", "abfs", "abfss", "adl", "azure")

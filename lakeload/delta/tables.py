@@ -13,7 +13,7 @@ A table is a Delta table when its root table has `table_format: "delta"` in the 
 from __future__ import annotations
 
 from types import ModuleType
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Protocol
 
 from lakeload.delta.log_damage import damaged, log_damage
 from lakeload.delta.storage import delta_error, storage_options, table_uri
@@ -23,10 +23,25 @@ if TYPE_CHECKING:
     from deltalake import DeltaTable
 
     from lakeload.destinations.impl.filesystem.client import FilesystemClient
-    from lakeload.runtime.pipeline import Pipeline
     from lakeload.schema.schema import Schema
 
 DELTA = "delta"
+
+
+class DatasetClient(Protocol):
+    """What `get_delta_tables` reads of a pipeline's SQL client: the schema and the bucket's client."""
+
+    @property
+    def schema(self) -> Schema: ...
+
+    @property
+    def client(self) -> FilesystemClient: ...
+
+
+class HasDataset(Protocol):
+    """A pipeline as `get_delta_tables` uses it (`lakeload.Pipeline`)."""
+
+    def sql_client(self, schema_name: str | None = None) -> DatasetClient: ...
 
 
 def require_deltalake() -> ModuleType:
@@ -90,7 +105,7 @@ def _check_names(schema: Schema, asked: tuple[str, ...], delta_names: list[str])
     )
 
 
-def get_delta_tables(pipeline: Pipeline, *table_names: str, schema_name: str | None = None,
+def get_delta_tables(pipeline: HasDataset, *table_names: str, schema_name: str | None = None,
                      include_dlt_tables: bool = False) -> dict[str, DeltaTable]:
     """The Delta tables of the pipeline's default schema (or `schema_name`) as `{name: deltalake.DeltaTable}`.
 

@@ -1,9 +1,8 @@
 """Destination factories: `lakeload.destinations.filesystem(...)`, `lakeload.destination(name, ...)`.
 
 The implementation of each destination lives in `lakeload.destinations.impl.<name>`, as in dlt, so
-the factory names here never collide with package names. Names are imported on first use, so that
-executor-side modules below this package (`...filesystem.executor_fs`) import on a Spark worker
-without the driver-side configuration modules.
+the factory names here never collide with package names. Names are imported on first use (a script that
+names no destination loads none).
 """
 
 from __future__ import annotations

@@ -9,7 +9,7 @@ As in dlt, the table a resource's hints make is checked against the stored schem
 - a typed column the hints add to a stored table follows the `columns` contract.
 
 Nested tables, new columns and variant columns that only the data brings are checked by Spark normalize
-(`lakeload.normalize.executor_contract`).
+(`lakeload.kernel.normalize.contract`).
 
 >>> contracts = RootContracts("crm", stored={}, schema_contract="freeze")
 >>> contracts.admit("users", {"name": "users", "columns": {}})

@@ -17,28 +17,23 @@ named after the script, when there is none yet, as in dlt).
 
 from __future__ import annotations
 
-import contextvars
-from collections.abc import Callable, Iterable, Iterator
 from typing import TYPE_CHECKING, Any
 
+from lakeload.common.context import SupportsPipeline, active_pipeline, active_pipeline_name, running_resource
 from lakeload.errors import ExtractError
 
 if TYPE_CHECKING:
-    from lakeload.extract.context import ExtractContext
-    from lakeload.runtime.pipeline import Pipeline
+    from lakeload.common.context import RunningResource
 
 __all__ = ["pipeline", "resource_name", "resource_state", "source_state", "state"]
-
-_context: contextvars.ContextVar[ExtractContext | None] = contextvars.ContextVar("lakeload_extract_context", default=None)
-_pipelines: list[Pipeline] = []  # the pipeline created or run last (one entry at most)
 
 
 class StateNotAvailableError(ExtractError):
     """`lakeload.current` state was asked for outside a resource that extract is iterating."""
 
 
-def _active() -> ExtractContext:
-    context = _context.get()
+def _active() -> RunningResource:
+    context = running_resource()
     if context is None:
         raise StateNotAvailableError(
             "Source and resource state are only available while a resource runs: call "
@@ -67,48 +62,12 @@ def resource_name() -> str:
     return _active().resource_name
 
 
-def pipeline() -> Pipeline:
-    """The pipeline that runs now or was created last; a default pipeline (named after the script) when none was."""
-    if not _pipelines:
-        from lakeload.runtime.pipeline import pipeline as make_pipeline
-
-        make_pipeline()  # activates itself
-    return _pipelines[-1]
-
-
-def activate(active: Pipeline) -> None:
-    """Make `active` the one `pipeline()` returns (a pipeline calls this when it is created or run)."""
-    _pipelines[:] = [active]
-
-
-def iterate_in(context: ExtractContext | None, items: Iterable[Any]) -> Iterator[Any]:
-    """`items`, with `context` active only while the resource's own code makes the next item."""
-    iterator = iter(items)
-    while True:
-        token = _context.set(context)
-        try:
-            item = next(iterator)
-        except StopIteration:
-            return
-        finally:
-            _context.reset(token)
-        yield item
-
-
-def call_in(context: ExtractContext | None, f: Callable[[Any], Any], item: Any) -> Any:
-    """`f(item)` with `context` active (a transformer's call on one parent item)."""
-    token = _context.set(context)
-    try:
-        return f(item)
-    finally:
-        _context.reset(token)
+def pipeline() -> SupportsPipeline:
+    """The pipeline that runs now or was created last; a default pipeline (named after the script) when none was.
+    It is a `lakeload.Pipeline`; the annotation names only what this layer may know of it."""
+    return active_pipeline()
 
 
 def pipeline_name() -> str | None:
     """The name of the pipeline that runs now or was created last; None when there is none (none is made)."""
-    return _pipelines[-1].pipeline_name if _pipelines else None
-
-
-def running_context() -> ExtractContext | None:
-    """The extract context of the resource whose code runs now; None outside extract."""
-    return _context.get()
+    return active_pipeline_name()

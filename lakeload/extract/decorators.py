@@ -16,13 +16,13 @@ from dataclasses import replace
 from typing import Any
 
 from lakeload.config.inject import configurable_resource, configurable_source
-from lakeload.destinations.impl.filesystem.safe_paths import check_schema_name
 from lakeload.errors import ExtractError
 from lakeload.extract.hints import TableHints, TableNameHint
 from lakeload.extract.incremental import Incremental
 from lakeload.extract.incremental.binding import IncrementalCall, incremental_parameter
 from lakeload.extract.resource import Resource
 from lakeload.extract.source import Source
+from lakeload.kernel.filesystem.safe_paths import check_schema_name
 from lakeload.schema.contract import check_contract
 from lakeload.schema.schema import Schema
 
@@ -168,3 +168,21 @@ def source(
         return make
 
     return decorate(fn) if fn is not None else decorate
+
+
+def resources_from(data: Any, default_name: str) -> tuple[list[Resource], str | None]:
+    """The selected resources in what `run()`/`extract()` got, and the source name when it was a source.
+
+    >>> resources_from([{"id": 1}], "users")[0][0].name
+    'users'
+    """
+    if isinstance(data, Source):
+        return list(data.selected_resources.values()), data.name
+    if isinstance(data, Resource):
+        return [data], None
+    if isinstance(data, (list, tuple)) and data and all(isinstance(d, (Resource, Source)) for d in data):
+        found: list[Resource] = []
+        for item in data:
+            found.extend(item.selected_resources.values() if isinstance(item, Source) else [item])
+        return found, None
+    return [resource(data, name=getattr(data, "__name__", None) or default_name)], None

@@ -16,8 +16,7 @@ from typing import IO, Any, Protocol, TypeVar
 
 import pendulum
 
-import lakeload.spark.executor_working as wio
-from lakeload.destinations.impl.filesystem.safe_paths import check_schema_name, check_table_name
+import lakeload.kernel.spark.working as wio
 from lakeload.errors import ExtractError, LakeloadError
 from lakeload.extract.context import ExtractContext
 from lakeload.extract.contracts import RootContracts
@@ -29,12 +28,13 @@ from lakeload.extract.mark import MarkedItem, MaterializedEmptyList
 from lakeload.extract.resource import Resource
 from lakeload.extract.spark_parts import write_frame_parts
 from lakeload.extract.table_schema import check_merge_strategy, table_schemas_from_hints
-from lakeload.runtime.packages import EXTRACTED, EXTRACTING, PipelineStorage, new_load_id, write_json_atomic
+from lakeload.kernel.filesystem.safe_paths import check_schema_name, check_table_name
+from lakeload.kernel.spark.working import WorkingStore
 from lakeload.schema import typed_json
 from lakeload.schema.naming import NamingConvention
 from lakeload.spark.errors import is_spark_error, summarize
-from lakeload.spark.executor_working import WorkingStore
 from lakeload.spark.local_paths import local_uri
+from lakeload.storage.packages import EXTRACTED, EXTRACTING, PipelineStorage, new_load_id, write_json_atomic
 
 FILE_MAX_BYTES = 64 * 1024 * 1024
 BUFFER_BYTES = 4 * 1024 * 1024

@@ -25,8 +25,8 @@ from concurrent.futures import Future, ThreadPoolExecutor
 from dataclasses import dataclass, field
 from typing import Any
 
+from lakeload.common.context import call_in, iterate_in
 from lakeload.extract.context import ExtractContext
-from lakeload.extract.current import call_in, iterate_in
 from lakeload.extract.incremental import Incremental
 from lakeload.extract.incremental.binding import bind_resource, filter_items
 from lakeload.extract.pipes import LimitStep, apply_steps

@@ -82,23 +82,3 @@ class Source:
     def clone(self) -> Source:
         """A copy whose resources can be changed without changing this source's."""
         return replace(self, resources={n: replace(r) for n, r in self.resources.items()})
-
-
-def resources_from(data: Any, default_name: str) -> tuple[list[Resource], str | None]:
-    """The selected resources in what `run()`/`extract()` got, and the source name when it was a source.
-
-    >>> resources_from([{"id": 1}], "users")[0][0].name
-    'users'
-    """
-    if isinstance(data, Source):
-        return list(data.selected_resources.values()), data.name
-    if isinstance(data, Resource):
-        return [data], None
-    if isinstance(data, (list, tuple)) and data and all(isinstance(d, (Resource, Source)) for d in data):
-        found: list[Resource] = []
-        for item in data:
-            found.extend(item.selected_resources.values() if isinstance(item, Source) else [item])
-        return found, None
-    from lakeload.extract.decorators import resource
-
-    return [resource(data, name=getattr(data, "__name__", None) or default_name)], None

@@ -1,7 +1,7 @@
 """Extract and normalize (driver side): a Spark DataFrame item stored as Parquet parts in the working bucket.
 
 On local folders Spark writes and reads the parts itself; on a bucket (no Hadoop connector here) Python
-tasks do (`lakeload.spark.executor_frame_parts`), and `_parts.json` beside the parts records the
+tasks do (`lakeload.kernel.spark.frame_parts`), and `_parts.json` beside the parts records the
 DataFrame's Spark schema and the rows of each part, in partition order (the row offsets of normalize).
 """
 
@@ -11,9 +11,9 @@ from typing import TYPE_CHECKING, Any
 
 import orjson
 
-import lakeload.spark.executor_working as wio
-from lakeload.spark.executor_frame_parts import RESULT_SCHEMA, PartsSpec, read_parts, write_parts
-from lakeload.spark.executor_working import WorkingStore
+import lakeload.kernel.spark.working as wio
+from lakeload.kernel.spark.frame_parts import RESULT_SCHEMA, PartsSpec, read_parts, write_parts
+from lakeload.kernel.spark.working import WorkingStore
 from lakeload.spark.pandas_warning import map_in_arrow
 
 if TYPE_CHECKING:

@@ -2,11 +2,11 @@
 
 Order of work, chosen so that a process killed at any point loses nothing and duplicates nothing:
 0. every file of a package on this machine's disk is checked against its `package.json` entry (size, Parquet
-   footer and rows: `lakeload.load.executor_file_check`), so a damaged file stops the load before anything
+   footer and rows: `lakeload.kernel.load.file_check`), so a damaged file stops the load before anything
    changes in the bucket; files in a working bucket are checked by the copy tasks before each copy;
 1. `init` of the dataset (first load only), then the package's `refresh` (`lakeload.load.refresh`: tables
    dropped or truncated before any new file goes in);
-2. Delta tables (`lakeload.load.delta_loader`): files written by executors, committed with delta-rs
+2. Delta tables (`lakeload.delta.loader`): files written by executors, committed with delta-rs
    under the load's application transaction (a rerun skips what is committed);
    other data files, copied by Spark executors under names fixed at normalize time (a rerun overwrites;
    into a local bucket beside the package, the driver hard-links them instead);
@@ -28,22 +28,22 @@ from typing import TYPE_CHECKING, Any
 
 import pendulum
 
-import lakeload.spark.executor_working as wio
+import lakeload.kernel.spark.working as wio
 from lakeload.delta.load_versions import publish_latest, record_versions
+from lakeload.delta.loader import DeltaLoader
 from lakeload.delta.tables import delta_table_names, is_delta_table
 from lakeload.destinations.impl.filesystem import state_file_names, state_files
 from lakeload.destinations.impl.filesystem.client import FilesystemClient, fsspec_kwargs
-from lakeload.destinations.impl.filesystem.executor_fs import SFTP_PROTOCOLS
-from lakeload.destinations.impl.filesystem.layout import Layout
 from lakeload.errors import LoadError
-from lakeload.load.delta_loader import DeltaLoader
-from lakeload.load.executor_copy import CopyPayload, copy_files, link_files
-from lakeload.load.executor_file_check import check_listed_sizes, check_package_files
+from lakeload.kernel.filesystem.layout import Layout
+from lakeload.kernel.filesystem.protocols import SFTP_PROTOCOLS
+from lakeload.kernel.load.copy import CopyPayload, copy_files, link_files
+from lakeload.kernel.load.file_check import check_listed_sizes, check_package_files
 from lakeload.load.refresh import RefreshLoad, table_files
-from lakeload.runtime.packages import NORMALIZED, PipelineStorage
 from lakeload.schema.schema import Schema
-from lakeload.spark.connect_session import executors_on_this_host
 from lakeload.spark.session import run_tasks
+from lakeload.spark.session_kind import executors_on_this_host
+from lakeload.storage.packages import NORMALIZED, PipelineStorage
 
 if TYPE_CHECKING:
     from pyspark.sql import SparkSession

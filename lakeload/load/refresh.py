@@ -23,8 +23,8 @@ from lakeload.delta.marks import REFRESH, LoadMark
 from lakeload.delta.storage import delta_error, storage_options
 from lakeload.delta.tables import open_delta_table
 from lakeload.destinations.impl.filesystem.client import FilesystemClient
-from lakeload.destinations.impl.filesystem.layout import Layout
 from lakeload.destinations.impl.filesystem.state_file_names import parse_version_name
+from lakeload.kernel.filesystem.layout import Layout
 from lakeload.schema.schema import Schema
 
 logger = logging.getLogger("lakeload.load")

@@ -13,10 +13,10 @@ from typing import TYPE_CHECKING, Any
 
 from lakeload.destinations.impl.sink.factory import sink
 from lakeload.errors import LakeloadError, LoadError
-from lakeload.load.executor_sink import SinkPayload, deliver_file
+from lakeload.kernel.load.sink import SinkPayload, deliver_file
 from lakeload.load.loader import LoadResult
-from lakeload.runtime.packages import PipelineStorage
 from lakeload.spark.session import run_tasks
+from lakeload.storage.packages import PipelineStorage
 
 if TYPE_CHECKING:
     from pyspark.sql import SparkSession

@@ -1,7 +1,7 @@
 """Normalize while extract runs: pass 1 of every extracted file starts on Spark as soon as the file is closed.
 
 `pipeline.run()` overlaps the two steps. Extract closes a JSONL file when it reaches `file_max_bytes`; that
-file's normalize task (parse, infer, write; see `executor_tasks.normalize_split`) is submitted as its own
+file's normalize task (parse, infer, write; see `kernel.normalize.tasks.normalize_split`) is submitted as its own
 Spark job from a small thread pool while the generator goes on producing the next file; Spark itself starts
 in that pool as soon as extract's first JSONL file holds 1 MiB, while the generator fills it. Before the package
 leaves `extracting`, every submitted task is awaited; the normalize step then folds the results in split
@@ -22,9 +22,10 @@ from concurrent.futures import Future, ThreadPoolExecutor
 from contextlib import contextmanager
 from typing import TYPE_CHECKING, Any
 
-from lakeload.normalize.executor_tasks import Split, normalize_split
-from lakeload.runtime.packages import NORMALIZING
+from lakeload.kernel.normalize.plan import Split
+from lakeload.kernel.normalize.tasks import normalize_split
 from lakeload.spark.session import run_tasks
+from lakeload.storage.packages import NORMALIZING
 
 if TYPE_CHECKING:
     from pyspark.sql import SparkSession

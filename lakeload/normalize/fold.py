@@ -12,8 +12,8 @@ import copy
 from typing import Any
 
 from lakeload.errors import DataValidationError
-from lakeload.normalize.executor_tasks import NormalizePlan, Split
-from lakeload.normalize.executor_writers import arrow_schema, complete_columns, schema_signature
+from lakeload.kernel.normalize.plan import NormalizePlan, Split
+from lakeload.kernel.normalize.writers import arrow_schema, complete_columns, schema_signature
 
 
 def conflicts(tables: dict[str, dict[str, Any]], result: dict[str, Any]) -> list[str]:

@@ -3,7 +3,7 @@ let Spark write every table of them with the final schema.
 
 A DataFrame split is the Parquet folder Spark wrote at extract. Planning reads only its schema and
 Parquet footers (row counts per file, for the occurrence numbers of Delta merge tables); the rows
-are flattened and written by Spark jobs (`spark_frames`, `executor_frames`).
+are flattened and written by Spark jobs (`spark_frames`, `kernel.normalize.frames`).
 """
 
 from __future__ import annotations
@@ -14,13 +14,13 @@ from typing import TYPE_CHECKING, Any
 
 import orjson
 
-import lakeload.spark.executor_working as wio
+import lakeload.kernel.spark.working as wio
 from lakeload.extract.spark_parts import read_frame_parts
-from lakeload.normalize.executor_coerce import RowCoercer
-from lakeload.normalize.executor_contract import ContractChecker
-from lakeload.normalize.executor_frames import META_SCHEMA, FrameWriteSpec, write_partition
-from lakeload.normalize.executor_tasks import NormalizePlan, Split
-from lakeload.normalize.executor_writers import complete_columns
+from lakeload.kernel.normalize.coerce import RowCoercer
+from lakeload.kernel.normalize.contract import ContractChecker
+from lakeload.kernel.normalize.frames import META_SCHEMA, FrameWriteSpec, write_partition
+from lakeload.kernel.normalize.plan import NormalizePlan, Split
+from lakeload.kernel.normalize.writers import complete_columns
 from lakeload.normalize.spark_frames import FILE, ROW, FramePlan, plan_frame
 from lakeload.spark.job_progress import job_description
 from lakeload.spark.local_paths import local_uri

@@ -13,11 +13,11 @@ from __future__ import annotations
 import uuid
 from typing import Any
 
-import lakeload.spark.executor_working as wio
-from lakeload.destinations.impl.filesystem.safe_paths import check_table_name
-from lakeload.normalize.executor_coerce import _compile_hints, _matches
-from lakeload.normalize.executor_tasks import NormalizePlan
-from lakeload.normalize.executor_writers import (
+import lakeload.kernel.spark.working as wio
+from lakeload.kernel.filesystem.safe_paths import check_table_name
+from lakeload.kernel.normalize.coerce import _compile_hints, _matches
+from lakeload.kernel.normalize.plan import NormalizePlan
+from lakeload.kernel.normalize.writers import (
     TableFileWriter,
     arrow_schema,
     complete_columns,

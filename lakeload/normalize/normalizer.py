@@ -25,29 +25,16 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
-import lakeload.spark.executor_working as wio
+import lakeload.kernel.spark.working as wio
 from lakeload.errors import NormalizeError
-from lakeload.normalize.executor_contract import ContractSettings
-from lakeload.normalize.executor_relational import C_OCCURRENCE, NormalizerSettings, RootTableSettings
-from lakeload.normalize.executor_tasks import (
-    FRAME_FORMAT,
-    NormalizePlan,
-    Split,
-    finalize_split,
-    normalize_split,
-)
+from lakeload.kernel.normalize.contract import ContractSettings
+from lakeload.kernel.normalize.plan import FRAME_FORMAT, NormalizePlan, Split
+from lakeload.kernel.normalize.relational import C_OCCURRENCE, NormalizerSettings, RootTableSettings
+from lakeload.kernel.normalize.tasks import finalize_split, normalize_split
 from lakeload.normalize.fold import conflicts, contract_conflicts, fold, raise_violation, settle_drafts
 from lakeload.normalize.frame_splits import plan_frame_split, write_frame_tables
 from lakeload.normalize.materialize import write_materialized
 from lakeload.normalize.source_splits import OptionsFor, plan_splits
-from lakeload.runtime.packages import (
-    EXTRACTED,
-    NORMALIZED,
-    NORMALIZING,
-    PipelineStorage,
-    read_json,
-    write_json_atomic,
-)
 from lakeload.schema.contract import any_contract
 from lakeload.schema.naming import NamingConvention
 from lakeload.schema.schema import (
@@ -59,6 +46,14 @@ from lakeload.schema.schema import (
 )
 from lakeload.schema.schema_update import schema_update
 from lakeload.spark.session import run_tasks
+from lakeload.storage.packages import (
+    EXTRACTED,
+    NORMALIZED,
+    NORMALIZING,
+    PipelineStorage,
+    read_json,
+    write_json_atomic,
+)
 
 if TYPE_CHECKING:
     from pyspark.sql import SparkSession

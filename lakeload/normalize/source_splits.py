@@ -13,10 +13,10 @@ from __future__ import annotations
 from collections.abc import Callable, Mapping
 from typing import Any
 
-import lakeload.spark.executor_working as wio
-from lakeload.destinations.impl.filesystem.credentials import secret_values
-from lakeload.normalize.executor_split_io import SourceFile
-from lakeload.normalize.executor_tasks import Split
+import lakeload.kernel.spark.working as wio
+from lakeload.config.bucket_credentials import secret_values
+from lakeload.kernel.normalize.plan import Split
+from lakeload.kernel.normalize.split_io import SourceFile
 
 OptionsFor = Callable[[str], Mapping[str, Any]]
 

@@ -1,13 +1,13 @@
 """Normalize a Spark DataFrame split natively in Spark: the driver plans, Spark flattens and writes.
 
 A DataFrame's rows never become Python objects. Its schema is walked on the driver the way dlt's
-relational normalizer walks a record (`executor_relational`): struct fields flatten into
+relational normalizer walks a record (`kernel.normalize.relational`): struct fields flatten into
 `parent__child` columns (plain fields first, nested structs after them, the last one first), arrays
 become child tables `<table>__<field>` (arrays of scalars get a `value` column, arrays of arrays a
 `<field>__list` table), with the same `_dlt_*` columns as JSON input:
 
 - root `_dlt_id`: for tables dlt upserts (Delta `merge` with a primary key), dlt's digest of the primary
-  key, as the Python path computes it (`executor_row_ids`, run as an Arrow UDF on the executors); else a
+  key, as the Python path computes it (`kernel.normalize.row_ids`, run as an Arrow UDF on the executors); else a
   Spark-native hash of the load id, the split and the row's place in the extracted Parquet files (dlt's
   ids are random there; these are stable when the package is normalized again);
 - child `_dlt_id`: of (parent id, table, list index), dlt's digest under upserted roots (Arrow UDF), the
@@ -29,9 +29,9 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
 from lakeload.errors import NormalizeError
-from lakeload.normalize.executor_coerce import VARIANT_FORMAT, RowCoercer
-from lakeload.normalize.executor_contract import ContractViolation
-from lakeload.normalize.executor_relational import (
+from lakeload.kernel.normalize.coerce import VARIANT_FORMAT, RowCoercer
+from lakeload.kernel.normalize.contract import ContractViolation
+from lakeload.kernel.normalize.relational import (
     C_DLT_ID,
     C_DLT_LIST_IDX,
     C_DLT_LOAD_ID,
@@ -44,7 +44,7 @@ from lakeload.normalize.executor_relational import (
     NormalizerSettings,
     RootTableSettings,
 )
-from lakeload.normalize.executor_row_ids import ID_LENGTH_BYTES, key_ids_array, nested_ids_array
+from lakeload.kernel.normalize.row_ids import ID_LENGTH_BYTES, key_ids_array, nested_ids_array
 from lakeload.normalize.spark_types import WIDENING, leaf_column, widen
 from lakeload.schema.contract import is_new_table
 
@@ -68,7 +68,7 @@ def digest(value: Column) -> Column:
 
 def dlt_key_id(keys: Column) -> Column:
     """dlt's `_dlt_id` of an upserted root row from a struct of its primary key columns, computed on executors
-    (an Arrow UDF running `executor_row_ids.key_ids_array`: Spark has no SHAKE-128)."""
+    (an Arrow UDF running `kernel.normalize.row_ids.key_ids_array`: Spark has no SHAKE-128)."""
     from pyspark.sql.functions import arrow_udf
 
     # the function's type hints make it a scalar Arrow UDF; pyspark's stubs only know the `functionType=` form
@@ -76,7 +76,7 @@ def dlt_key_id(keys: Column) -> Column:
 
 
 def dlt_nested_id(parent_id: Column, table: str, position: Column) -> Column:
-    """dlt's `_dlt_id` of a nested row (`executor_row_ids.nested_ids_array` as an Arrow UDF on executors)."""
+    """dlt's `_dlt_id` of a nested row (`kernel.normalize.row_ids.nested_ids_array` as an Arrow UDF on executors)."""
     from pyspark.sql import functions as F
     from pyspark.sql.functions import arrow_udf
 

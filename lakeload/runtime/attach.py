@@ -11,9 +11,9 @@ from typing import Any
 
 from lakeload.errors import CannotRestorePipelineError
 from lakeload.runtime.package_destination import newest_record
-from lakeload.runtime.packages import EXTRACTED, LOADED, NORMALIZED, PipelineStorage
 from lakeload.runtime.pipeline import Pipeline
-from lakeload.runtime.working import DEFAULT_PIPELINES_DIR, pipeline_storage
+from lakeload.storage.packages import EXTRACTED, LOADED, NORMALIZED, PipelineStorage
+from lakeload.storage.working import DEFAULT_PIPELINES_DIR, pipeline_storage
 
 
 def attach(

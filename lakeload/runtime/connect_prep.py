@@ -27,18 +27,18 @@ from lakeload.spark.connect_session import (
     connect_url,
     interrupt_session,
     interrupt_tag,
-    is_connect,
     is_loopback_url,
     mask_connect_url,
     opened_url,
     resolve_engine,
 )
+from lakeload.spark.session_kind import is_connect
 from lakeload.spark.shared_session import PROCESS_TAG, is_shared
 
 if TYPE_CHECKING:
     from pyspark.sql import SparkSession
 
-    from lakeload.runtime.packages import PipelineStorage
+    from lakeload.storage.packages import PipelineStorage
 SESSION_RECORD = "connect_session.json"
 logger = logging.getLogger("lakeload.spark")
 

@@ -20,7 +20,7 @@ from typing import Any, TypedDict
 
 from lakeload.config.credentials import url_without_password
 from lakeload.errors import LoadError
-from lakeload.runtime.packages import EXTRACTED, LOADED, NORMALIZED, PipelineStorage, read_json
+from lakeload.storage.packages import EXTRACTED, LOADED, NORMALIZED, PipelineStorage, read_json
 
 
 class DestinationRecord(TypedDict):

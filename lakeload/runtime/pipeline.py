@@ -14,16 +14,17 @@ import time
 from collections.abc import Callable, Sequence
 from typing import TYPE_CHECKING, Any
 
+from lakeload.common.context import activate, register_pipeline_factory
+from lakeload.config.log_secrets import install_secret_masking
 from lakeload.destinations.impl.filesystem.client import FilesystemClient
-from lakeload.destinations.impl.filesystem.safe_paths import check_dataset_name, check_pipeline_name
 from lakeload.destinations.impl.sink.factory import sink
 from lakeload.destinations.registry import resolve_destination
-from lakeload.extract import current
 from lakeload.extract.collector import young_objects_only
 from lakeload.extract.context import ExtractContext
 from lakeload.extract.contracts import root_contracts
+from lakeload.extract.decorators import resources_from
 from lakeload.extract.extractor import check_extract_names, extract_resources
-from lakeload.extract.source import resources_from
+from lakeload.kernel.filesystem.safe_paths import check_dataset_name, check_pipeline_name
 from lakeload.load.loader import Loader, LoadResult
 from lakeload.load.sink_loader import SinkLoader
 from lakeload.normalize.early import EarlyNormalize
@@ -31,9 +32,7 @@ from lakeload.normalize.normalizer import Normalizer
 from lakeload.runtime.connect_prep import check_shared_working
 from lakeload.runtime.info import LoadInfo, PackageInfo
 from lakeload.runtime.lock import PipelineLock, holds_lock
-from lakeload.runtime.log_secrets import install_secret_masking
 from lakeload.runtime.package_destination import check_package_destination
-from lakeload.runtime.packages import EXTRACTED, NORMALIZED, read_json
 from lakeload.runtime.pipeline_maintenance import PipelineMaintenance
 from lakeload.runtime.pipeline_modes import (
     dev_dataset_name,
@@ -50,8 +49,9 @@ from lakeload.runtime.state import bump_state, new_state, staged_state, stored_s
 from lakeload.runtime.step_info import ExtractInfo, NormalizeInfo
 from lakeload.runtime.steps import failing_step
 from lakeload.runtime.trace import RunTrace
-from lakeload.runtime.working import DEFAULT_PIPELINES_DIR, pipeline_storage
 from lakeload.schema.schema import Schema
+from lakeload.storage.packages import EXTRACTED, NORMALIZED, read_json
+from lakeload.storage.working import DEFAULT_PIPELINES_DIR, pipeline_storage
 
 if TYPE_CHECKING:
     from pyspark.sql import SparkSession
@@ -103,7 +103,7 @@ class Pipeline(PipelineSpark, PipelineMaintenance):
         self._synced = state is not None or self.dev_mode or self._broken is not None
         self._stage_seconds: dict[str, float] = {}
         self.last_trace: RunTrace | None = None
-        current.activate(self)  # lakeload.current.pipeline(), as dlt's
+        activate(self)  # lakeload.current.pipeline(), as dlt's
 
     def _dataset_name(self, name: str) -> str:
         return check_dataset_name(dev_dataset_name(name, self._instance_suffix) if self.dev_mode else name)
@@ -149,7 +149,7 @@ class Pipeline(PipelineSpark, PipelineMaintenance):
     ) -> str:
         """`extract()`; with `overlap`, normalize starts on each extracted file while extract goes on (`run()`)."""
         started = time.perf_counter()
-        current.activate(self)
+        activate(self)
         check_shared_working(self.pipeline_name, self._spark, self.storage)  # a remote Connect server: before extract
         refresh = check_refresh(refresh) or self.refresh
         resources, source_name = resources_from(data, overrides["table_name"] or self.pipeline_name)
@@ -390,3 +390,6 @@ def pipeline(
         main_file = getattr(__main__, "__file__", None) or "lakeload_pipeline"
         pipeline_name = os.path.splitext(os.path.basename(main_file))[0]
     return Pipeline(pipeline_name, destination, dataset_name, pipelines_dir, progress, spark, dev_mode, refresh)
+
+
+register_pipeline_factory(pipeline)  # `lakeload.current.pipeline()` makes the default pipeline with it

@@ -13,9 +13,9 @@ from typing import Any
 
 from lakeload.errors import LoadPackageNotFoundError
 from lakeload.runtime.info import PackageInfo
-from lakeload.runtime.packages import EXTRACTED, LOADED, NORMALIZED, PipelineStorage, read_json
 from lakeload.runtime.pipeline_reads import DatasetAccess
 from lakeload.schema.schema import Schema
+from lakeload.storage.packages import EXTRACTED, LOADED, NORMALIZED, PipelineStorage, read_json
 
 
 class PipelineInspect(DatasetAccess):

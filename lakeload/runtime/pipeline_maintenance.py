@@ -20,10 +20,10 @@ from lakeload.load.loader import ensure_init, store_schema
 from lakeload.normalize.early import EarlyNormalize
 from lakeload.runtime.lock import PipelineLock, holds_lock
 from lakeload.runtime.package_destination import check_pending_destinations
-from lakeload.runtime.packages import EXTRACTED, EXTRACTING, NORMALIZED, NORMALIZING
 from lakeload.runtime.pipeline_inspect import PipelineInspect
 from lakeload.runtime.state import new_state, restore_from_bucket
 from lakeload.runtime.trace import RunTrace
+from lakeload.storage.packages import EXTRACTED, EXTRACTING, NORMALIZED, NORMALIZING
 
 _P = TypeVar("_P", bound="PipelineMaintenance")
 

@@ -15,7 +15,7 @@ import pendulum
 
 from lakeload.destinations.impl.filesystem.factory import filesystem
 from lakeload.errors import ConfigurationError, WorkingFolderCorruptedError
-from lakeload.runtime.packages import PipelineStorage
+from lakeload.storage.packages import PipelineStorage
 
 logger = logging.getLogger("lakeload.pipeline")
 

@@ -10,10 +10,10 @@ from typing import Any
 from lakeload.config.resolver import resolve
 from lakeload.destinations.impl.filesystem.client import FilesystemClient
 from lakeload.destinations.impl.filesystem.configuration import FilesystemConfiguration
-from lakeload.destinations.impl.filesystem.layout import Layout
 from lakeload.destinations.impl.sink.factory import sink
 from lakeload.errors import ConfigurationError, LakeloadError
 from lakeload.extract.extractor import FILE_MAX_BYTES
+from lakeload.kernel.filesystem.layout import Layout
 from lakeload.runtime.package_destination import DestinationRecord, destination_record
 from lakeload.schema.naming import NamingConvention, get_naming
 from lakeload.schema.schema import Schema

@@ -8,9 +8,9 @@ import time
 from typing import TYPE_CHECKING
 
 from lakeload.runtime.connect_prep import prepare_session
-from lakeload.runtime.packages import PipelineStorage
 from lakeload.runtime.spark_start import SparkStartClock
-from lakeload.runtime.working import warn_unreachable_packages
+from lakeload.storage.packages import PipelineStorage
+from lakeload.storage.working import warn_unreachable_packages
 
 if TYPE_CHECKING:
     from pyspark.sql import SparkSession
@@ -35,7 +35,8 @@ class PipelineSpark:
         asked = time.perf_counter()
         with self._spark_lock:
             if self._spark is None or not self._spark_checked:
-                from lakeload.spark.session import session_for, session_master
+                from lakeload.spark.session import session_for
+                from lakeload.spark.session_kind import session_master
 
                 with self._spark_clock.starting():  # its own line in the trace and the load info, not a step's
                     self._spark = session_for(self.pipeline_name, self._spark)

@@ -16,8 +16,8 @@ from __future__ import annotations
 from typing import Any
 
 from lakeload.extract.source import Source
-from lakeload.runtime.packages import PipelineStorage
 from lakeload.schema.schema import Schema, merge_schema, set_max_nesting, set_root_key_propagation
+from lakeload.storage.packages import PipelineStorage
 
 
 def seed_schema(storage: PipelineStorage, schema: str | Schema | None, data: Any) -> str | None:

@@ -28,11 +28,11 @@ from typing import Any
 
 import pendulum
 
+from lakeload.config.log_secrets import mask_secrets
 from lakeload.runtime.info import LoadInfo, PackageInfo
-from lakeload.runtime.log_secrets import mask_secrets
-from lakeload.runtime.packages import read_json, write_json_atomic
 from lakeload.runtime.spark_start import SparkStart, SparkStartClock
 from lakeload.runtime.step_info import ExtractInfo, NormalizeInfo
+from lakeload.storage.packages import read_json, write_json_atomic
 
 TRACE_FILE = "trace.json"
 

@@ -39,7 +39,7 @@ from lakeload.sources.listing import (
     resolve_source,
 )
 from lakeload.sources.spark_files import files_frame
-from lakeload.spark.connect_session import default_parallelism
+from lakeload.spark.session_kind import default_parallelism
 
 __all__ = ["FileReader", "FilesystemResource", "configured_options", "filesystem", "read_csv", "read_jsonl", "read_parquet"]
 FORMATS = ("jsonl", "parquet", "csv")

@@ -22,6 +22,7 @@ from urllib.parse import urlsplit
 
 from fsspec.utils import glob_translate
 
+from lakeload.config.bucket_credentials import fsspec_options
 from lakeload.config.resolver import resolve
 from lakeload.destinations.impl.filesystem.client import bucket_error, open_filesystem
 from lakeload.destinations.impl.filesystem.configuration import (
@@ -29,10 +30,9 @@ from lakeload.destinations.impl.filesystem.configuration import (
     normalize_bucket_url,
     resolve_credentials,
 )
-from lakeload.destinations.impl.filesystem.credentials import fsspec_options
 from lakeload.errors import ConfigurationError, DestinationError, SourceError
 from lakeload.extract.external import ExternalFile
-from lakeload.normalize.executor_split_io import file_version
+from lakeload.kernel.normalize.split_io import file_version
 
 logger = logging.getLogger("lakeload.sources")
 SECTIONS = ("sources", "filesystem")

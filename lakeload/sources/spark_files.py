@@ -4,7 +4,7 @@
   `header` and `inferSchema`), so Spark infers the types; except Parquet files with nanosecond
   timestamps (pandas writes those), which Spark refuses: they are read like bucket files.
 - Buckets (Spark here has no s3a/gs/abfs connectors): executors read the files through fsspec and
-  pyarrow (`lakeload.spark.executor_file_read`). The schema is fixed on the driver from metadata only: the union of the
+  pyarrow (`lakeload.kernel.spark.file_read`). The schema is fixed on the driver from metadata only: the union of the
   Parquet footers, or of pyarrow's CSV inference over each file's first block (types that disagree become
   `double` or text); columns a file lacks are null.
 - `memory://` buckets live in the driver process, so the driver reads those.
@@ -17,11 +17,11 @@ from typing import TYPE_CHECKING, Any
 
 import pyarrow as pa
 
+from lakeload.config.bucket_credentials import secret_values
 from lakeload.destinations.impl.filesystem.client import bucket_error, open_filesystem
-from lakeload.destinations.impl.filesystem.credentials import secret_values
 from lakeload.errors import SourceError
+from lakeload.kernel.spark.file_read import FILE_NAME_COLUMN, FileReadPlan, file_batches, read_file
 from lakeload.sources.listing import ListedFile, SourceConfiguration
-from lakeload.spark.executor_file_read import FILE_NAME_COLUMN, FileReadPlan, file_batches, read_file
 from lakeload.spark.local_paths import local_uri
 from lakeload.spark.pandas_warning import map_in_arrow
 

@@ -123,7 +123,7 @@ def server_environment(conf: Mapping[str, str]) -> dict[str, str]:
 
 def launch(master: str, port: int, conf: Mapping[str, str], log_file: str) -> subprocess.Popen[bytes]:
     """Start a Connect server process in its own session (it outlives this process); output goes to `log_file`."""
-    from lakeload.spark.session import check_java
+    from lakeload.spark.java import check_java
 
     check_java()
     os.makedirs(os.path.dirname(log_file), exist_ok=True)

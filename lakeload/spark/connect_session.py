@@ -29,7 +29,7 @@ from urllib.parse import urlsplit
 from lakeload.config.credentials import MASK
 from lakeload.config.resolver import resolve
 from lakeload.errors import ConfigurationError, SparkSetupError
-from lakeload.spark.settings import is_local_master
+from lakeload.spark.session_kind import apply_session_settings, with_session_id
 
 if TYPE_CHECKING:
     from pyspark.sql import SparkSession
@@ -41,7 +41,6 @@ DEFAULT_MODE = "auto"
 SPARK_REMOTE = "SPARK_REMOTE"  # Spark's own variable for a Connect URL
 _PARAM = re.compile(r"(;[^;=/]+=)([^;]*)")
 # Parallelism lakeload assumes on a Connect server that sets no `spark.default.parallelism` and no local master
-CONNECT_DEFAULT_PARALLELISM = 8
 LOOPBACK_HOSTS = frozenset({"localhost", "127.0.0.1", "::1"})
 INTERRUPT_TIMEOUT = 30.0  # seconds to wait for a dead client's operations to stop
 _opened: dict[str, str] = {}  # session id -> the Connect URL lakeload opened it on
@@ -127,11 +126,6 @@ def is_loopback_url(url: str) -> bool:
     return host.lower() in LOOPBACK_HOSTS
 
 
-def is_connect(session: Any) -> bool:
-    """True for a Spark Connect session (its driver is on a server: no `sparkContext`, no JVM here)."""
-    return type(session).__module__.startswith("pyspark.sql.connect")
-
-
 def connect_session(url: str, local_server: ServerState | None = None) -> SparkSession:
     """A Spark Connect session on `url`, with lakeload's session settings (UTC, Arrow, microsecond Parquet times).
     On `local_server` (the local server lakeload started, whose URL is `url`), the server session every run of
@@ -152,7 +146,7 @@ def connect_session(url: str, local_server: ServerState | None = None) -> SparkS
                 session = SparkSession.builder.remote(url).getOrCreate()
                 apply_session_settings(session)  # the first call to the server
     except Exception as exc:  # pyspark's and grpc's errors may quote the URL: only a masked summary is shown
-        from lakeload.runtime.log_secrets import mask_secrets
+        from lakeload.config.log_secrets import mask_secrets
 
         cause = mask_connect_url(mask_secrets(str(exc).strip().splitlines()[0] if str(exc).strip() else ""))
         raise SparkSetupError(
@@ -181,17 +175,6 @@ def _process_session() -> SparkSession | None:
 def opened_url(session: Any) -> str | None:
     """The Connect URL lakeload opened `session` on (None for a session the user opened)."""
     return _opened.get(str(getattr(session, "session_id", "")))
-
-
-def with_session_id(url: str, session_id: str) -> str:
-    """`url` with a `session_id` parameter.
-
-    >>> with_session_id("sc://127.0.0.1:15002", "abc")
-    'sc://127.0.0.1:15002/;session_id=abc'
-    """
-    if ";" in url:
-        return f"{url};session_id={session_id}"
-    return f"{url.rstrip('/')}/;session_id={session_id}"
 
 
 def interrupt_session(url: str, session_id: str, timeout: float = INTERRUPT_TIMEOUT) -> int:
@@ -230,44 +213,3 @@ def _interrupt(url: str, session_id: str, interrupt: Callable[[Any], list[str]],
         with contextlib.suppress(Exception):
             handle.client.close()
     return len(interrupted)
-
-
-def apply_session_settings(session: SparkSession) -> None:
-    """Set lakeload's SQL settings on a Connect session it opened (a Connect session cannot set others)."""
-    from lakeload.spark.settings import DEFAULT_CONF, PINNED_CONF
-
-    for key, value in {**DEFAULT_CONF, **PINNED_CONF}.items():
-        if key.startswith("spark.sql."):
-            session.conf.set(key, value)
-
-
-def use_connect_mode(session: Any) -> None:
-    """Make pyspark's functions (`F.col`, ...) build Connect expressions, as pyspark does for a session it opens."""
-    if is_connect(session):
-        os.environ.setdefault("SPARK_CONNECT_MODE_ENABLED", "1")
-
-
-def session_master(session: SparkSession) -> str:
-    """The master URL of `session`'s driver (asked through the session's conf on Connect)."""
-    if is_connect(session):
-        return str(session.conf.get("spark.master", "") or "")
-    return str(session.sparkContext.master)
-
-
-def executors_on_this_host(session: SparkSession) -> bool:
-    """True when `session`'s executors run in or beside this process (a classic session on a local master), so
-    that they and the driver see the same local disks. Not said of Connect: its server may be anywhere."""
-    return not is_connect(session) and is_local_master(session_master(session))
-
-
-def default_parallelism(session: SparkSession) -> int:
-    """How many tasks `session` runs at once: Spark's default parallelism (on Connect, from its settings)."""
-    if not is_connect(session):
-        return int(session.sparkContext.defaultParallelism)
-    configured = session.conf.get("spark.default.parallelism", None)
-    if configured:
-        return int(configured)
-    match = re.fullmatch(r"local\[(\d+|\*)(?:,\d+)?\]", session_master(session))
-    if match:
-        return int(match.group(1)) if match.group(1) != "*" else (os.cpu_count() or 1)
-    return CONNECT_DEFAULT_PARALLELISM

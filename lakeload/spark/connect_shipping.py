@@ -25,6 +25,7 @@ import threading
 import zipfile
 from typing import TYPE_CHECKING
 
+from lakeload.about import PACKAGE_DIR, VERSION
 from lakeload.errors import SparkSetupError
 
 if TYPE_CHECKING:
@@ -42,9 +43,7 @@ _shipped: set[str] = set()  # ids of the Connect sessions that have lakeload's z
 
 def package_dir() -> str:
     """The folder of the `lakeload` package this process imported."""
-    import lakeload
-
-    return os.path.dirname(os.path.abspath(lakeload.__file__))
+    return PACKAGE_DIR
 
 
 def _package_files(root: str) -> list[tuple[str, str]]:
@@ -79,11 +78,10 @@ def package_archive(cache_dir: str | None = None) -> str:
     >>> os.path.basename(package_archive())
     'lakeload-0.1.0-3f2a9c1d0b7e4a55.zip'
     """
-    from lakeload import __version__
 
     files = _package_files(package_dir())
     folder = os.path.expanduser(cache_dir or CACHE_DIR)
-    path = os.path.join(folder, f"lakeload-{__version__}-{content_hash(files)}.zip")
+    path = os.path.join(folder, f"lakeload-{VERSION}-{content_hash(files)}.zip")
     if os.path.exists(path):
         return path
     os.makedirs(folder, exist_ok=True)

@@ -75,7 +75,7 @@ def spark_errors(error: type[LakeloadError], what: str, hint: str = "") -> Itera
 
 
 def task_error(failure: Mapping[str, Any], what: str, fallback: type[LakeloadError], hint: str = "") -> LakeloadError:
-    """The error a failed Spark task reported (`executor_runner.lakeload_failure`): the class of `lakeload.errors` it
+    """The error a failed Spark task reported (`kernel.spark.runner.lakeload_failure`): the class of `lakeload.errors` it
     named, made again with the task's message (after `what`) and plain attributes, so that `except SchemaError:`
     catches a normalize task's `IntegerOutOfRangeError`; else `fallback` with the task's one-line error.
 

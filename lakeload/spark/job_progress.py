@@ -18,7 +18,7 @@ import uuid
 from collections.abc import Callable, Iterable, Iterator
 from typing import TYPE_CHECKING, Any
 
-from lakeload.spark.connect_session import is_connect
+from lakeload.spark.session_kind import is_connect
 
 if TYPE_CHECKING:
     from pyspark.sql import SparkSession

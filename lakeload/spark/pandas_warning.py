@@ -20,6 +20,8 @@ from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from typing import TYPE_CHECKING, Any
 
+from lakeload.spark.kernel_code import require_kernel
+
 if TYPE_CHECKING:
     from pyspark.sql import DataFrame
     from pyspark.sql.types import StructType
@@ -50,13 +52,15 @@ def import_pandas_check() -> None:
 def map_in_arrow(frame: DataFrame, func: Callable[[Iterator[Any]], Iterator[Any]], schema: StructType | str) -> DataFrame:
     """`frame.mapInArrow(func, schema)` without PySpark's pandas warning (building the plan only; no data moves).
 
-    Every lakeload function that runs in Spark's Python workers goes through here; on a Spark Connect session,
+    Every lakeload function that runs in Spark's Python workers goes through here (a kernel function only,
+    `kernel_code.require_kernel`); on a Spark Connect session,
     lakeload's code is shipped to the session first (`connect_shipping`, once per session).
 
     >>> rows = map_in_arrow(spark.range(3), lambda batches: batches, "id long").collect()  # doctest: +SKIP
     """
-    from lakeload.spark.connect_session import is_connect
+    from lakeload.spark.session_kind import is_connect
 
+    require_kernel(func)
     if is_connect(frame.sparkSession):
         from lakeload.spark.connect_shipping import ship_lakeload
 

@@ -1,4 +1,4 @@
-"""Which Python daemon the local sessions lakeload starts use: `executor_daemon` when its workers can import it.
+"""Which Python daemon the local sessions lakeload starts use: `kernel.spark.daemon` when its workers can import it.
 
 Spark starts its Python daemon with `python -m <spark.python.daemon.module>` before any task, so the module must
 be importable by the executors' interpreter from its own installation (not from files a job ships later).
@@ -17,11 +17,11 @@ import sys
 from collections.abc import Mapping
 from urllib.parse import unquote, urlparse
 
-import lakeload
+from lakeload.about import PACKAGE_DIR
 from lakeload.spark.settings import executors_python, is_local_master
 
 DAEMON_KEY = "spark.python.daemon.module"
-DAEMON_MODULE = "lakeload.spark.executor_daemon"
+DAEMON_MODULE = "lakeload.kernel.spark.daemon"
 
 
 def with_python_daemon(master: str, conf: Mapping[str, str]) -> dict[str, str]:
@@ -43,7 +43,7 @@ def lakeload_installed() -> bool:
         dist = importlib.metadata.distribution("lakeload")
     except importlib.metadata.PackageNotFoundError:
         return False
-    package = os.path.dirname(os.path.realpath(lakeload.__file__))
+    package = os.path.realpath(PACKAGE_DIR)
     if os.path.realpath(str(dist.locate_file("lakeload"))) == package:
         return True
     return _editable_root(dist) == os.path.dirname(package)

@@ -7,9 +7,6 @@ from __future__ import annotations
 
 import logging
 import os
-import re
-import shutil
-import subprocess
 import sys
 import threading
 from collections.abc import Callable, Mapping
@@ -20,18 +17,15 @@ import orjson
 from lakeload.errors import LakeloadError, NormalizeError, SparkSetupError
 from lakeload.spark import jvm_stderr, warm_engine
 from lakeload.spark.class_archive import class_archive, with_archive
-from lakeload.spark.connect_session import (  # noqa: F401 - session_master is re-exported for the pipeline
-    connect_session,
-    connect_url,
-    resolve_engine,
-    session_master,
-    use_connect_mode,
-)
+from lakeload.spark.connect_session import connect_session, connect_url, resolve_engine
 from lakeload.spark.connect_shipping import missing_module_hint
 from lakeload.spark.errors import spark_errors, task_error
+from lakeload.spark.java import JAVA_HELP, check_java
 from lakeload.spark.job_progress import tracked_jobs
+from lakeload.spark.kernel_code import require_kernel
 from lakeload.spark.pandas_warning import import_pandas_check, map_in_arrow, pandas_check_silenced
 from lakeload.spark.python_daemon import with_python_daemon
+from lakeload.spark.session_kind import use_connect_mode, warn_ignored
 from lakeload.spark.settings import (
     DEFAULT_MASTER,
     executors_python,
@@ -39,7 +33,6 @@ from lakeload.spark.settings import (
     resolve_spark_settings,
     session_conf,
     spark_log_path,
-    warn_ignored,
     warn_submitted,
     with_lazy_jit,
 )
@@ -47,42 +40,12 @@ from lakeload.spark.settings import (
 if TYPE_CHECKING:
     from pyspark.sql import SparkSession
 
+    from lakeload.kernel.spark.working import WorkingStore
     from lakeload.spark.connect_server import ServerState
-    from lakeload.spark.executor_working import WorkingStore
 
 logger = logging.getLogger("lakeload.spark")
 APP_NAME = "lakeload"
 _lock = threading.Lock()
-JAVA_HELP = (
-    "lakeload runs Apache Spark, which needs Java 17 or newer. Install it with "
-    "`sudo apt-get install -y openjdk-17-jre-headless` (Debian/Ubuntu), `brew install openjdk@17` (macOS), "
-    "or any JDK 17+, then set JAVA_HOME or put `java` on PATH."
-)
-
-
-def java_version(java: str) -> int | None:
-    """Major version of a `java` binary, or None when it does not run."""
-    try:
-        out = subprocess.run([java, "-version"], capture_output=True, text=True, timeout=30).stderr
-    except (OSError, subprocess.SubprocessError):
-        return None
-    match = re.search(r'version "(\d+)(?:\.(\d+))?', out)
-    if not match:
-        return None
-    major = int(match.group(1))
-    return int(match.group(2) or 0) if major == 1 else major
-
-
-def check_java() -> str:
-    """Path of a usable Java 17+, or a `SparkSetupError` that says how to install one."""
-    java_home = os.environ.get("JAVA_HOME")
-    java = os.path.join(java_home, "bin", "java") if java_home else shutil.which("java")
-    if not java or not os.path.exists(java):
-        raise SparkSetupError(f"No Java found (JAVA_HOME={java_home!r}, no `java` on PATH). {JAVA_HELP}")
-    version = java_version(java)
-    if version is None or version < 17:
-        raise SparkSetupError(f"{java} is Java {version or 'of unknown version'}; {JAVA_HELP}")
-    return java
 
 
 def _prepare_environment(master: str, conf: Mapping[str, str]) -> None:
@@ -169,7 +132,7 @@ def quiet_pyspark_loggers(log_file: str) -> None:
 
     from pyspark.logger import PySparkLogger
 
-    from lakeload.runtime.log_secrets import install_secret_masking
+    from lakeload.config.log_secrets import install_secret_masking
 
     for name in PYSPARK_ERROR_LOGGERS:
         logger_ = PySparkLogger.getLogger(name)
@@ -263,9 +226,10 @@ def run_tasks(
     step's error class) with the task's own message or Spark's cause in one line. `on_progress(n)` hears of
     completed tasks.
     """
-    from lakeload.spark.connect_session import is_connect
-    from lakeload.spark.executor_runner import RESULT_SCHEMA, partition_mapper, task_mapper
+    from lakeload.kernel.spark.runner import RESULT_SCHEMA, partition_mapper, task_mapper
+    from lakeload.spark.session_kind import is_connect
 
+    require_kernel(task)
     if not items:
         return []
     n = len(items)

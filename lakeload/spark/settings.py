@@ -39,7 +39,7 @@ from lakeload.config.resolver import env_name, flat_text, read_toml_values, reso
 from lakeload.errors import ConfigurationError
 
 if TYPE_CHECKING:
-    from pyspark.sql import SparkSession
+    pass
 
 logger = logging.getLogger("lakeload.spark")
 MASTER_KEY = "spark.master"
@@ -292,39 +292,3 @@ def warn_submitted(settings: SparkSettings, submitted: Mapping[str, str]) -> Non
     replaced += [key for key, value in settings.conf.items() if submitted.get(key, value) != value]
     if replaced:
         warn_once(f"spark-submit's settings win over lakeload's configuration; ignored: {', '.join(replaced)}.")
-
-
-def _running_value(session: SparkSession, key: str) -> str | None:
-    from pyspark.errors import PySparkException
-
-    from lakeload.spark.connect_session import is_connect
-
-    value = None if is_connect(session) else session.sparkContext.getConf().get(key)
-    if value is not None:
-        return value
-    try:
-        return session.conf.get(key)  # SQL settings: the session's value or Spark's default
-    except PySparkException:  # neither set nor defined with a default
-        return None
-
-
-def ignored_settings(session: SparkSession, settings: SparkSettings) -> list[str]:
-    """Configured keys whose value differs from what the running `session` has."""
-    ignored = []
-    from lakeload.spark.connect_session import session_master
-
-    if settings.master is not None and settings.master != session_master(session):
-        ignored.append(MASTER_KEY)
-    ignored += [key for key, value in settings.conf.items() if _running_value(session, key) != value]
-    return ignored
-
-
-def warn_ignored(session: SparkSession, settings: SparkSettings) -> None:
-    """One warning naming the configured settings a session lakeload did not start leaves unapplied."""
-    ignored = ignored_settings(session, settings)
-    if ignored:
-        warn_once(
-            "lakeload runs on a Spark session it did not start (passed as spark=, or already active) and never "
-            f"changes a running session's settings, so these configured ones are ignored: {', '.join(ignored)}. "
-            "Set them where that session is created, or let lakeload start the session."
-        )

@@ -26,7 +26,7 @@ import os
 import uuid
 from typing import TYPE_CHECKING, Any, cast
 
-from lakeload.spark.connect_session import with_session_id
+from lakeload.spark.session_kind import with_session_id
 
 if TYPE_CHECKING:
     from pyspark.sql import SparkSession
@@ -79,8 +79,8 @@ def open_shared(state: ServerState, code: str | None = None) -> SparkSession:
     """
     from pyspark.sql.connect.session import SparkSession as ConnectSession
 
-    from lakeload.spark.connect_session import apply_session_settings
     from lakeload.spark.connect_shipping import package_archive
+    from lakeload.spark.session_kind import apply_session_settings
 
     code = code or os.path.basename(package_archive())
     last: BaseException | None = None
@@ -106,10 +106,10 @@ def open_shared(state: ServerState, code: str | None = None) -> SparkSession:
 
 def warm_up(state: ServerState, most_tasks: int = 8) -> tuple[int, str]:
     """Start the shared session's Python workers on the new server `state` before a run needs them: one small task
-    per slot (`executor_warm`; lakeload is shipped with it); returns how many tasks ran, and the session's id."""
-    from lakeload.spark.connect_session import default_parallelism
-    from lakeload.spark.executor_warm import warm_worker
+    per slot (`kernel.spark.warm`; lakeload is shipped with it); returns how many tasks ran, and the session's id."""
+    from lakeload.kernel.spark.warm import warm_worker
     from lakeload.spark.pandas_warning import map_in_arrow
+    from lakeload.spark.session_kind import default_parallelism
 
     session = open_shared(state)
     tasks = max(1, min(most_tasks, default_parallelism(session)))

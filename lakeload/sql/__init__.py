@@ -3,7 +3,7 @@
 >>> with pipeline.sql_client() as client:
 ...     client.execute_sql("SELECT count(*) FROM users")
 
-Names are imported lazily, so that a Spark worker unpickling `lakeload.sql.executor_read` loads neither
+Names are imported lazily, so that a Spark worker unpickling `lakeload.kernel.sql.read` loads neither
 DuckDB nor the driver's configuration.
 """
 

@@ -30,8 +30,8 @@ from sqlglot import exp
 from lakeload.delta.load_versions import completed_versions
 from lakeload.delta.tables import is_delta_table
 from lakeload.destinations.impl.filesystem.client import FilesystemClient
-from lakeload.destinations.impl.filesystem.executor_fs import SFTP_PROTOCOLS
-from lakeload.destinations.impl.filesystem.layout import Layout
+from lakeload.kernel.filesystem.layout import Layout
+from lakeload.kernel.filesystem.protocols import SFTP_PROTOCOLS
 from lakeload.schema.schema import Schema
 from lakeload.sql import delta_views
 from lakeload.sql.cursor import Cursor

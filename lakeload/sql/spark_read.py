@@ -1,7 +1,7 @@
 """Reading a table's files with Spark, typed by the lakeload schema (`Relation.spark()`).
 
 Local buckets are read by Spark's own readers (`spark.read.parquet/json/csv`); other buckets are read on
-the executors with fsspec and pyarrow (:mod:`lakeload.sql.executor_read`) inside `mapInArrow`, so the
+the executors with fsspec and pyarrow (:mod:`lakeload.kernel.sql.read`) inside `mapInArrow`, so the
 driver never downloads the data. Either way the DataFrame has the schema's columns, in order, with
 `spark_type` types; a table without files gives an empty DataFrame.
 
@@ -20,9 +20,9 @@ from typing import TYPE_CHECKING, Any
 import pyarrow as pa
 
 from lakeload.destinations.impl.filesystem.client import fsspec_kwargs
-from lakeload.spark.connect_session import default_parallelism
+from lakeload.kernel.sql.read import ReadPayload, read_batches
 from lakeload.spark.pandas_warning import map_in_arrow
-from lakeload.sql.executor_read import ReadPayload, read_batches
+from lakeload.spark.session_kind import default_parallelism
 from lakeload.sql.types import spark_type
 from lakeload.sql.views import file_format
 
@@ -134,9 +134,9 @@ def _read_delta(spark: SparkSession, client: FilesystemSqlClient, table: str, co
     from deltalake import DeltaTable
 
     from lakeload.delta.commit import DeltaTarget
-    from lakeload.delta.executor_read import SnapshotSpec
     from lakeload.delta.spark_io import read_snapshot
     from lakeload.delta.storage import storage_options, table_uri
+    from lakeload.kernel.delta.read import SnapshotSpec
 
     snapshot = client.delta_snapshot(table)
     if snapshot is None:

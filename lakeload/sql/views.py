@@ -18,14 +18,14 @@ import weakref
 from collections.abc import Sequence
 from typing import TYPE_CHECKING, Any
 
-from lakeload.destinations.impl.filesystem.executor_fs import SFTP_PROTOCOLS
+from lakeload.kernel.filesystem.protocols import SFTP_PROTOCOLS
 from lakeload.sql.types import WEI_DUCKDB, duckdb_type
 
 if TYPE_CHECKING:
     import duckdb
 
     from lakeload.destinations.impl.filesystem.client import FilesystemClient
-    from lakeload.destinations.impl.filesystem.layout import Layout
+    from lakeload.kernel.filesystem.layout import Layout
 
 FORMATS = ("parquet", "jsonl", "csv")
 

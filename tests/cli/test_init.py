@@ -12,7 +12,7 @@ from typing import Any
 import duckdb
 import pytest
 
-from lakeload.destinations.impl.filesystem.credentials import credentials_class_for
+from lakeload.config.bucket_credentials import credentials_class_for
 
 try:
     import tomllib

@@ -18,13 +18,13 @@ import lakeload
 from lakeload.config import known_keys
 from lakeload.config.inject import injected
 from lakeload.config.resolver import resolve
-from lakeload.config.show import render_configuration, show_configuration
 from lakeload.errors import (
     ConfigurationError,
     ConfigValueMissingError,
     ConfigValueNotSecretError,
     LakeloadError,
 )
+from lakeload.runtime.config_report import render_configuration, show_configuration
 
 ROOT = Path(__file__).resolve().parents[2]
 SECTION = "test_injection"  # the module's name: the default config section

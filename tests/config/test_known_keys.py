@@ -28,12 +28,12 @@ ROOT = Path(__file__).resolve().parents[2]
 # modules whose lookups `drive_every_resolver_caller` makes (through their public or pipeline-internal calls)
 RESOLVER_CALLERS = {
     "lakeload/config/inject.py",
-    "lakeload/config/show.py",
+    "lakeload/runtime/config_report.py",
     "lakeload/destinations/impl/filesystem/configuration.py",
     "lakeload/destinations/registry.py",
     "lakeload/runtime/lock.py",
     "lakeload/runtime/pipeline_settings.py",
-    "lakeload/runtime/working.py",
+    "lakeload/storage/working.py",
     "lakeload/sources/listing.py",
     "lakeload/spark/connect_session.py",
     "lakeload/spark/settings.py",
@@ -63,14 +63,14 @@ def _calls_resolver(path: Path) -> bool:
 
 
 def drive_every_resolver_caller(pipelines_dir: Path, bucket: Path) -> None:
-    from lakeload.config.show import show_configuration
     from lakeload.destinations.impl.filesystem.configuration import resolve_configuration
+    from lakeload.runtime.config_report import show_configuration
     from lakeload.runtime.lock import LockPolicy
-    from lakeload.runtime.working import pipeline_storage, working_store
     from lakeload.sources.listing import resolve_source
     from lakeload.spark.connect_session import resolve_engine
     from lakeload.spark.settings import resolve_spark_settings
     from lakeload.spark.warm_engine import resolve_warm
+    from lakeload.storage.working import pipeline_storage, working_store
 
     resolve_configuration({"bucket_url": str(bucket)}, "filesystem", "p")
     with pytest.raises(ConfigurationError, match="has no type"):

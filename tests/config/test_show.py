@@ -10,7 +10,7 @@ from pathlib import Path
 import pytest
 
 import lakeload.config
-from lakeload.config.show import ConfigLine, render_configuration, show_configuration
+from lakeload.runtime.config_report import ConfigLine, render_configuration, show_configuration
 
 
 def write(path: Path, text: str) -> None:

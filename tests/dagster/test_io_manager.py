@@ -22,6 +22,8 @@ from lakeload.dagster import (
     LocalConfig,
     SliceNotEmptyError,
 )
+from lakeload.dagster.delta_arrow import read_arrow, write_arrow
+from lakeload.dagster.delta_spark import read_spark, write_spark
 from lakeload.errors import ConfigurationError
 
 ROWS = {"sepal_length_cm": [5.1, 4.9, 6.3], "sepal_width_cm": [3.5, 3.0, 3.3], "species": ["setosa", "setosa", "virginica"]}
@@ -193,20 +195,20 @@ def test_column_selection_reads_only_the_column_bytes(tmp_path: Path, plane: str
 
     location = resolve_location(str(tmp_path), LocalConfig())
     wide = pa.table({"small": list(range(1000)), "big": [f"value-{i}" * 50 for i in range(1000)]})
-    DeltaConnection(location, TableSlice("s", "wide")).write_arrow(wide)
+    write_arrow(DeltaConnection(location, TableSlice("s", "wide")), wide)
     for uri in _table(tmp_path, "s", "wide").file_uris():
         _wreck_column(uri, "big")
     selected = DeltaConnection(location, TableSlice("s", "wide", columns=("small",)))
     if plane == "arrow":
-        assert selected.read_arrow().to_pydict() == {"small": list(range(1000))}
+        assert read_arrow(selected).to_pydict() == {"small": list(range(1000))}
         with pytest.raises(Exception):  # noqa: B017 - any decoding error proves the bytes are unreadable
-            DeltaConnection(location, TableSlice("s", "wide")).read_arrow()
+            read_arrow(DeltaConnection(location, TableSlice("s", "wide")))
     else:
         spark = request.getfixturevalue("spark")
-        frame = selected.read_spark(spark)
+        frame = read_spark(selected, spark)
         assert frame.columns == ["small"] and sorted(r[0] for r in frame.collect()) == list(range(1000))
         with pytest.raises(Exception):  # noqa: B017
-            DeltaConnection(location, TableSlice("s", "wide")).read_spark(spark).collect()
+            read_spark(DeltaConnection(location, TableSlice("s", "wide")), spark).collect()
 
 
 def test_unknown_column_in_metadata_is_a_clear_error(tmp_path: Path) -> None:
@@ -215,9 +217,9 @@ def test_unknown_column_in_metadata_is_a_clear_error(tmp_path: Path) -> None:
     from lakeload.dagster.slices import TableSlice
 
     location = resolve_location(str(tmp_path), LocalConfig())
-    DeltaConnection(location, TableSlice("s", "t")).write_arrow(pa.table(ROWS))
+    write_arrow(DeltaConnection(location, TableSlice("s", "t")), pa.table(ROWS))
     with pytest.raises(ConfigurationError, match="sepal_volume.*columns: sepal_length_cm"):
-        DeltaConnection(location, TableSlice("s", "t", columns=("sepal_volume",))).read_arrow()
+        read_arrow(DeltaConnection(location, TableSlice("s", "t", columns=("sepal_volume",))))
 
 
 def _write(location: Any, plane: str, table: pa.Table, request: pytest.FixtureRequest, **settings: Any) -> dict[str, Any]:
@@ -226,8 +228,8 @@ def _write(location: Any, plane: str, table: pa.Table, request: pytest.FixtureRe
 
     connection = DeltaConnection(location, TableSlice("s", "t"), WriteSettings(**settings))
     if plane == "arrow":
-        return connection.write_arrow(table)
-    return connection.write_spark(request.getfixturevalue("spark").createDataFrame(table.to_pandas()))
+        return write_arrow(connection, table)
+    return write_spark(connection, request.getfixturevalue("spark").createDataFrame(table.to_pandas()))
 
 
 @pytest.mark.parametrize("plane", ["arrow", "spark"])

@@ -22,6 +22,8 @@ from lakeload.dagster import (
     S3Config,
 )
 from lakeload.dagster.connection import DeltaConnection
+from lakeload.dagster.delta_arrow import read_arrow, write_arrow
+from lakeload.dagster.delta_spark import write_spark
 from lakeload.dagster.location import resolve_location
 from lakeload.dagster.slices import TableSlice
 
@@ -80,8 +82,8 @@ def test_s3_unsafe_rename_config_of_the_seed(s3_server: Any) -> None:
     assert location.storage_options["AWS_S3_ALLOW_UNSAFE_RENAME"] == "true"
     assert "AWS_CONDITIONAL_PUT" not in location.storage_options
     connection = DeltaConnection(location, TableSlice("iris", "t"))
-    connection.write_arrow(pa.table({"a": [1, 2]}))
-    assert DeltaConnection(location, TableSlice("iris", "t")).read_arrow().to_pydict() == {"a": [1, 2]}
+    write_arrow(connection, pa.table({"a": [1, 2]}))
+    assert read_arrow(DeltaConnection(location, TableSlice("iris", "t"))).to_pydict() == {"a": [1, 2]}
 
 
 def test_s3_credentials_from_lakeload_secrets_toml(s3_server: Any, spark: Any) -> None:
@@ -105,7 +107,7 @@ def test_s3_wrong_secret_is_a_clear_error_without_the_secret(s3_server: Any) -> 
     location = resolve_location(root, S3Config(access_key_id=s3_server.access_key, secret_access_key="wrong-s3cr3t",
                                                endpoint=s3_server.endpoint_url, region=s3_server.region))
     with pytest.raises(Exception) as info:
-        DeltaConnection(location, TableSlice("iris", "t")).write_arrow(pa.table({"a": [1]}))
+        write_arrow(DeltaConnection(location, TableSlice("iris", "t")), pa.table({"a": [1]}))
     assert "wrong-s3cr3t" not in str(info.value) and "wrong-s3cr3t" not in repr(info.value.__cause__)
     assert "dagster-s3-bad" in str(info.value)
 
@@ -117,12 +119,12 @@ def test_s3_concurrent_partition_writers_all_land(s3_server: Any) -> None:
     with pytest.warns(UserWarning, match="conditional puts"):
         location = resolve_location(root, _s3(s3_server, locking_provider="dynamodb", lock_table_name="delta_rs_lock_table"))
     assert location.storage_options["AWS_CONDITIONAL_PUT"] == "etag"
-    DeltaConnection(location, _partition_slice("p0")).write_arrow(pa.table({"p": ["p0"], "v": [0]}))
+    write_arrow(DeltaConnection(location, _partition_slice("p0")), pa.table({"p": ["p0"], "v": [0]}))
     errors: list[BaseException] = []
 
     def write(key: str) -> None:
         try:
-            DeltaConnection(location, _partition_slice(key)).write_arrow(pa.table({"p": [key] * 2, "v": [1, 2]}))
+            write_arrow(DeltaConnection(location, _partition_slice(key)), pa.table({"p": [key] * 2, "v": [1, 2]}))
         except BaseException as exc:  # noqa: BLE001 - reported below
             errors.append(exc)
 
@@ -163,6 +165,6 @@ def test_azurite_with_account_key_and_endpoint(azure_server: Any, spark: Any) ->
                          endpoint=azure_server.blob_endpoint)
     root = azure_server.url(fresh_prefix("dagster-az-key"))
     location = resolve_location(root, config)
-    DeltaConnection(location, TableSlice("s", "t")).write_spark(spark.createDataFrame([(1, "a")], "id int, v string"))
-    assert DeltaConnection(location, TableSlice("s", "t")).read_arrow().to_pydict() == {"id": [1], "v": ["a"]}
+    write_spark(DeltaConnection(location, TableSlice("s", "t")), spark.createDataFrame([(1, "a")], "id int, v string"))
+    assert read_arrow(DeltaConnection(location, TableSlice("s", "t"))).to_pydict() == {"id": [1], "v": ["a"]}
     assert azure_server.account_key not in repr(location) + repr(config)

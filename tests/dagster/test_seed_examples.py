@@ -38,6 +38,7 @@ from lakeload.dagster import (
     S3Config,
 )
 from lakeload.dagster.connection import DeltaConnection
+from lakeload.dagster.delta_arrow import read_arrow, write_arrow
 from lakeload.dagster.location import resolve_location
 from lakeload.dagster.slices import TableSlice
 
@@ -214,9 +215,9 @@ def test_s3_compatible_storage_configurations(s3_server: Any, extra: dict[str, A
     with pytest.warns(UserWarning) if "locking_provider" in extra else _no_warning():
         location = resolve_location(root, config, ClientConfig(allow_http=True))
     for version, rows in enumerate([[1, 2], [3]]):
-        DeltaConnection(location, TableSlice("iris", "t")).write_arrow(pa.table({"a": rows}))
+        write_arrow(DeltaConnection(location, TableSlice("iris", "t")), pa.table({"a": rows}))
         assert DeltaTable(f"{root}/iris/t", storage_options=dict(location.storage_options)).version() == version
-    assert DeltaConnection(location, TableSlice("iris", "t")).read_arrow().to_pydict() == {"a": [3]}
+    assert read_arrow(DeltaConnection(location, TableSlice("iris", "t"))).to_pydict() == {"a": [3]}
 
 
 def _no_warning() -> Any:
@@ -231,6 +232,6 @@ def test_locally_running_storage_emulator(azure_server: Any, monkeypatch: pytest
     root = azure_server.url(fresh_prefix("seed-az"))
     location = resolve_location(root, config)
     assert location.storage_options["ALLOW_HTTP"] == "true"
-    DeltaConnection(location, TableSlice("iris", "iris_dataset")).write_arrow(pa.Table.from_pandas(iris_frame()))
-    loaded = DeltaConnection(location, TableSlice("iris", "iris_dataset", columns=("species",))).read_arrow()
+    write_arrow(DeltaConnection(location, TableSlice("iris", "iris_dataset")), pa.Table.from_pandas(iris_frame()))
+    loaded = read_arrow(DeltaConnection(location, TableSlice("iris", "iris_dataset", columns=("species",))))
     assert loaded.column_names == ["species"] and loaded.num_rows == 5

@@ -14,7 +14,7 @@ import pyarrow as pa
 from lakeload.delta.storage import storage_options, table_uri
 from lakeload.destinations.impl.filesystem.client import FilesystemClient
 from lakeload.destinations.impl.filesystem.configuration import FilesystemConfiguration
-from lakeload.destinations.impl.filesystem.layout import Layout
+from lakeload.kernel.filesystem.layout import Layout
 from lakeload.schema.schema import Schema
 from lakeload.sql.client import FilesystemSqlClient
 

@@ -10,12 +10,12 @@ import pyarrow as pa
 import pyarrow.parquet as pq
 import pytest
 
-from lakeload.delta import executor_drops
-from lakeload.delta.executor_drops import DropItem, DropPlan, drop_task
-from lakeload.delta.executor_files import DeltaFileSpec
-from lakeload.delta.executor_read import SnapshotSpec, read_file
-from lakeload.delta.executor_rewrite import RewriteListing, RewriteSpec
 from lakeload.delta.merge_tasks import spread
+from lakeload.kernel.delta import drops as executor_drops
+from lakeload.kernel.delta.drops import DropItem, DropPlan, drop_task
+from lakeload.kernel.delta.files import DeltaFileSpec
+from lakeload.kernel.delta.read import SnapshotSpec, read_file
+from lakeload.kernel.delta.rewrite import RewriteListing, RewriteSpec
 
 ROOT = pa.schema([("id", pa.int64()), ("v", pa.string()), ("_dlt_id", pa.string())])
 NESTED = pa.schema([("value", pa.string()), ("_dlt_root_id", pa.string()), ("_dlt_id", pa.string())])

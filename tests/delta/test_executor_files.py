@@ -12,7 +12,8 @@ import pytest
 from deltalake import DeltaTable, write_deltalake
 
 from lakeload.delta.commit import DeltaTarget
-from lakeload.delta.executor_files import (
+from lakeload.delta.marks import LoadMark
+from lakeload.kernel.delta.files import (
     DeltaFileSpec,
     FileStats,
     conform,
@@ -21,8 +22,7 @@ from lakeload.delta.executor_files import (
     partition_value,
     write_files,
 )
-from lakeload.delta.executor_read import SnapshotSpec, read_file
-from lakeload.delta.marks import LoadMark
+from lakeload.kernel.delta.read import SnapshotSpec, read_file
 
 UTC = dt.timezone.utc
 

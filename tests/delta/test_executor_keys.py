@@ -9,7 +9,7 @@ from pathlib import Path
 import pyarrow as pa
 import pyarrow.parquet as pq
 
-from lakeload.delta.executor_keys import KeyColumns, key_summary
+from lakeload.kernel.delta.keys import KeyColumns, key_summary
 
 
 def _files(tmp_path: Path, *tables: pa.Table) -> list[str]:

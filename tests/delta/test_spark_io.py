@@ -7,8 +7,8 @@ from typing import Any
 
 import pyarrow as pa
 
-from lakeload.delta.executor_read import LISTING_SCHEMA
 from lakeload.delta.spark_io import local_frame
+from lakeload.kernel.delta.read import LISTING_SCHEMA
 
 
 def test_local_frames_keep_rows_types_and_the_schema_of_an_empty_listing(spark: Any) -> None:

@@ -11,7 +11,6 @@ import pytest
 
 import lakeload
 from lakeload.config.credentials import Credentials
-from lakeload.config.show import show_configuration
 from lakeload.delta.storage import (
     StorageOptions,
     canonical_option,
@@ -21,6 +20,7 @@ from lakeload.delta.storage import (
 )
 from lakeload.destinations.impl.filesystem.configuration import FilesystemConfiguration
 from lakeload.errors import ConfigurationError, DestinationError
+from lakeload.runtime.config_report import show_configuration
 
 AZURITE_KEY = "Eby8vdM02xNOcqFlqUwJPLlmEtlCDXJ1OUzFT50uSRZ6IFsuFq2UVErCz4I6tq/K1SZFPTOtr/KBHBeksoGMGw=="
 PRIVATE_KEY = "-----BEGIN PRIVATE KEY-----\\nMIIEsecretpart\\n-----END PRIVATE KEY-----"

@@ -18,9 +18,9 @@ from test_resume import (
 )
 
 import lakeload
+from lakeload.delta import tree as delta_tree
 from lakeload.delta.commit import DeltaTarget
 from lakeload.errors import DeltaConflictError, LoadStepFailed, PipelineStepFailed
-from lakeload.load import delta_tree
 
 
 def versions(bucket: Path, table: str) -> list[str]:

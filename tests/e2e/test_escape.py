@@ -23,7 +23,7 @@ from servers.fixtures import fresh_prefix
 
 import lakeload
 from lakeload.errors import InvalidNameError, PipelineStepFailed, UnsafeLayoutPathError
-from lakeload.runtime.packages import EXTRACTED, EXTRACTING, NORMALIZED, NORMALIZING
+from lakeload.storage.packages import EXTRACTED, EXTRACTING, NORMALIZED, NORMALIZING
 
 ROWS = [{"id": 1, "kind": "a"}, {"id": 2, "kind": "b"}]
 PACKAGE_STAGES = (EXTRACTING, EXTRACTED, NORMALIZING, NORMALIZED)

@@ -19,7 +19,7 @@ from bucket_utils import loads_records, read_rows
 import lakeload
 from lakeload.errors import PipelineLockedError
 from lakeload.extract.resource import Resource
-from lakeload.runtime.packages import EXTRACTING
+from lakeload.storage.packages import EXTRACTING
 
 CHILD = Path(__file__).with_name("two_runs_child.py")
 

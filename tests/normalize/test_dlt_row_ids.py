@@ -16,7 +16,7 @@ from dlt.common.normalizers.utils import generate_dlt_id
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from lakeload.normalize.executor_row_ids import (
+from lakeload.kernel.normalize.row_ids import (
     key_ids_array,
     key_row_id,
     nested_ids_array,
@@ -124,7 +124,7 @@ def lakeload_ids(tables: dict[str, list[dict[str, Any]]]) -> list[tuple[str, dic
 
 
 def test_python_normalizer_ids_equal_dlts() -> None:
-    from lakeload.normalize.executor_relational import (
+    from lakeload.kernel.normalize.relational import (
         NormalizerSettings,
         RelationalNormalizer,
         RootTableSettings,
@@ -144,7 +144,7 @@ def test_python_normalizer_ids_equal_dlts() -> None:
 def test_arrow_fast_path_ids_equal_dlts(monkeypatch: pytest.MonkeyPatch, tmp_path: Any) -> None:
     from arrow_compare import run_both
 
-    from lakeload.normalize.executor_relational import RootTableSettings
+    from lakeload.kernel.normalize.relational import RootTableSettings
 
     roots = {"events": RootTableSettings(row_id="key_hash", primary_key=("id", "name"), propagate_root_key=True)}
     _, fast_rows = run_both(monkeypatch, tmp_path, RECORDS, roots=roots, expect_fast=True)  # the fast path ran

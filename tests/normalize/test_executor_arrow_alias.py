@@ -10,8 +10,9 @@ import pytest
 from arrow_compare import run_both
 
 from lakeload.demo.events import generate_events
-from lakeload.normalize.executor_arrow_alias import ALIAS_BYTE, rename_rare
-from lakeload.normalize.executor_arrow_read import LineIndex, parse_records
+from lakeload.kernel.normalize.arrow_alias import ALIAS_BYTE, rename_rare
+from lakeload.kernel.normalize.arrow_lines import LineIndex
+from lakeload.kernel.normalize.arrow_read import parse_records
 
 ALIAS = chr(ALIAS_BYTE)
 

@@ -10,7 +10,7 @@ from typing import Any
 import pytest
 from arrow_compare import run_both
 
-from lakeload.normalize.executor_relational import RootTableSettings
+from lakeload.kernel.normalize.relational import RootTableSettings
 from lakeload.schema.naming import SnakeCaseNaming
 
 _KEYS = ["id", "name", "Name", "+1", "a b", "value", "tags", "meta", "ts", "x", "camelKey", "ü", "n2"]  # Name/name, ü/x collide

@@ -7,7 +7,7 @@ import re
 
 import pytest
 
-from lakeload.normalize.executor_arrow_read import key_positions
+from lakeload.kernel.normalize.arrow_read import key_positions
 
 KEYS = [b"external_ref", b"id", b"a.b", b"x+y", b"ref", b"_ref", b"\xc3\xa9t\xc3\xa9", b"q", b""]
 TAILS = [rb'\s*:\s*"', rb"\s*:\s*[-0-9]", rb"\s*:"]

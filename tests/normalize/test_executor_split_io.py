@@ -10,11 +10,10 @@ from pathlib import Path
 
 import fsspec
 import pytest
-from executor_safety import imported_names, module_docstring
 
 from lakeload.errors import NormalizeError
 from lakeload.extract.external import byte_ranges
-from lakeload.normalize.executor_split_io import (
+from lakeload.kernel.normalize.split_io import (
     TAIL_BLOCK_BYTES,
     SourceFile,
     file_version,
@@ -111,10 +110,3 @@ def test_remote_ranges_and_secrets_stay_out_of_repr() -> None:
                         bucket_url="memory://bucket", options={"secret": "hunter22"}, secrets=("hunter22",))
     assert list(iter_split_lines(source)) == [b"ccc"]
     assert "hunter22" not in repr(source)
-
-
-def test_module_is_executor_safe() -> None:
-    assert module_docstring("lakeload.normalize.executor_split_io").startswith("Executor-safe:")
-    allowed = {"__future__", "lakeload.errors", "lakeload.destinations.impl.filesystem.executor_fs", "fsspec.implementations.local"}
-    for name in imported_names("lakeload.normalize.executor_split_io"):
-        assert name in allowed or name.split(".")[0] in {"gzip", "collections", "dataclasses", "datetime", "typing"}, name

@@ -5,7 +5,7 @@ from __future__ import annotations
 import copy
 from typing import Any
 
-from lakeload.normalize.executor_coerce import RowCoercer
+from lakeload.kernel.normalize.coerce import RowCoercer
 from lakeload.normalize.fold import conflicts, fold
 from lakeload.schema.naming import SnakeCaseNaming
 from lakeload.schema.schema import DEFAULT_HINTS

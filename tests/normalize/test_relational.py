@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from lakeload.normalize.executor_relational import (
+from lakeload.kernel.normalize.relational import (
     NormalizerSettings,
     RelationalNormalizer,
     RootTableSettings,

@@ -14,7 +14,7 @@ import pytest
 from servers.fixtures import S3Server, fresh_prefix
 
 import lakeload
-from lakeload.runtime.log_secrets import SecretMaskingFilter, install_secret_masking, mask_secrets
+from lakeload.config.log_secrets import SecretMaskingFilter, install_secret_masking, mask_secrets
 from lakeload.runtime.trace import RunTrace
 
 KEY_ID = "AKIAIOSFODNN7EXAMPLE"

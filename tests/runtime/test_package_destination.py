@@ -11,7 +11,7 @@ import pytest
 import lakeload
 from lakeload.errors import DestinationError, LoadError, PipelineStepFailed
 from lakeload.runtime.package_destination import PendingPackageDestinationError
-from lakeload.runtime.packages import EXTRACTED, NORMALIZED, read_json
+from lakeload.storage.packages import EXTRACTED, NORMALIZED, read_json
 
 pytestmark = pytest.mark.usefixtures("spark")
 

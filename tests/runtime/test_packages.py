@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from lakeload.runtime.packages import (
+from lakeload.storage.packages import (
     EXTRACTED,
     EXTRACTING,
     NORMALIZED,

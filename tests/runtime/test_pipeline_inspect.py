@@ -157,7 +157,7 @@ def test_attach_with_destination_restores_from_the_bucket(tmp_path: Path) -> Non
 
 
 def test_attach_does_not_rebuild_a_masked_bucket_url(tmp_path: Path) -> None:
-    from lakeload.runtime.packages import PipelineStorage, write_json_atomic
+    from lakeload.storage.packages import PipelineStorage, write_json_atomic
 
     folder = tmp_path / "pipelines" / "masked"
     PipelineStorage(str(folder)).save_state({"pipeline_name": "masked", "dataset_name": "ds", "schema_names": []})

@@ -118,8 +118,8 @@ def test_a_reloaded_delta_truncate_does_not_empty_the_table_again(tmp_path: Path
     import os
 
     from lakeload.load.refresh import DONE_MARKER, RefreshLoad
-    from lakeload.runtime.packages import LOADED, read_json
     from lakeload.schema.schema import Schema
+    from lakeload.storage.packages import LOADED, read_json
 
     p = lakeload.pipeline("delta_again", destination=lakeload.destinations.filesystem(str(tmp_path / "bucket")),
                           dataset_name="ds", pipelines_dir=str(tmp_path / "pipelines"))

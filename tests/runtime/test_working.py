@@ -9,15 +9,15 @@ from pathlib import Path
 import pytest
 
 from lakeload.errors import ConfigurationError
-from lakeload.runtime.packages import EXTRACTED, NORMALIZED, PipelineStorage
-from lakeload.runtime.working import (
+from lakeload.spark import settings as spark_settings
+from lakeload.spark.settings import is_local_master
+from lakeload.storage.packages import EXTRACTED, NORMALIZED, PipelineStorage
+from lakeload.storage.working import (
     is_object_store,
     pipeline_storage,
     warn_unreachable_packages,
     working_path,
 )
-from lakeload.spark import settings as spark_settings
-from lakeload.spark.settings import is_local_master
 
 
 @pytest.fixture(autouse=True)

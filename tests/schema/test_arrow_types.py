@@ -7,7 +7,7 @@ import pyarrow as pa
 import pytest
 from dlt.common.libs.pyarrow import deserialize_type, get_column_type_from_py_arrow
 
-from lakeload.normalize.executor_writers import arrow_schema
+from lakeload.kernel.normalize.writers import arrow_schema
 from lakeload.schema.arrow_types import data_type_of, nested_type
 
 FIELD_TYPES = [

@@ -16,9 +16,9 @@ import pytest
 import lakeload
 from lakeload.errors import PipelineStepFailed, SourceError
 from lakeload.extract import split_shapes
-from lakeload.runtime.packages import EXTRACTED, read_json
 from lakeload.sources.filesystem import FileReader, filesystem, read_csv, read_jsonl, read_parquet
-from lakeload.spark.connect_session import default_parallelism
+from lakeload.spark.session_kind import default_parallelism
+from lakeload.storage.packages import EXTRACTED, read_json
 
 pytestmark = pytest.mark.usefixtures("spark")
 RANDOM_COLUMNS = ("_dlt_id", "_dlt_parent_id", "_dlt_load_id")
@@ -231,7 +231,7 @@ def test_executor_modules_load_no_driver_side_module_on_a_worker() -> None:
     import sys
 
     code = (
-        "import sys, lakeload.normalize.executor_split_io, lakeload.spark.executor_file_read\n"
+        "import sys, lakeload.kernel.normalize.split_io, lakeload.kernel.spark.file_read\n"
         "print(sorted(m for m in sys.modules if m.startswith(('lakeload.config', 'lakeload.runtime', 'lakeload.sources', "
         "'lakeload.extract', 'pyspark')) or m.endswith(('factory', 'configuration', 'client'))))"
     )

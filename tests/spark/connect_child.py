@@ -46,13 +46,6 @@ FRAME_ROWS = [(i, f"f{i}", [i, i + 1]) for i in range(5)]
 FRAME_SCHEMA = "id long, label string, numbers array<long>"
 
 
-def _slow_double(payload: Any, item: int) -> int:
-    import time
-
-    time.sleep(0.5)  # long enough for Connect's progress messages to report running stages
-    return item * 2
-
-
 def write_jsonl_files(folder: str) -> None:
     """Two JSONL files for the filesystem source (one gzipped), with nested rows."""
     import gzip
@@ -294,10 +287,11 @@ def main() -> None:
     missing = missing_module_error(args["missing_module_dir"], args["pipelines_dir"])
     isolated = isolated_sessions(args["url"], auto.spark, args["missing_module_dir"])
     dataset_rows = auto.dataset()["items"].spark(auto.spark).count()
+    from lakeload.kernel.spark.warm import probe
     from lakeload.spark.session import run_tasks
 
     progress: list[int] = []
-    doubled = run_tasks(explicit_session, _slow_double, None, list(range(4)), "progress check", on_progress=progress.append)
+    doubled = run_tasks(explicit_session, probe, (2, 0.5), list(range(4)), "progress check", on_progress=progress.append)
     try:
         explicit_session.sparkContext  # noqa: B018 - Connect has none: pyspark raises
         has_context = True

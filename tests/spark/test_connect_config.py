@@ -6,8 +6,8 @@ from pathlib import Path
 
 import pytest
 
-from lakeload.config.show import render_configuration, show_configuration
 from lakeload.errors import ConfigurationError, SparkSetupError
+from lakeload.runtime.config_report import render_configuration, show_configuration
 from lakeload.spark.connect_session import connect_url, mask_connect_url, resolve_engine
 
 TOKEN = "s3cr3t-t0ken"

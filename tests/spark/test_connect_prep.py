@@ -13,8 +13,8 @@ import pytest
 
 from lakeload.errors import WorkingUrlRequiredError
 from lakeload.runtime.connect_prep import require_shared_working
-from lakeload.runtime.working import pipeline_storage
 from lakeload.spark.connect_session import is_loopback_url
+from lakeload.storage.working import pipeline_storage
 
 REMOTE = "sc://spark-cluster.invalid:15002/;token=s3cr3t"  # never contacted: the check runs before any session
 
@@ -97,9 +97,9 @@ def test_shipped_archive_is_named_by_version_and_content(tmp_path: Path) -> None
     other = package_archive(str(tmp_path / "other"))
     assert Path(other).name == Path(first).name and Path(other).read_bytes() == Path(first).read_bytes()
     names = zipfile.ZipFile(first).namelist()
-    assert "lakeload/__init__.py" in names and "lakeload/spark/executor_runner.py" in names
+    assert "lakeload/__init__.py" in names and "lakeload/kernel/spark/runner.py" in names
     assert not any("__pycache__" in name for name in names)
-    assert "lakeload/errors.pyc" in names and "lakeload/spark/executor_runner.pyc" in names
+    assert "lakeload/errors.pyc" in names and "lakeload/kernel/spark/runner.pyc" in names
     # the workers import the bytecode (a module compiled from the zip's source would name the zip in its path)
     import zipimport
 

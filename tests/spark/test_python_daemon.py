@@ -1,7 +1,7 @@
 """The Python daemon of local sessions: pyspark's own, from the installed package, and frozen modules in workers.
 
 Spark puts `pyspark.zip`, py4j's zip and `spark-core`'s jar first on the workers' path; lakeload's daemon
-(`lakeload.spark.executor_daemon`) drops them when they are the installed package's own copies, so the workers
+(`lakeload.kernel.spark.daemon`) drops them when they are the installed package's own copies, so the workers
 load pyspark with its compiled bytecode and pyspark's per-task `importlib.invalidate_caches()` does not re-read
 the archives.
 """
@@ -17,8 +17,8 @@ from typing import Any
 
 import pytest
 
+from lakeload.kernel.spark.daemon import bundled_entries
 from lakeload.spark import python_daemon
-from lakeload.spark.executor_daemon import bundled_entries
 from lakeload.spark.python_daemon import DAEMON_KEY, DAEMON_MODULE, lakeload_installed, with_python_daemon
 
 
@@ -89,7 +89,7 @@ def test_workers_load_pyspark_from_the_package_and_freeze_their_modules(spark: A
         import gc
         import sys
 
-        from lakeload.spark import executor_runner
+        from lakeload.kernel.spark import runner as executor_runner
 
         executor_runner.task_runner(lambda payload, item: item, None, [0], None)(0)
         on_path = any("pyspark" in p and p.endswith((".zip", ".jar")) for p in sys.path)

@@ -12,8 +12,8 @@ from pathlib import Path
 import pytest
 
 from lakeload.errors import SparkSetupError
+from lakeload.spark.java import check_java, java_version
 from lakeload.spark.pandas_warning import PANDAS_WARNING
-from lakeload.spark.session import check_java, java_version
 
 LAUNCH_CHILD = textwrap.dedent("""
     import sys, time

@@ -14,7 +14,7 @@ import pytest
 from servers.spark_connect import ConnectServer
 
 from lakeload.spark.connect_server import ServerState
-from lakeload.spark.connect_session import with_session_id
+from lakeload.spark.session_kind import with_session_id
 from lakeload.spark.shared_session import shared_session_id
 
 CHILD = Path(__file__).with_name("shared_child.py")

@@ -14,7 +14,6 @@ import pyarrow.parquet as pq
 import pytest
 
 import lakeload
-from lakeload.destinations.impl.filesystem.layout import Layout
 from lakeload.errors import (
     DamagedPackageFileError,
     IntegerOutOfRangeError,
@@ -24,7 +23,8 @@ from lakeload.errors import (
     PipelineStepFailed,
     SchemaError,
 )
-from lakeload.load.executor_copy import CopyPayload, copy_files
+from lakeload.kernel.filesystem.layout import Layout
+from lakeload.kernel.load.copy import CopyPayload, copy_files
 from lakeload.spark.session import run_tasks
 
 pytestmark = pytest.mark.usefixtures("spark")

@@ -17,15 +17,16 @@ from pathlib import Path
 
 import pytest
 
-from lakeload.config.show import show_configuration
 from lakeload.errors import ConfigurationError
+from lakeload.runtime.config_report import show_configuration
 from lakeload.spark import connect_server, warm_engine
 
 REPO = Path(__file__).resolve().parents[2]
 CHILD = """
 import json, sys
 import lakeload
-from lakeload.spark.connect_session import is_connect, opened_url
+from lakeload.spark.session_kind import is_connect
+from lakeload.spark.connect_session import opened_url
 pipeline = lakeload.pipeline("warm", destination=lakeload.destinations.filesystem(sys.argv[1]), dataset_name="ds",
                              pipelines_dir=sys.argv[2])
 info = pipeline.run([{"id": i, "tags": ["a"]} for i in range(10)], table_name="t")

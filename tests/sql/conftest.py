@@ -19,7 +19,7 @@ from harness import isolated_dlt_config  # noqa: E402
 
 from lakeload.destinations.impl.filesystem.client import FilesystemClient  # noqa: E402
 from lakeload.destinations.impl.filesystem.configuration import FilesystemConfiguration  # noqa: E402
-from lakeload.destinations.impl.filesystem.layout import Layout  # noqa: E402
+from lakeload.kernel.filesystem.layout import Layout  # noqa: E402
 from lakeload.schema.schema import Schema  # noqa: E402
 from lakeload.sql.client import FilesystemSqlClient  # noqa: E402
 

@@ -252,7 +252,7 @@ def test_memory_bucket_through_registered_fsspec(dlt_buckets):
 
     from lakeload.destinations.impl.filesystem.client import FilesystemClient
     from lakeload.destinations.impl.filesystem.configuration import FilesystemConfiguration
-    from lakeload.destinations.impl.filesystem.layout import Layout
+    from lakeload.kernel.filesystem.layout import Layout
     from lakeload.sql.client import FilesystemSqlClient
 
     memory = fsspec.filesystem("memory")

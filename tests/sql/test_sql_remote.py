@@ -10,7 +10,7 @@ from servers.fixtures import fresh_prefix, s3_storage_options
 
 from lakeload.destinations.impl.filesystem.client import FilesystemClient
 from lakeload.destinations.impl.filesystem.configuration import FilesystemConfiguration
-from lakeload.destinations.impl.filesystem.layout import Layout
+from lakeload.kernel.filesystem.layout import Layout
 from lakeload.sql.client import FilesystemSqlClient
 from lakeload.sql.dataset import Dataset
 

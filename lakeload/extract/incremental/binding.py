@@ -20,7 +20,7 @@ from lakeload.errors import IncrementalError
 from lakeload.extract.incremental.cursor import parse_cursor_path
 from lakeload.extract.incremental.incremental import Incremental
 from lakeload.extract.incremental.items import filter_item
-from lakeload.spark.executor_incremental import KeyHint
+from lakeload.kernel.spark.incremental import KeyHint
 
 _UNSET = object()
 

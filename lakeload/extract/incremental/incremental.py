@@ -23,7 +23,7 @@ from lakeload.errors import IncrementalCursorPathMissing, IncrementalError
 from lakeload.extract.incremental.cursor import parse_cursor_path
 from lakeload.extract.incremental.lag import lagged_last_value
 from lakeload.extract.incremental.transform import Filter, RunRange
-from lakeload.spark.executor_incremental import KeyHint
+from lakeload.kernel.spark.incremental import KeyHint
 
 TCursorValue = TypeVar("TCursorValue")
 IncrementalState = dict[str, Any]  # {"initial_value", "last_value", "unique_hashes", "start_value"}

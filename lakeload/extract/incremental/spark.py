@@ -26,7 +26,7 @@ from typing import TYPE_CHECKING, Any
 
 from lakeload.errors import IncrementalCursorPathHasValueNone, IncrementalCursorPathMissing, IncrementalError
 from lakeload.extract.incremental.transform import Filter, RunRange
-from lakeload.spark.executor_incremental import HASH_SCHEMA, BoundarySpec, drop_seen_rows, hash_rows
+from lakeload.kernel.spark.incremental import HASH_SCHEMA, BoundarySpec, drop_seen_rows, hash_rows
 from lakeload.spark.pandas_warning import map_in_arrow
 
 if TYPE_CHECKING:

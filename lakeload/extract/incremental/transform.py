@@ -15,7 +15,7 @@ from typing import Any
 
 from lakeload.errors import IncrementalPrimaryKeyMissing
 from lakeload.extract.incremental.cursor import CursorPath
-from lakeload.spark.executor_incremental import KeyHint, has_legacy_hashes, row_hash
+from lakeload.kernel.spark.incremental import KeyHint, has_legacy_hashes, row_hash
 
 logger = logging.getLogger("lakeload.extract")
 

@@ -11,16 +11,16 @@ from urllib.parse import urlsplit
 
 from fsspec import AbstractFileSystem
 
+from lakeload.config.bucket_credentials import fsspec_options, masked_options, secret_values
 from lakeload.config.credentials import url_without_password
 from lakeload.destinations.impl.filesystem.configuration import FilesystemConfiguration
-from lakeload.destinations.impl.filesystem.credentials import fsspec_options, masked_options, secret_values
-from lakeload.destinations.impl.filesystem.executor_fs import url_to_fs
-from lakeload.destinations.impl.filesystem.executor_retry import (
+from lakeload.errors import DestinationError, LakeloadError, StorageUnavailableError
+from lakeload.kernel.filesystem.fs import url_to_fs
+from lakeload.kernel.filesystem.retry import (
     RetryPolicy,
     StorageRetriesExhausted,
     call_with_retry,
 )
-from lakeload.errors import DestinationError, LakeloadError, StorageUnavailableError
 
 T = TypeVar("T")
 E = TypeVar("E", bound=LakeloadError)
@@ -103,7 +103,7 @@ def open_filesystem(
 
     SFTP buckets open lakeload's `VerifiedSFTPFileSystem` (host keys checked). Any error while opening
     is re-raised as `DestinationError` whose message holds no secret value of `options`. With `retry`,
-    the caller retries its calls (see `executor_fs.url_to_fs`).
+    the caller retries its calls (see `kernel.filesystem.fs.url_to_fs`).
 
     >>> fs, path = open_filesystem("memory://bucket/data", {})
     >>> path

@@ -15,9 +15,10 @@ from typing import Any
 from urllib.parse import unquote, urlparse
 
 from lakeload.config.credentials import Credentials, parse_json_object, url_without_password
+from lakeload.config.known_keys import RETRY_KEYS
 from lakeload.config.resolver import Resolved, resolve, resolve_section
-from lakeload.destinations.impl.filesystem.executor_retry import RetryPolicy
 from lakeload.errors import ConfigurationError
+from lakeload.kernel.filesystem.retry import RetryPolicy
 
 SECTIONS = ("destination", "filesystem")
 DEFAULT_LAYOUT = "{table_name}/{load_id}.{file_id}.{ext}"
@@ -25,16 +26,6 @@ DEFAULT_MAX_STATE_FILES = 100
 # Protocols of dlt's filesystem destination; every protocol fsspec knows is accepted as well.
 LAKELOAD_PROTOCOLS = ("file", "memory", "s3", "gs", "gcs", "gdrive", "az", "abfs", "abfss", "adl", "azure", "sftp", "hf")
 
-# `[destination.<name>]` keys of the retry policy (see `executor_retry.RetryPolicy`) -> its fields
-RETRY_KEYS = {
-    "retry_attempts": "attempts",
-    "retry_initial_backoff": "initial_backoff",
-    "retry_max_backoff": "max_backoff",
-    "retry_jitter": "jitter",
-    "connect_timeout": "connect_timeout",
-    "read_timeout": "read_timeout",
-    "unreachable_timeout": "unreachable_timeout",
-}
 
 _DRIVE = re.compile(r"^[A-Za-z]:")
 _ADMIN_SHARE = re.compile(r"^/[A-Za-z]\$(/|$)")

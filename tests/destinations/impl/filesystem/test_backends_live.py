@@ -10,11 +10,11 @@ from typing import Any
 import pytest
 from servers.fixtures import AzureServer, GcsServer, S3Server, SftpServer, fresh_prefix
 
+from lakeload.config.bucket_credentials import fsspec_options
 from lakeload.config.credentials import Credentials
 from lakeload.destinations.impl.filesystem.client import open_filesystem
-from lakeload.destinations.impl.filesystem.credentials import fsspec_options
-from lakeload.destinations.impl.filesystem.sftp_fs import VerifiedSFTPFileSystem
 from lakeload.errors import DestinationError
+from lakeload.kernel.filesystem.sftp_fs import VerifiedSFTPFileSystem
 
 PAYLOAD = b'{"id": 1, "name": "lakeload"}\n'
 

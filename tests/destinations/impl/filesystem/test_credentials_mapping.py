@@ -11,11 +11,7 @@ import fsspec
 import paramiko
 import pytest
 
-from lakeload.config.credentials import Credentials
-from lakeload.destinations.impl.filesystem import sftp_fs
-from lakeload.destinations.impl.filesystem.client import fsspec_kwargs, open_filesystem
-from lakeload.destinations.impl.filesystem.configuration import FilesystemConfiguration
-from lakeload.destinations.impl.filesystem.credentials import (
+from lakeload.config.bucket_credentials import (
     AwsCredentials,
     AzureCredentials,
     GcpCredentials,
@@ -26,13 +22,17 @@ from lakeload.destinations.impl.filesystem.credentials import (
     secret_values,
     typed_credentials,
 )
-from lakeload.destinations.impl.filesystem.sftp_fs import (
+from lakeload.config.credentials import Credentials
+from lakeload.destinations.impl.filesystem.client import fsspec_kwargs, open_filesystem
+from lakeload.destinations.impl.filesystem.configuration import FilesystemConfiguration
+from lakeload.errors import ConfigurationError, DestinationError
+from lakeload.kernel.filesystem import sftp_fs
+from lakeload.kernel.filesystem.sftp_fs import (
     HostKeyVerificationError,
     VerifiedSFTPFileSystem,
     auth_attempts,
     auth_methods,
 )
-from lakeload.errors import ConfigurationError, DestinationError
 
 PEM = "-----BEGIN PRIVATE KEY-----\nMIIEvQIBADANBgkqhkiG9w0BAQEFAASC-private-pem\n-----END PRIVATE KEY-----\n"
 

@@ -1,4 +1,4 @@
-"""Tests of lakeload.destinations.impl.filesystem.layout_template: dlt 1.31's layout rules, errors and warnings."""
+"""Tests of lakeload.kernel.filesystem.layout_template: dlt 1.31's layout rules, errors and warnings."""
 
 from __future__ import annotations
 
@@ -12,8 +12,9 @@ from dlt.destinations import path_utils
 from dlt.destinations.exceptions import CantExtractTablePrefix as DltCantExtractTablePrefix
 from dlt.destinations.exceptions import InvalidFilesystemLayout as DltInvalidFilesystemLayout
 
-from lakeload.destinations.impl.filesystem.layout import Layout, UnpicklableLayoutCallback
-from lakeload.destinations.impl.filesystem.layout_template import (
+from lakeload.errors import LayoutError
+from lakeload.kernel.filesystem.layout import Layout, UnpicklableLayoutCallback
+from lakeload.kernel.filesystem.layout_template import (
     DATE_TOKENS,
     DEFAULT_LAYOUT,
     STANDARD_PLACEHOLDERS,
@@ -22,7 +23,6 @@ from lakeload.destinations.impl.filesystem.layout_template import (
     InvalidPlaceholderCallback,
     UnsafeLayoutSeparatorWarning,
 )
-from lakeload.errors import LayoutError
 
 
 def test_standard_placeholders_match_dlt() -> None:

@@ -14,7 +14,8 @@ from servers.fault_proxy import closed_port
 
 from lakeload.delta.storage import retry_storage_options
 from lakeload.destinations.impl.filesystem.configuration import FilesystemConfiguration, resolve_configuration
-from lakeload.destinations.impl.filesystem.executor_retry import (
+from lakeload.errors import ConfigurationError
+from lakeload.kernel.filesystem.retry import (
     NO_ANSWER,
     TERMINAL,
     TRANSIENT,
@@ -24,7 +25,6 @@ from lakeload.destinations.impl.filesystem.executor_retry import (
     call_with_retry,
     classify,
 )
-from lakeload.errors import ConfigurationError
 
 FAST = RetryPolicy(attempts=3, initial_backoff=0.01, max_backoff=0.02)
 

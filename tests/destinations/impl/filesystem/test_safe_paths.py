@@ -1,4 +1,4 @@
-"""Tests of lakeload.destinations.impl.filesystem.safe_paths and the layout checks built on it.
+"""Tests of lakeload.kernel.filesystem.safe_paths and the layout checks built on it.
 
 Table names are checked after normalization, against dlt 1.31's naming conventions as the oracle: what dlt
 turns into a safe name keeps working (same name), what stays unsafe is rejected.
@@ -12,14 +12,6 @@ from typing import Any
 import pendulum
 import pytest
 
-from lakeload.destinations.impl.filesystem.layout import Layout
-from lakeload.destinations.impl.filesystem.safe_paths import (
-    check_dataset_key,
-    check_dataset_name,
-    check_pipeline_name,
-    check_schema_name,
-    name_problem,
-)
 from lakeload.errors import (
     ConfigurationError,
     InvalidNameError,
@@ -28,6 +20,14 @@ from lakeload.errors import (
     UnsafeLayoutPathError,
 )
 from lakeload.extract.extractor import table_name
+from lakeload.kernel.filesystem.layout import Layout
+from lakeload.kernel.filesystem.safe_paths import (
+    check_dataset_key,
+    check_dataset_name,
+    check_pipeline_name,
+    check_schema_name,
+    name_problem,
+)
 from lakeload.schema.naming import NAMING_CONVENTIONS, get_naming
 
 UNSAFE = ["", "   ", ".", "..", "../x", "../../escape", "a/b", "/abs", "a\\b", "..\\x", "a\x00b"]

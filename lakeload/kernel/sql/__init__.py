@@ -1,0 +1,1 @@
+"""Executor-safe: reading a dataset's table files in Spark tasks (driver side: lakeload.sql)."""
