@@ -72,6 +72,7 @@ class NormalizeResult:
     schema_version: int = 0
     elapsed: float = 0.0
     schema_update: dict[str, dict[str, Any]] = field(default_factory=dict)  # dlt's: the tables/columns it changed
+    row_path_splits: dict[str, int] = field(default_factory=dict)  # why plain JSON splits left the Arrow path: count
 
 
 def _apply_table_hints(schema: Schema, tables: dict[str, dict[str, Any]]) -> None:
@@ -206,6 +207,7 @@ class Normalizer:
         written, jobs = self._first_pass(plan, _matching(plan.splits, early or {}))
         schema.tables = plan.tables
         self._warn_null_only(plan)
+        self._log_row_path(plan)
         if jobs:
             description = f"lakeload normalize {load_id}: finalize"
             finalized = run_tasks(self.spark, finalize_split, plan, jobs, description, working=self.storage.working)
@@ -238,7 +240,8 @@ class Normalizer:
         )
         self.storage.move(load_id, NORMALIZING, NORMALIZED)
         self.storage.discard(EXTRACTED, load_id)
-        return NormalizeResult(load_id, schema.name, row_counts, len(files), version, time.perf_counter() - started, update)
+        return NormalizeResult(load_id, schema.name, row_counts, len(files), version, time.perf_counter() - started, update,
+                               {reason: len(splits) for reason, splits in self.row_path.items()})
 
     def output(self, plan: NormalizePlan) -> tuple[str, str]:
         """Point `plan` at the package's `normalizing` output (created); returns its folder and its data base."""
@@ -293,6 +296,7 @@ class Normalizer:
         tables = plan.tables
         stored = set(tables)
         self.null_only: dict[str, set[str]] = {}
+        self.row_path: dict[str, list[int]] = {}  # reason -> the plain JSON splits the Arrow path left to the row path
         self.collisions: dict[tuple[str, str], list[str]] = {}
         final_files: list[dict[str, Any]] = []
         jobs: list[dict[str, Any]] = []
@@ -317,6 +321,8 @@ class Normalizer:
                 if clash := conflicts(tables, result):
                     raise NormalizeError(f"Schema inference did not converge for {clash}")
             raise_violation(plan, result)
+            if result.get("row_path"):
+                self.row_path.setdefault(result["row_path"], []).append(split.index)
             chunks = [f for f in result.get("files", ()) if f.get("chunk")]
             drafts += [(split, f) for f in result.get("files", ()) if f.get("draft")]
             final_files += [f for f in result.get("files", ()) if not f.get("chunk") and not f.get("draft")]
@@ -330,6 +336,16 @@ class Normalizer:
         settle_drafts(tables, drafts, final_files, jobs)
         final_files += write_frame_tables(self.spark, plan, frames, self.on_progress)
         return final_files, jobs
+
+    def _log_row_path(self, plan: NormalizePlan) -> None:
+        """One INFO line per package whose plain JSON splits were normalized row by row instead of with Arrow."""
+        if not self.row_path:
+            return
+        reasons = "; ".join(f"{reason} (split{'s' if len(splits) > 1 else ''} {', '.join(map(str, splits[:10]))}"
+                            f"{', ...' if len(splits) > 10 else ''})" for reason, splits in self.row_path.items())
+        count = sum(len(splits) for splits in self.row_path.values())
+        logger.info("normalize %s: %d of %d split(s) normalized row by row instead of with Arrow: %s", plan.load_id,
+                    count, len(plan.splits), reasons)
 
     def _collect_collisions(self, collisions: dict[str, dict[str, list[str]]]) -> None:
         for table_name, columns in collisions.items():

@@ -40,6 +40,7 @@ class PackageInfo:
     created_at: str | None = None
     spark_tasks: int = 0  # normalize's Spark tasks (one per extracted split)
     schema_update: dict[str, dict[str, Any]] = field(default_factory=dict)  # tables/columns normalize added or changed
+    row_path_splits: dict[str, int] = field(default_factory=dict)  # plain JSON splits normalized row by row, by reason
 
     @property
     def jobs(self) -> dict[str, list[LoadJobInfo]]:

@@ -251,7 +251,7 @@ class Pipeline(PipelineSpark, PipelineMaintenance):
             beside = early.busy_seconds() if early else 0.0  # pass 1 run while extract went on
             infos.append(PackageInfo(load_id, schema.name, result.row_counts, normalize_seconds=result.elapsed + beside,
                                      spark_tasks=len(manifest["splits"]), state="normalized",
-                                     schema_update=result.schema_update))
+                                     schema_update=result.schema_update, row_path_splits=result.row_path_splits))
         return infos
 
     @holds_lock

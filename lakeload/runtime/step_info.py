@@ -60,7 +60,26 @@ class ExtractInfo(StepInfo):
 
 
 class NormalizeInfo(StepInfo):
-    """The normalize step's packages, with rows per table (`row_counts`) and `schema_update` each."""
+    """The normalize step's packages, with rows per table (`row_counts`) and `schema_update` each, and the plain
+    JSON splits normalized row by row instead of with Arrow, by reason (`row_path_splits`)."""
 
     def __init__(self, pipeline_name: str, packages: list[PackageInfo]) -> None:
         super().__init__(pipeline_name, "normalize", packages)
+
+    @property
+    def row_path_splits(self) -> dict[str, int]:
+        """Splits the Arrow path left to the row path, by reason, over the packages (empty: none did)."""
+        counts: dict[str, int] = {}
+        for package in self.packages:
+            for reason, n in package.row_path_splits.items():
+                counts[reason] = counts.get(reason, 0) + n
+        return counts
+
+    def asdict(self) -> dict[str, Any]:
+        return {**super().asdict(), "row_path_splits": self.row_path_splits}
+
+    def asstr(self, verbosity: int = 0) -> str:
+        lines = [super().asstr(verbosity)]
+        lines += [f"{n} split(s) normalized row by row instead of with Arrow: {reason}"
+                  for reason, n in self.row_path_splits.items()]
+        return "\n".join(line for line in lines if line)

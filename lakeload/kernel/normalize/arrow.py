@@ -75,26 +75,28 @@ def enabled() -> bool:
     return os.environ.get(SWITCH, "1").strip() != "0"
 
 
-def eligible(split: Split) -> bool:
-    """Plain JSON lines (no typed-JSON tags) only."""
-    return enabled() and split.file_format == "jsonl" and not split.may_have_tags
+def plain_json(split: Split) -> bool:
+    """Plain JSON lines (no typed-JSON tags): the splits the Arrow path is for (when `enabled()`)."""
+    return split.file_format == "jsonl" and not split.may_have_tags
 
 
 def normalize_arrow(
     plan: NormalizePlan, split: Split, data: bytes | bytearray, occurrence_base: int, file_name: str | None,
     new_writer: Writer,
-) -> dict[str, Any] | None:
-    """The report of `normalize_split` for `split` whose bytes are `data`, or None: take the Python path.
+) -> dict[str, Any] | str:
+    """The report of `normalize_split` for `split` whose bytes are `data`, or why the row path (Python, record by
+    record) takes the split instead: the driver counts and logs those reasons (`row_path` of the report).
 
     A `bytearray` is changed in place (records left to Python are blanked); `bytes` are copied first if needed.
     """
     try:
-        return _Run(plan, split, data, occurrence_base, file_name).run(new_writer)
+        report = _Run(plan, split, data, occurrence_base, file_name).run(new_writer)
     except Unsupported as exc:
-        logger.debug("split %s takes the Python path: %s", split.index, exc)
-    except Exception:  # anything unexpected: the Python path decides (and raises what it raises)
+        return str(exc)
+    except Exception as exc:  # anything unexpected: the Python path decides (and raises what it raises)
         logger.debug("split %s takes the Python path after an error", split.index, exc_info=True)
-    return None
+        return f"the Arrow path failed: {type(exc).__name__}: {str(exc)[:200]}"
+    return report
 
 
 class _Run:
@@ -109,15 +111,15 @@ class _Run:
         self.root = plan.normalizer.roots.get(split.root_table, RootTableSettings())
         self.replayed: set[int] = set()
 
-    def run(self, new_writer: Writer) -> dict[str, Any] | None:
+    def run(self, new_writer: Writer) -> dict[str, Any]:
         plan, lines = self.plan, self.lines
         if not len(lines):
-            return None
+            raise Unsupported("no records")
         scan = scan_nulls(lines)
         checked = self.split.source is None  # a package file: extract wrote it with orjson
         parsed = parse_records(lines, scan.list_nulls | set(lines.odd), int(len(lines) * MAX_PYTHON_SHARE), checked)
         if parsed is None:
-            return None
+            raise Unsupported(f"pyarrow could not parse over {MAX_PYTHON_SHARE:.0%} of the records")
         python = parsed.python
         extra = {FILE_NAME: pa.repeat(self.file_name, len(parsed.recs))} if self.file_name is not None else {}
         tree = Flattener(plan.naming, plan.normalizer.json_columns, parsed.aliases).flatten(

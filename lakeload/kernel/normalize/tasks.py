@@ -49,6 +49,7 @@ from lakeload.kernel.normalize.writers import (
 from lakeload.schema import typed_json
 
 TTable = dict[str, Any]
+CONTRACT_ROWS = "a schema contract: rows are checked one by one"
 
 
 def read_records(split: Split) -> Iterator[Any]:
@@ -156,10 +157,15 @@ def _abort_all(writers: dict[str, Any]) -> None:
         writer.abort()
 
 
-def _arrow_fast_path(plan: NormalizePlan, split: Split) -> dict[str, Any] | None:
-    """`normalize_split` vectorized for plain JSON lines (`kernel.normalize.arrow`); None: take the Python path."""
-    if not executor_arrow.eligible(split) or plan.contracts is not None:  # contracts: the Python path decides per row
+def _arrow_fast_path(plan: NormalizePlan, split: Split) -> dict[str, Any] | str | None:
+    """`normalize_split` vectorized for plain JSON lines (`kernel.normalize.arrow`); else why the row path takes
+    the split (a fallback the driver reports), or None for splits that are the row path's by design (typed JSON)."""
+    if not executor_arrow.plain_json(split):
         return None
+    if not executor_arrow.enabled():
+        return f"the Arrow path is turned off ({executor_arrow.SWITCH}=0)"
+    if plan.contracts is not None:
+        return CONTRACT_ROWS
     file_name = None
     data: bytes | bytearray
     if split.source is not None:
@@ -183,13 +189,27 @@ def _arrow_fast_path(plan: NormalizePlan, split: Split) -> dict[str, Any] | None
 
 
 def normalize_split(plan: NormalizePlan, split: Split) -> dict[str, Any]:
-    """Pass 1: infer and write in one parse. Files are final (jsonl) or Arrow chunks (parquet, csv)."""
+    """Pass 1: infer and write in one parse. Files are final (jsonl) or Arrow chunks (parquet, csv). A plain JSON
+    split the Arrow path left to the row path says why in its report (`row_path`)."""
+    row_path: str | None = None
     if split.file_format == "parquet":  # Arrow items: their Arrow schema is the table's, as in dlt
-        report = normalize_arrow_items(plan, split, lambda name, tables: _final_writer(plan, split, name, tables))
+        items = normalize_arrow_items(plan, split, lambda name, tables: _final_writer(plan, split, name, tables))
+        if items is not None:
+            return items
+        row_path = CONTRACT_ROWS
     else:
-        report = _arrow_fast_path(plan, split)
-    if report is not None:
-        return report
+        fast = _arrow_fast_path(plan, split)
+        if isinstance(fast, dict):
+            return fast
+        row_path = fast
+    report = _row_path(plan, split)
+    if row_path is not None:
+        report["row_path"] = row_path
+    return report
+
+
+def _row_path(plan: NormalizePlan, split: Split) -> dict[str, Any]:
+    """Pass 1 record by record: dlt's relational normalizer and coercion in Python, for any split."""
     tables = copy.deepcopy(plan.tables)
     coercer = _coercer(plan, split, tables)
     writers: dict[str, Any] = {}
