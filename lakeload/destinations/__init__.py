@@ -1,4 +1,5 @@
-"""Destination factories: `lakeload.destinations.filesystem(...)`, `lakeload.destination(name, ...)`.
+"""Destination factories: `lakeload.destinations.filesystem(...)`, `lakeload.destination(name, ...)`, and the
+interface of a destination of one's own (`Destination`, `JobClientBase`, `LoadPackage`: `reference.py`).
 
 The implementation of each destination lives in `lakeload.destinations.impl.<name>`, as in dlt, so
 the factory names here never collide with package names. Names are imported on first use (a script that
@@ -11,15 +12,28 @@ import importlib
 from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
-    from lakeload.destinations.impl.filesystem.factory import DestinationCapabilities, filesystem
+    from lakeload.destinations.impl.filesystem.factory import filesystem
+    from lakeload.destinations.reference import (
+        Destination,
+        DestinationCapabilities,
+        JobClient,
+        JobClientBase,
+        LoadContext,
+        LoadJob,
+        LoadPackage,
+        LoadResult,
+    )
     from lakeload.destinations.registry import destination
 
+_REFERENCE = "lakeload.destinations.reference"
 _EXPORTS = {
-    "DestinationCapabilities": "lakeload.destinations.impl.filesystem.factory",
     "filesystem": "lakeload.destinations.impl.filesystem.factory",
     "destination": "lakeload.destinations.registry",
+    **{name: _REFERENCE for name in ("Destination", "DestinationCapabilities", "JobClient", "JobClientBase",
+                                      "LoadContext", "LoadJob", "LoadPackage", "LoadResult")},
 }
-__all__ = ["DestinationCapabilities", "destination", "filesystem"]
+__all__ = ["Destination", "DestinationCapabilities", "JobClient", "JobClientBase", "LoadContext", "LoadJob",
+           "LoadPackage", "LoadResult", "destination", "filesystem"]
 
 
 def __getattr__(name: str) -> Any:

@@ -11,11 +11,11 @@ from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
 
 from lakeload.config.resolver import resolve
+from lakeload.destinations.reference import Destination
 from lakeload.errors import ConfigurationError
 
 if TYPE_CHECKING:
-    from lakeload.destinations.impl.filesystem.factory import filesystem
-    from lakeload.destinations.impl.sink.factory import sink
+    pass
 
 DESTINATION_TYPES = ("filesystem",)
 SINK_OPTIONS = (
@@ -62,15 +62,18 @@ def destination(func_or_name: Callable[..., Any] | str | None = None, /, destina
     return decorate
 
 
-def resolve_destination(destination: Any) -> filesystem | sink | None:
-    """A destination factory from a factory, a shorthand type or a configured destination name."""
+def resolve_destination(destination: Any) -> Destination | None:
+    """A destination from a destination object (a factory, a sink, a user's own `Destination`), a shorthand type
+    or a configured destination name."""
     from lakeload.destinations.impl.filesystem.factory import filesystem
-    from lakeload.destinations.impl.sink.factory import sink
 
-    if destination is None or isinstance(destination, (filesystem, sink)):
+    if destination is None or isinstance(destination, Destination):
         return destination
     if isinstance(destination, str):
         if destination == "filesystem":
             return filesystem()
         return _named(destination, None)
-    raise ConfigurationError(f"Unsupported destination {destination!r}; lakeload loads into filesystem destinations.")
+    raise ConfigurationError(
+        f"Unsupported destination {destination!r}: pass 'filesystem', a configured destination name, "
+        "lakeload.destinations.filesystem(...), a @lakeload.destination sink, or a lakeload.destinations.Destination."
+    )

@@ -23,7 +23,6 @@ from __future__ import annotations
 
 import logging
 import time
-from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
 import pendulum
@@ -34,6 +33,16 @@ from lakeload.delta.loader import DeltaLoader
 from lakeload.delta.tables import delta_table_names, is_delta_table
 from lakeload.destinations.impl.filesystem import state_file_names, state_files
 from lakeload.destinations.impl.filesystem.client import FilesystemClient, fsspec_kwargs
+from lakeload.destinations.impl.filesystem.configuration import FilesystemConfiguration
+from lakeload.destinations.impl.filesystem.restore import restore_from_bucket
+from lakeload.destinations.reference import (
+    Destination,
+    JobClientBase,
+    LoadContext,
+    LoadPackage,
+    LoadResult,
+    register_job_client,
+)
 from lakeload.errors import LoadError
 from lakeload.kernel.filesystem.layout import Layout
 from lakeload.kernel.filesystem.protocols import SFTP_PROTOCOLS
@@ -43,6 +52,7 @@ from lakeload.load.refresh import RefreshLoad, table_files
 from lakeload.schema.schema import Schema
 from lakeload.spark.session import run_tasks
 from lakeload.spark.session_kind import executors_on_this_host
+from lakeload.spark.shipping import dumps_for_executors
 from lakeload.storage.packages import NORMALIZED, PipelineStorage
 
 if TYPE_CHECKING:
@@ -50,19 +60,6 @@ if TYPE_CHECKING:
 
 logger = logging.getLogger("lakeload.load")
 FILES_PER_TASK = 8
-
-
-@dataclass
-class LoadResult:
-    """What one package load did."""
-
-    load_id: str
-    schema_name: str
-    files: list[dict[str, Any]] = field(default_factory=list)
-    row_counts: dict[str, int] = field(default_factory=dict)
-    replaced_tables: list[str] = field(default_factory=list)
-    deleted_files: int = 0
-    elapsed: float = 0.0
 
 
 def ensure_init(client: FilesystemClient) -> None:
@@ -133,7 +130,6 @@ class Loader:
         self.client.write_bytes(path, content)
         if versions is not None:
             publish_latest(self.client, versions)
-        self.storage.complete(load_id)
         result.elapsed = time.perf_counter() - started
         return result
 
@@ -197,3 +193,41 @@ class Loader:
         old = state_file_names.state_files_to_delete(names, self.pipeline_name, self.client.config.max_state_files)
         self.client.delete([f"_dlt_pipeline_state/{n}" for n in old])
 
+
+def checked_layout(config: FilesystemConfiguration) -> Layout:
+    """The destination's file layout, parsed and checked picklable (its callbacks run on executors)."""
+    layout = Layout.parse(config.layout, config.extra_placeholders, config.current_datetime)
+    layout.ensure_picklable(dumps_for_executors)
+    return layout
+
+
+class FilesystemJobClient(JobClientBase):
+    """The filesystem destination's job client: its dataset in the bucket, loaded package by package (`Loader`)."""
+
+    def __init__(self, destination: Destination, context: LoadContext) -> None:
+        self.context = context
+        self.config: FilesystemConfiguration = destination.configuration(context.pipeline_name)
+        self.client = FilesystemClient(self.config, context.dataset_name)
+
+    def layout(self) -> Layout:
+        return checked_layout(self.config)
+
+    def prepare(self) -> None:
+        """A bad layout or callback, and a bucket that cannot be used, fail before any work is done."""
+        self.layout()
+        self.client.check_bucket()
+
+    def restore(self) -> tuple[dict[str, Any] | None, list[Schema]]:
+        return restore_from_bucket(self.client, self.context.pipeline_name)
+
+    def update_stored_schema(self, schema: Schema) -> None:
+        """The schema's version in `_dlt_version`, the dataset initialized first (dlt's `sync_schema()`)."""
+        ensure_init(self.client)
+        store_schema(self.client, schema)
+
+    def load_package(self, package: LoadPackage) -> LoadResult:
+        loader = Loader(self.context.spark(), self.context.storage, self.client, self.layout(), self.context.pipeline_name)
+        return loader.load(package.load_id)
+
+
+register_job_client("filesystem", FilesystemJobClient)

@@ -9,12 +9,19 @@ from __future__ import annotations
 
 import time
 from dataclasses import replace
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, cast
 
 from lakeload.destinations.impl.sink.factory import sink
+from lakeload.destinations.reference import (
+    Destination,
+    JobClientBase,
+    LoadContext,
+    LoadPackage,
+    LoadResult,
+    register_job_client,
+)
 from lakeload.errors import LakeloadError, LoadError
 from lakeload.kernel.load.sink import SinkPayload, deliver_file
-from lakeload.load.loader import LoadResult
 from lakeload.spark.session import run_tasks
 from lakeload.storage.packages import PipelineStorage
 
@@ -54,7 +61,6 @@ class SinkLoader:
             ) from exc
         result = LoadResult(load_id, package["schema_name"], row_counts=package["row_counts"])
         result.files = [{**d, "path": f["path"], "rows": f["rows"]} for d, f in zip(delivered, files, strict=True)]
-        self.storage.complete(load_id)
         result.elapsed = time.perf_counter() - started
         return result
 
@@ -71,3 +77,17 @@ class SinkLoader:
             except Exception as exc:
                 raise LoadError(f"{description}: {type(exc).__name__}: {exc} (in table '{file['table']}')") from exc
         return delivered
+
+
+class SinkJobClient(JobClientBase):
+    """A sink's job client: no state or schemas of its own; each package's files to the sink function."""
+
+    def __init__(self, destination: Destination, context: LoadContext) -> None:
+        self.destination, self.context = cast(sink, destination), context  # registered for sinks only
+
+    def load_package(self, package: LoadPackage) -> LoadResult:
+        return SinkLoader(self.context.spark(), self.context.storage, self.destination).load(package.load_id)
+
+
+register_job_client("sink", SinkJobClient)
+

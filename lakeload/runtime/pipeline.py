@@ -11,13 +11,12 @@ import copy
 import logging
 import os
 import time
-from collections.abc import Callable, Sequence
+from collections.abc import Sequence
 from typing import TYPE_CHECKING, Any
 
 from lakeload.common.context import activate, register_pipeline_factory
 from lakeload.config.log_secrets import install_secret_masking
-from lakeload.destinations.impl.filesystem.client import FilesystemClient
-from lakeload.destinations.impl.sink.factory import sink
+from lakeload.destinations.reference import Destination, JobClient
 from lakeload.destinations.registry import resolve_destination
 from lakeload.extract.collector import young_objects_only
 from lakeload.extract.context import ExtractContext
@@ -25,8 +24,7 @@ from lakeload.extract.contracts import root_contracts
 from lakeload.extract.decorators import resources_from
 from lakeload.extract.extractor import check_extract_names, extract_resources
 from lakeload.kernel.filesystem.safe_paths import check_dataset_name, check_pipeline_name
-from lakeload.load.loader import Loader, LoadResult
-from lakeload.load.sink_loader import SinkLoader
+from lakeload.load.package_view import load_with
 from lakeload.normalize.early import EarlyNormalize
 from lakeload.normalize.normalizer import Normalizer
 from lakeload.runtime.connect_prep import check_shared_working
@@ -264,7 +262,7 @@ class Pipeline(PipelineSpark, PipelineMaintenance):
         A package extracted for another destination is refused unless `redirect_pending=True`.
         """
         self._set_destination(destination, dataset_name, credentials)
-        load_one, info = self._loader()
+        client, info, destination = self._loader()
         info.first_run = self.first_run
         current = self._destination_record()
         self.storage.recover()
@@ -274,27 +272,26 @@ class Pipeline(PipelineSpark, PipelineMaintenance):
             with failing_step("load", self.pipeline_name, load_id):
                 package = self.storage.normalized_package(load_id)[1]
                 check_package_destination(package, current, load_id, self.pipeline_name, redirect_pending)
-                result = load_one(load_id)
+                result = load_with(client, destination, self.storage, load_id)
+                self.storage.complete(load_id)
             self.progress.end("load", f"{len(result.files)} files")
             self._add_stage_time("load", started)
             info.packages.append(
                 PackageInfo(load_id, result.schema_name, result.row_counts, result.files, result.replaced_tables,
-                            load_seconds=result.elapsed, created_at=package.get("created_at"),
+                            load_seconds=result.elapsed or time.perf_counter() - started, created_at=package.get("created_at"),
                             schema_update=package.get("schema_update", {}))
             )
         info.finish(self._stage_seconds)
         return info
 
-    def _loader(self) -> tuple[Callable[[str], LoadResult], LoadInfo]:
+    def _loader(self) -> tuple[JobClient, LoadInfo, Destination]:
+        """The destination's job client, the load info its packages go into, and the destination."""
+        client = self._job_client()
         destination = self.destination
-        if isinstance(destination, sink):
-            info = LoadInfo(self.pipeline_name, destination.name, "sink", self.dataset_name, "")
-            return SinkLoader(self.spark, self.storage, destination).load, info
-        config = self._configuration()
-        client = FilesystemClient(config, self.dataset_name)
-        loader = Loader(self.spark, self.storage, client, self._layout(config), self.pipeline_name)
-        info = LoadInfo(self.pipeline_name, config.destination_name, "filesystem", self.dataset_name, config.bucket_url)
-        return loader.load, info
+        assert destination is not None  # `_job_client` raised otherwise
+        info = LoadInfo(self.pipeline_name, destination.name, destination.destination_type, self.dataset_name,
+                        destination.location(self.pipeline_name))
+        return client, info, destination
 
     def _set_destination(self, destination: Any, dataset_name: str | None, credentials: Any = None) -> None:
         """A new destination, dataset or credentials (kept by this pipeline object, never stored: dlt's behaviour)."""

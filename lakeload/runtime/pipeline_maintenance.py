@@ -13,15 +13,12 @@ import os
 from collections.abc import Iterator
 from typing import Any, TypeVar
 
-from lakeload.destinations.impl.filesystem.factory import filesystem
-from lakeload.destinations.impl.sink.factory import sink
 from lakeload.errors import ConfigurationError, WorkingFolderCorruptedError
-from lakeload.load.loader import ensure_init, store_schema
 from lakeload.normalize.early import EarlyNormalize
 from lakeload.runtime.lock import PipelineLock, holds_lock
 from lakeload.runtime.package_destination import check_pending_destinations
 from lakeload.runtime.pipeline_inspect import PipelineInspect
-from lakeload.runtime.state import new_state, restore_from_bucket
+from lakeload.runtime.state import new_state
 from lakeload.runtime.trace import RunTrace
 from lakeload.storage.packages import EXTRACTED, EXTRACTING, NORMALIZED, NORMALIZING
 
@@ -69,9 +66,9 @@ class PipelineMaintenance(PipelineInspect):
 
     def sync_destination(self) -> None:
         """Restore state and schemas from the bucket when the working folder has none."""
-        if self._synced or isinstance(self.destination, sink):
+        if self._synced:
             return
-        state, schemas = restore_from_bucket(self._client(), self.pipeline_name)
+        state, schemas = self._job_client().restore()
         if state is not None:
             with self._holding_lock():
                 if not self._synced:  # else another process saved the state meanwhile, and it was read
@@ -85,9 +82,7 @@ class PipelineMaintenance(PipelineInspect):
 
     def _sync_step(self) -> None:
         """`run()`'s first step: the destination checked, state restored, pending packages' destination checked."""
-        if isinstance(self.destination, filesystem):
-            self._layout(self._configuration())  # a bad layout or callback fails before any work is done
-            self._client().check_bucket()  # so does a bucket that cannot be used, on every run
+        self._job_client().prepare()  # a bad layout, or a bucket that cannot be used, fails before any work
         self.sync_destination()
         check_pending_destinations(self.storage, self._destination_record(), self.pipeline_name)
 
@@ -108,9 +103,7 @@ class PipelineMaintenance(PipelineInspect):
             raise ConfigurationError(
                 f"Pipeline {self.pipeline_name} has no schema '{name}'; its schemas are {self.schema_names}."
             )
-        client = self._client()
-        ensure_init(client)
-        store_schema(client, self.schema(name))
+        self._job_client().update_stored_schema(self.schema(name))
 
     def drop(self: _P) -> _P:
         """Delete the working folder (state, schemas) and the pending packages (also under working_url); the bucket is
@@ -157,7 +150,7 @@ class PipelineMaintenance(PipelineInspect):
             self._synced, self._broken = False, None
             return
         loaded: dict[str, Any] | None = None
-        if isinstance(self.destination, filesystem):
-            loaded, _ = restore_from_bucket(self._client(), self.pipeline_name)
+        if self.destination is not None:
+            loaded, _ = self._job_client().restore()
         self.state["sources"] = (loaded or {}).get("sources", {})
         self._save_state()

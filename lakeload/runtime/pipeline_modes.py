@@ -7,13 +7,11 @@ credentials given to `run()`/`load()` for the destination.
 
 from __future__ import annotations
 
-import copy
 import logging
 from typing import Any
 
 import pendulum
 
-from lakeload.destinations.impl.filesystem.factory import filesystem
 from lakeload.errors import ConfigurationError, WorkingFolderCorruptedError
 from lakeload.storage.packages import PipelineStorage
 
@@ -58,11 +56,9 @@ def with_credentials(destination: Any, credentials: Any) -> Any:
     lakeload credentials object) instead of the configured ones; any other destination is refused."""
     if credentials is None:
         return destination
-    if not isinstance(destination, filesystem):
+    if destination is None:
         raise ConfigurationError(
-            f"credentials= needs a filesystem destination, not {destination!r}: pass destination='filesystem' "
+            "credentials= needs a filesystem destination: pass destination='filesystem' "
             "(or lakeload.destinations.filesystem(...)) together with credentials=."
         )
-    changed = copy.copy(destination)
-    changed.credentials = credentials
-    return changed
+    return destination.with_credentials(credentials)

@@ -10,33 +10,45 @@ from typing import Any
 from lakeload.config.resolver import resolve
 from lakeload.destinations.impl.filesystem.client import FilesystemClient
 from lakeload.destinations.impl.filesystem.configuration import FilesystemConfiguration
-from lakeload.destinations.impl.sink.factory import sink
+from lakeload.destinations.reference import Destination, JobClient, LoadContext
 from lakeload.errors import ConfigurationError, LakeloadError
 from lakeload.extract.extractor import FILE_MAX_BYTES
 from lakeload.kernel.filesystem.layout import Layout
+from lakeload.load.loader import checked_layout
 from lakeload.runtime.package_destination import DestinationRecord, destination_record
 from lakeload.schema.naming import NamingConvention, get_naming
 from lakeload.schema.schema import Schema
-from lakeload.spark.shipping import dumps_for_executors
+from lakeload.storage.packages import PipelineStorage
+
+NO_DESTINATION = (
+    "No destination: pass destination='filesystem' (or a lakeload.destinations.filesystem(...) factory) "
+    "to lakeload.pipeline() or to run()."
+)
 
 
 class PipelineSettings:
     """Configuration lookups of a pipeline (named `pipeline_name`, loading to `destination`)."""
 
     pipeline_name: str
-    destination: Any
+    destination: Destination | None
     dataset_name: str
+    storage: PipelineStorage
+    spark: Any
     _source_options: dict[str, dict[str, Any]]
 
     def _configuration(self) -> FilesystemConfiguration:
         if self.destination is None:
-            raise LakeloadError(
-                "No destination: pass destination='filesystem' (or a lakeload.destinations.filesystem(...) factory) "
-                "to lakeload.pipeline() or to run()."
-            )
-        if isinstance(self.destination, sink):
-            raise LakeloadError(f"Destination {self.destination!r} is a sink: it has no bucket.")
-        return self.destination.configuration(self.pipeline_name)
+            raise LakeloadError(NO_DESTINATION)
+        config = self.destination.configuration(self.pipeline_name)
+        if not isinstance(config, FilesystemConfiguration):
+            raise LakeloadError(f"Destination {self.destination!r} has no bucket: it is not a filesystem destination.")
+        return config
+
+    def _job_client(self) -> JobClient:
+        """The destination's job client for this pipeline and dataset (`lakeload.destinations.reference`)."""
+        if self.destination is None:
+            raise LakeloadError(NO_DESTINATION)
+        return self.destination.client(LoadContext(self.pipeline_name, self.dataset_name, lambda: self.spark, self.storage))
 
     def _client(self) -> FilesystemClient:
         return FilesystemClient(self._configuration(), self.dataset_name)
@@ -51,9 +63,7 @@ class PipelineSettings:
         return self._client()
 
     def _layout(self, config: FilesystemConfiguration) -> Layout:
-        layout = Layout.parse(config.layout, config.extra_placeholders, config.current_datetime)
-        layout.ensure_picklable(dumps_for_executors)
-        return layout
+        return checked_layout(config)
 
     @property
     def naming(self) -> NamingConvention:
@@ -94,19 +104,16 @@ class PipelineSettings:
         return self._source_options[bucket_url]
 
     def _max_nesting(self) -> int | None:
-        """Sinks receive nested data whole by default (dlt's max_table_nesting=0 for sinks); None: the schema's."""
-        if isinstance(self.destination, sink):
-            return self.destination.max_table_nesting
-        return None
+        """The destination's nesting (sinks receive nested data whole: dlt's max_table_nesting=0); None: the schema's."""
+        return self.destination.max_table_nesting if self.destination is not None else None
 
     def _destination_record(self) -> DestinationRecord | None:
         """The destination packages of this pipeline are meant for now (see `package_destination`)."""
         if self.destination is None:
             return None
-        if isinstance(self.destination, sink):
-            return destination_record("sink", self.destination.name, "", self.dataset_name)
-        config = self._configuration()
-        return destination_record("filesystem", config.destination_name, config.bucket_url, self.dataset_name)
+        destination = self.destination
+        return destination_record(destination.destination_type, destination.name, destination.location(self.pipeline_name),
+                                  self.dataset_name)
 
     def _extract_destination(self) -> DestinationRecord | None:
         """The destination a new package is for; none when it is not configured yet (`extract()` alone, as in dlt)."""

@@ -31,7 +31,8 @@ class SinkPayload:
     store: WorkingStore | None = None  # the working bucket of package data URLs (the driver does not `use()` one)
 
 
-def _rows(path: str, store: WorkingStore | None) -> Iterator[dict[str, Any]]:
+def read_rows(path: str, store: WorkingStore | None = None) -> Iterator[dict[str, Any]]:
+    """The rows of a normalized file (Parquet, or JSONL that may be gzipped), one dict each, streamed."""
     if path.endswith(".parquet"):
         with wio.open_input(path, store) as raw:
             for batch in pq.ParquetFile(raw).iter_batches(batch_size=10_000):
@@ -84,7 +85,7 @@ def deliver_file(payload: SinkPayload, file: dict[str, Any]) -> dict[str, Any]:
     """Call the sink for every batch of one file not delivered yet; returns counts."""
     table = payload.tables[file["table"]]
     done = batches_done(payload.package_dir, file["file_id"], payload.store)
-    rows = _rows(wio.join(payload.package_dir, file["path"]), payload.store)
+    rows = read_rows(wio.join(payload.package_dir, file["path"]), payload.store)
     if payload.skip_dlt_columns:
         rows = ({k: v for k, v in row.items() if not k.startswith("_dlt_")} for row in rows)
     sent = skipped = 0

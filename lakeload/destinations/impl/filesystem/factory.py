@@ -2,39 +2,18 @@
 
 from __future__ import annotations
 
-from dataclasses import dataclass, fields, replace
+import copy
+from dataclasses import fields, replace
 from typing import Any
 
 from lakeload.config.credentials import url_without_password
 from lakeload.destinations.impl.filesystem.configuration import FilesystemConfiguration, resolve_configuration
-
-
-@dataclass(frozen=True)
-class DestinationCapabilities:
-    """What the destination can do; printable, and overridable through factory arguments."""
-
-    preferred_loader_file_format: str = "jsonl"
-    supported_loader_file_formats: tuple[str, ...] = ("jsonl", "parquet", "csv")
-    supported_table_formats: tuple[str, ...] = ("delta",)
-    naming_convention: str = "snake_case"
-    max_identifier_length: int = 65536
-    max_column_identifier_length: int = 65536
-    recommended_file_size: int | None = None
-    supported_merge_strategies: tuple[str, ...] = ("upsert",)
-    supported_replace_strategies: tuple[str, ...] = ("truncate-and-insert", "insert-from-staging")
-    has_case_sensitive_identifiers: bool = True
-    supports_nested_types: bool = True
-    timestamp_precision: int = 6
-    sqlglot_dialect: str = "duckdb"
-
-    def __iter__(self) -> Any:
-        return iter((f.name, getattr(self, f.name)) for f in fields(self))
-
+from lakeload.destinations.reference import Destination, DestinationCapabilities
 
 _CAPABILITY_NAMES = {f.name for f in fields(DestinationCapabilities)}
 
 
-class filesystem:  # noqa: N801 - dlt's factory name
+class filesystem(Destination):  # noqa: N801 - dlt's factory name
     """The filesystem destination: a local folder or a bucket (s3, gs, az, sftp, memory).
 
     >>> dest = filesystem(bucket_url="/tmp/bucket", layout="{table_name}/{load_id}.{file_id}.{ext}")
@@ -86,6 +65,16 @@ class filesystem:  # noqa: N801 - dlt's factory name
             "deltalake_storage_options": self.deltalake_storage_options,
         }
         return resolve_configuration(explicit, self.name, pipeline_name)
+
+    def location(self, pipeline_name: str | None = None) -> str:
+        """The resolved bucket URL (a `ConfigurationError` when none is configured)."""
+        return self.configuration(pipeline_name).bucket_url
+
+    def with_credentials(self, credentials: Any) -> filesystem:
+        """A copy that uses `credentials` (a dict, a connection string or a lakeload credentials object)."""
+        changed = copy.copy(self)
+        changed.credentials = credentials
+        return changed
 
     def __repr__(self) -> str:
         bucket_url = url_without_password(self.bucket_url) if isinstance(self.bucket_url, str) else self.bucket_url

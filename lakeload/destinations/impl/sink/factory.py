@@ -19,7 +19,7 @@ from collections.abc import Callable
 from dataclasses import replace
 from typing import Any, Literal
 
-from lakeload.destinations.impl.filesystem.factory import DestinationCapabilities
+from lakeload.destinations.reference import Destination, DestinationCapabilities
 from lakeload.errors import ConfigurationError
 from lakeload.spark.shipping import ship_by_value
 
@@ -28,7 +28,7 @@ RunOn = Literal["driver", "executors"]
 RUN_ON = ("driver", "executors")
 
 
-class sink:  # noqa: N801 - mirrors `lakeload.destinations.filesystem`
+class sink(Destination):  # noqa: N801 - mirrors `lakeload.destinations.filesystem`
     """A destination that calls `func(items, table)` for each batch of normalized rows of a table.
 
     `items` is a list of dicts (rows) by default; `table` is the table's schema (dlt's dict).

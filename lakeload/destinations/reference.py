@@ -1,0 +1,220 @@
+"""What a destination is to lakeload: the `Destination` interface, its job client and what they exchange.
+
+A destination has a name, capabilities (`DestinationCapabilities`: file formats, naming, merge strategies, ...),
+its resolved configuration, and a job client (`JobClient`) that the pipeline asks, in order:
+
+1. `prepare()`: before any work of a run (a bucket checks that it can be written, its layout that it is valid);
+2. `restore()`: the pipeline state and schemas the destination holds for this pipeline, when its working
+   folder has none (dlt's state sync); a destination that stores none returns `(None, [])`;
+3. `update_stored_schema(schema)`: store a schema version (`pipeline.sync_schema()`);
+4. `load_package(package)`: load one normalized package's jobs (its files, one per table and split) and
+   complete the load at the destination; the pipeline then marks the package loaded in its working folder.
+
+lakeload's own destinations (`lakeload.destinations.filesystem`, `@lakeload.destination` sinks) implement it;
+so can a user's own destination: subclass `Destination`, return a `JobClientBase` subclass from `client()`,
+and read each job's rows with `package.rows(job)`::
+
+    class SqliteDestination(Destination):
+        destination_type = "sqlite"
+
+        def __init__(self, path: str) -> None:
+            self.path = path
+
+        @property
+        def name(self) -> str:
+            return "sqlite"
+
+        def capabilities(self) -> DestinationCapabilities:
+            return DestinationCapabilities(supported_table_formats=(), supported_merge_strategies=())
+
+        def client(self, context: LoadContext) -> JobClient:
+            return SqliteClient(self.path)
+
+
+    class SqliteClient(JobClientBase):
+        def __init__(self, path: str) -> None:
+            self.path = path
+
+        def load_package(self, package: LoadPackage) -> LoadResult:
+            with sqlite3.connect(self.path) as db:
+                for job in package.jobs:
+                    ...  # create job.table_name from package.tables[job.table_name]; insert package.rows(job)
+            return package.result()
+
+    pipeline = lakeload.pipeline("to_sqlite", destination=SqliteDestination("/tmp/db.sqlite"))
+
+lakeload's built-in job clients live with the loaders (`lakeload.load`) and are found by `destination_type`
+in `JOB_CLIENTS` (registered when their module is imported; `DEFAULT_JOB_CLIENTS` names the module to import
+first, as fsspec's registry does), so this layer imports none of them.
+"""
+
+from __future__ import annotations
+
+import importlib
+from abc import ABC, abstractmethod
+from collections.abc import Callable, Iterator
+from dataclasses import dataclass, field, fields
+from typing import Any, ClassVar, Protocol
+
+from lakeload.errors import ConfigurationError
+
+
+@dataclass(frozen=True)
+class DestinationCapabilities:
+    """What the destination can do; printable, and overridable through factory arguments."""
+
+    preferred_loader_file_format: str = "jsonl"
+    supported_loader_file_formats: tuple[str, ...] = ("jsonl", "parquet", "csv")
+    supported_table_formats: tuple[str, ...] = ("delta",)
+    naming_convention: str = "snake_case"
+    max_identifier_length: int = 65536
+    max_column_identifier_length: int = 65536
+    recommended_file_size: int | None = None
+    supported_merge_strategies: tuple[str, ...] = ("upsert",)
+    supported_replace_strategies: tuple[str, ...] = ("truncate-and-insert", "insert-from-staging")
+    has_case_sensitive_identifiers: bool = True
+    supports_nested_types: bool = True
+    timestamp_precision: int = 6
+    sqlglot_dialect: str = "duckdb"
+
+    def __iter__(self) -> Any:
+        return iter((f.name, getattr(self, f.name)) for f in fields(self))
+
+
+@dataclass
+class LoadResult:
+    """What loading one package did: the files (or jobs) loaded, rows per table, tables replaced."""
+
+    load_id: str
+    schema_name: str
+    files: list[dict[str, Any]] = field(default_factory=list)
+    row_counts: dict[str, int] = field(default_factory=dict)
+    replaced_tables: list[str] = field(default_factory=list)
+    deleted_files: int = 0
+    elapsed: float = 0.0
+
+
+@dataclass(frozen=True)
+class LoadJob:
+    """One normalized file of a package: a table's rows from one split."""
+
+    table_name: str
+    path: str  # the file in the package (`LoadPackage.rows` reads it)
+    file_format: str  # "jsonl" | "parquet" | "csv"
+    rows: int
+
+
+@dataclass
+class LoadPackage:
+    """A normalized package as a job client sees it: its jobs, the tables' schemas (dlt's dicts), its rows."""
+
+    load_id: str
+    schema_name: str
+    tables: dict[str, dict[str, Any]]
+    jobs: list[LoadJob]
+    row_counts: dict[str, int]
+    read_rows: Callable[[LoadJob], Iterator[dict[str, Any]]] = field(repr=False)
+
+    def rows(self, job: LoadJob) -> Iterator[dict[str, Any]]:
+        """The job's rows, one dict each, streamed from its file."""
+        return self.read_rows(job)
+
+    def result(self) -> LoadResult:
+        """A `LoadResult` that says every job was loaded."""
+        files = [{"table": j.table_name, "path": j.path, "rows": j.rows, "file_format": j.file_format} for j in self.jobs]
+        return LoadResult(self.load_id, self.schema_name, files=files, row_counts=dict(self.row_counts))
+
+
+@dataclass
+class LoadContext:
+    """The pipeline a job client works for. `spark()` starts (or returns) the pipeline's session: call it only
+    when the work needs Spark. `storage` is the pipeline's package storage (`lakeload.storage.PipelineStorage`)."""
+
+    pipeline_name: str
+    dataset_name: str
+    spark: Callable[[], Any]
+    storage: Any
+
+
+class JobClient(Protocol):
+    """What the pipeline asks of a destination's client (see the module docstring)."""
+
+    def prepare(self) -> None: ...
+
+    def restore(self) -> tuple[dict[str, Any] | None, list[Any]]: ...
+
+    def update_stored_schema(self, schema: Any) -> None: ...
+
+    def load_package(self, package: LoadPackage) -> LoadResult: ...
+
+
+class JobClientBase:
+    """A job client for a destination that needs no preparation and stores no state or schemas of its own:
+    implement `load_package`."""
+
+    def prepare(self) -> None:
+        """Nothing to check before a run."""
+
+    def restore(self) -> tuple[dict[str, Any] | None, list[Any]]:
+        """No pipeline state or schemas kept at the destination."""
+        return None, []
+
+    def update_stored_schema(self, schema: Any) -> None:
+        """No schema stored at the destination."""
+
+    def load_package(self, package: LoadPackage) -> LoadResult:
+        raise NotImplementedError(f"{type(self).__name__} must implement load_package(package)")
+
+
+JobClientFactory = Callable[["Destination", LoadContext], JobClient]
+JOB_CLIENTS: dict[str, JobClientFactory] = {}
+DEFAULT_JOB_CLIENTS = {"filesystem": "lakeload.load.loader", "sink": "lakeload.load.sink_loader"}
+
+
+def register_job_client(destination_type: str, factory: JobClientFactory) -> None:
+    """Make `factory(destination, context)` the job client of destinations of `destination_type`."""
+    JOB_CLIENTS[destination_type] = factory
+
+
+class Destination(ABC):
+    """A destination lakeload loads into (see the module docstring for a user's own)."""
+
+    destination_type: ClassVar[str]
+    max_table_nesting: int | None = None  # the nesting this destination wants; None: the schema's own
+
+    @property
+    @abstractmethod
+    def name(self) -> str:
+        """The destination's name (its configuration section, `[destination.<name>]`)."""
+
+    @abstractmethod
+    def capabilities(self) -> DestinationCapabilities:
+        """What it can do (`DestinationCapabilities`)."""
+
+    def configuration(self, pipeline_name: str | None = None) -> Any:
+        """Its settings, resolved from arguments, environment and TOML files; None when it has none."""
+        return None
+
+    def location(self, pipeline_name: str | None = None) -> str:
+        """Where it loads (a bucket URL, masked), for the record each package keeps of its destination."""
+        return ""
+
+    def with_credentials(self, credentials: Any) -> Destination:
+        """A copy that uses `credentials` (`run(credentials=...)`); refused by destinations without credentials."""
+        raise ConfigurationError(
+            f"credentials= needs a filesystem destination, not {self!r}: pass destination='filesystem' "
+            "(or lakeload.destinations.filesystem(...)) together with credentials=."
+        )
+
+    def client(self, context: LoadContext) -> JobClient:
+        """The job client that loads into this destination for the pipeline of `context`."""
+        factory = JOB_CLIENTS.get(self.destination_type)
+        if factory is None and self.destination_type in DEFAULT_JOB_CLIENTS:
+            importlib.import_module(DEFAULT_JOB_CLIENTS[self.destination_type])  # registers it
+            factory = JOB_CLIENTS.get(self.destination_type)
+        if factory is None:
+            raise ConfigurationError(
+                f"Destination {self.name!r} ({type(self).__name__}) has no job client: implement "
+                "client(context) returning a lakeload.destinations.JobClientBase subclass."
+            )
+        return factory(self, context)
