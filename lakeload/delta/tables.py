@@ -58,6 +58,10 @@ def require_deltalake() -> ModuleType:
 def is_delta_table(schema: Schema, table_name: str) -> bool:
     """Whether `table_name` is a Delta table: its root table has `table_format="delta"`.
 
+    >>> from lakeload.schema.schema import Schema
+    >>> schema = Schema("crm")
+    >>> schema.update_table({"name": "users", "table_format": "delta", "columns": {}})
+    >>> schema.update_table({"name": "users__pets", "parent": "users", "columns": {}})
     >>> is_delta_table(schema, "users__pets")  # users has table_format="delta"
     True
     """
