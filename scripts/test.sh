@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Lint (ruff, the import contracts, mypy) and run lakeload's test suite. Sets up .venv (and Java 17+)
+# Lint (ruff, the import contracts, mypy), run the docstring examples and lakeload's test suite. Sets up .venv (and Java 17+)
 # first; exits with the first failing check's code, else pytest's (5, "no tests collected", is a failure too). Extra arguments go to pytest; when the first one is a
 # path, only those paths run instead of all of tests/:
 #   scripts/test.sh                       # everything
@@ -13,6 +13,8 @@ cd "$ROOT"
 .venv/bin/python -m ruff check lakeload tests
 .venv/bin/lint-imports --no-cache          # the layer contracts in pyproject.toml ([tool.importlinter])
 .venv/bin/python -m mypy lakeload
+# the docstring examples (~10 s; they start no Spark, open no socket and write only to temporary folders)
+.venv/bin/python -m pytest --doctest-modules lakeload -q -p no:cacheprovider -n 0
 
 targets=(tests)
 if [ "$#" -gt 0 ] && [ -e "${1%%::*}" ]; then

@@ -7,7 +7,9 @@ Code below the pipeline (configuration injection, extract) reads both here. The 
 is imported); `active_pipeline()` with none registered yet imports the pipeline module named by
 `DEFAULT_FACTORY` first, as fsspec's registry imports a protocol's module on demand.
 
->>> activate(my_pipeline)
+>>> class MyPipeline:                     # anything with a `pipeline_name` (a `lakeload.Pipeline` in practice)
+...     pipeline_name = "my_pipeline"
+>>> activate(MyPipeline())
 >>> active_pipeline_name()
 'my_pipeline'
 """

@@ -72,7 +72,12 @@ class _Accessor:
         """The value at `key`, or None when it is not set; with `expected_type` (int, bool, float, dict, list,
         str) a string is converted to it, as dlt's `config.get(key, expected_type)`.
 
-        >>> lakeload.config.get("sources.my_source.page_size", int)
+        >>> import lakeload
+        >>> lakeload.config.get("sources.my_source.page_size", int) is None  # not set
+        True
+        >>> with lakeload.config.values({"sources.my_source.page_size": "50"}):
+        ...     lakeload.config.get("sources.my_source.page_size", int)
+        50
         """
         from lakeload.config.coercion import coerce_value
         from lakeload.config.resolver import lookup
@@ -86,8 +91,12 @@ class _Accessor:
     def values(self, values: Mapping[str, Any]) -> Iterator[None]:
         """Set `values` (dotted keys) for the duration of the block, then restore what was set before.
 
-        >>> with lakeload.config.values({"sources.my_source.page_size": 5}):
-        ...     pipeline.run(my_source())
+        >>> import lakeload
+        >>> with lakeload.config.values({"sources.my_source.page_size": 5}):   # e.g. around pipeline.run(my_source())
+        ...     lakeload.config["sources.my_source.page_size"]
+        5
+        >>> "sources.my_source.page_size" in lakeload.config
+        False
         """
         from lakeload.config import memory
 

@@ -90,6 +90,7 @@ def injectable_args(fn: Callable[..., Any]) -> tuple[InjectableArg, ...]:
     """The arguments of `fn` that configuration may set: those with a default of a plain type (str, numbers,
     bool, dict, list, dates, ...) or of `lakeload.config.value` / `lakeload.secrets.value`, as dlt's spec.
 
+    >>> import lakeload
     >>> def src(api_key: str = lakeload.secrets.value, page_size: int = 10, client: object = object()): ...
     >>> [a.name for a in injectable_args(src)]
     ['api_key', 'page_size']
@@ -214,7 +215,13 @@ def _wrap(fn: Callable[..., Any], args: tuple[InjectableArg, ...], scope: Callab
 def configurable_source(fn: Callable[..., Any], name: str, section: str | None = None) -> Callable[..., Any]:
     """`fn` (a source function) with its arguments injected when it is called, under `sources.<section>.<name>`.
 
+    >>> import lakeload
+    >>> def crm_function(api_key: str = lakeload.secrets.value, page_size: int = 100):
+    ...     return api_key, page_size
     >>> crm = configurable_source(crm_function, "crm")
+    >>> with lakeload.secrets.values({"sources.crm.api_key": "my-key"}):
+    ...     crm()
+    ('my-key', 100)
     """
     args = injectable_args(fn)
     config_section = section or default_section(fn)
@@ -230,7 +237,13 @@ def configurable_resource(fn: Callable[..., Any], name: str, section: str | None
     """`fn` (a resource or transformer function) with its arguments injected when extract calls it, under
     `sources.<section>.<resource name>`; inside a source, its source's section wins.
 
+    >>> import lakeload
+    >>> def users_function(page_size: int = 10):
+    ...     yield from range(page_size)
     >>> users = configurable_resource(users_function, "users")
+    >>> with lakeload.config.values({"sources.users.page_size": 3}):
+    ...     list(users())
+    [0, 1, 2]
     """
     args = injectable_args(fn)
     if not args:

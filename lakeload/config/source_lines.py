@@ -7,7 +7,8 @@ process, under the key of the argument and with the place they were found. Secre
 secrets.toml or set through `lakeload.secrets`, injected `lakeload.secrets.value` arguments, and keys that look
 secret (`api_key`, `token`, `password`, ...).
 
->>> [str(line) for line in source_lines(None, environ={"SOURCES__CRM__API_KEY": "k", "SOURCES__CRM__PAGE_SIZE": "5"})]
+>>> lines = [str(line) for line in source_lines(None, environ={"SOURCES__CRM__API_KEY": "k", "SOURCES__CRM__PAGE_SIZE": "5"})]
+>>> lines[:2]   # the values set; after them, the arguments this process injected so far
 ['sources.crm.api_key = ***  (environment variable SOURCES__CRM__API_KEY)', 'sources.crm.page_size = 5  (environment variable SOURCES__CRM__PAGE_SIZE)']
 """
 

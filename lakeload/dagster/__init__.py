@@ -1,7 +1,11 @@
 """Dagster I/O manager keeping assets as Delta tables in lakeload buckets (`pip install "lakeload[dagster]"`).
 
+>>> import pandas as pd
 >>> from dagster import Definitions, asset
 >>> from lakeload.dagster import DeltaLakePandasIOManager, LocalConfig
+>>> @asset
+... def iris_dataset() -> pd.DataFrame:
+...     return pd.DataFrame({"sepal_length": [5.1, 4.9], "species": ["setosa", "setosa"]})
 >>> defs = Definitions(assets=[iris_dataset], resources={"io_manager": DeltaLakePandasIOManager(
 ...     root_uri="path/to/deltalake", storage_options=LocalConfig(), schema="iris")})
 

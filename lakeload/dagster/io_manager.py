@@ -1,8 +1,12 @@
 """The Delta Lake I/O manager: Dagster assets stored as Delta tables at `<root_uri>/<schema>/<table>`.
 
->>> from dagster import Definitions
+>>> import pyarrow as pa
+>>> from dagster import Definitions, asset
 >>> from lakeload.dagster import DeltaLakeIOManager, S3Config
->>> defs = Definitions(assets=[...], resources={"io_manager": DeltaLakeIOManager(
+>>> @asset
+... def iris_dataset() -> pa.Table:
+...     return pa.table({"sepal_length": [5.1, 4.9], "species": ["setosa", "setosa"]})
+>>> defs = Definitions(assets=[iris_dataset], resources={"io_manager": DeltaLakeIOManager(
 ...     root_uri="s3://lake/warehouse", storage_options=S3Config(region="eu-west-1"), schema="iris")})
 """
 

@@ -77,7 +77,11 @@ def materialization_metadata(connection: DeltaConnection, written: pa.Schema, wr
     """The metadata of a write of `written_rows` rows of Arrow schema `written` into the connection's slice,
     read from the table's snapshot after the write.
 
-    >>> materialization_metadata(connection, pa.schema([("a", pa.int64())]), 3)["table_uri"]  # doctest: +SKIP
+    >>> from lakeload.dagster.config import LocalConfig
+    >>> from lakeload.dagster.connection import DeltaConnection
+    >>> from lakeload.dagster.location import resolve_location
+    >>> connection = DeltaConnection(resolve_location("/data/lake", LocalConfig()), TableSlice("iris", "iris_dataset"))
+    >>> materialization_metadata(connection, pa.schema([("a", pa.int64())]), 3)["table_uri"]  # no table yet: no stats
     '/data/lake/iris/iris_dataset'
     """
     from dagster import MetadataValue

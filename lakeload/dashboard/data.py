@@ -1,9 +1,10 @@
 """What the dashboard shows, as plain tables: read from the bucket with DuckDB (`pipeline.sql_client()`) and from
 the working folder; never from Spark.
 
->>> view = PipelineView.open("github_demo", None)
->>> view.load_history()[:1]
-[{'load_id': '1795...', 'status': 0, 'inserted_at': ..., 'schema_name': 'github_demo'}]
+Example (a pipeline that loaded data)::
+
+    view = PipelineView.open("github_demo", None)
+    view.load_history()[:1]   # [{'load_id': '1795...', 'schema_name': 'github_demo', 'status': 0, 'inserted_at': ...}]
 """
 
 from __future__ import annotations

@@ -1,7 +1,9 @@
 """Delta Lake tables in a lakeload dataset: written by Spark executors, committed and read with delta-rs.
 
->>> from lakeload.delta import get_delta_tables
->>> get_delta_tables(pipeline)["users"].history()
+Example (a pipeline that loaded Delta tables)::
+
+    from lakeload.delta import get_delta_tables
+    get_delta_tables(pipeline)["users"].history()
 
 `get_delta_tables` is imported on first use (deltalake is an optional extra). The data files are written by
 the kernel's Delta tasks (`lakeload.kernel.delta`).

@@ -47,6 +47,11 @@ def removal_app(app: str) -> str:
 def nested_parents_first(schema: Schema, root_name: str, names: Iterable[str]) -> list[str]:
     """The nested tables among `names` (descendants of `root_name`), every parent before its children.
 
+    >>> from lakeload.schema.schema import Schema
+    >>> schema = Schema("crm")
+    >>> schema.update_table({"name": "users", "columns": {}})
+    >>> schema.update_table({"name": "users__pets", "parent": "users", "columns": {}})
+    >>> schema.update_table({"name": "users__pets__toys", "parent": "users__pets", "columns": {}})
     >>> nested_parents_first(schema, "users", ["users__pets__toys", "users", "users__pets"])
     ['users__pets', 'users__pets__toys']
     """

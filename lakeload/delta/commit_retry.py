@@ -66,7 +66,19 @@ def _landed(target: RetriedTable, mark: LoadMark) -> bool:
 def commit_with_retry(target: RetriedTable, attempt: Callable[[], None], mark: LoadMark | None) -> None:
     """Run one commit `attempt` under `target.retry`; a commit whose answer was lost counts as done.
 
-    >>> commit_with_retry(target, lambda: None, LoadMark("p", "1795290972.5"))   # doctest: +SKIP
+    >>> from types import SimpleNamespace
+    >>> from lakeload.delta.marks import LoadMark
+    >>> from lakeload.kernel.filesystem.retry import RetryPolicy
+    >>> target = SimpleNamespace(name="users", uri="/data/lake/users", storage_options={},  # a DeltaTarget
+    ...                          retry=RetryPolicy(attempts=3, initial_backoff=0.01))
+    >>> answers = [OSError("connection reset by peer"), None]      # the first commit fails, the second succeeds
+    >>> def attempt():
+    ...     answer = answers.pop(0)
+    ...     if answer is not None:
+    ...         raise answer
+    >>> commit_with_retry(target, attempt, LoadMark("quick_start", "1795290972.5"))
+    >>> answers     # both attempts ran
+    []
     """
 
     def once() -> None:

@@ -68,8 +68,23 @@ def record_versions(client: FilesystemClient, schema: Schema, load_id: str) -> V
     with (written again, identically, when a rerun completes the load). Returns the record (None: no table yet),
     which `publish_latest` takes once the `_dlt_loads` record is written.
 
+    >>> import tempfile
+    >>> import pyarrow as pa
+    >>> from deltalake import write_deltalake
+    >>> from lakeload.destinations.impl.filesystem.client import FilesystemClient
+    >>> from lakeload.destinations.impl.filesystem.configuration import resolve_configuration
+    >>> from lakeload.schema.schema import Schema
+    >>> tmp = tempfile.TemporaryDirectory()
+    >>> fs_client = FilesystemClient(resolve_configuration({"bucket_url": tmp.name}, "filesystem", None), "mydata")
+    >>> schema = Schema("events")
+    >>> schema.update_table({"name": "users", "table_format": "delta", "columns": {}})
+    >>> schema.update_table({"name": "users__pets", "parent": "users", "columns": {}})   # not created yet
+    >>> write_deltalake(fs_client.path("users"), pa.table({"id": [1]}))                   # version 0
+    >>> write_deltalake(fs_client.path("users"), pa.table({"id": [2]}), mode="append")    # version 1
     >>> record_versions(fs_client, schema, "1795290972.5539668")["versions"]
-    {'users': 3, 'users__pets': 5}
+    {'users': 1}
+    >>> fs_client.exists(versions_path("events", "1795290972.5539668"))
+    True
     """
     record = VersionsRecord(load_id=load_id, schema_name=schema.name, versions={}, table_ids={})
     for name in delta_table_names(schema):
@@ -151,8 +166,9 @@ def _completed_record(client: FilesystemClient, schema_name: str) -> VersionsRec
 def completed_versions(client: FilesystemClient, schema_name: str) -> dict[str, int]:
     """The Delta table versions of the last completed loads of `schema_name` (empty: read latest).
 
-    >>> completed_versions(fs_client, "events")
-    {'users': 3, 'users__pets': 5}
+    Example (`fs_client` of a dataset whose loads recorded versions)::
+
+        completed_versions(fs_client, "events")   # {'users': 3, 'users__pets': 5}
     """
     record = _completed_record(client, schema_name)
     return dict(record["versions"]) if record else {}
@@ -162,8 +178,9 @@ def completed_tables(client: FilesystemClient, schema_name: str) -> dict[str, tu
     """The (version, table id) of each Delta table recorded with the last completed loads of `schema_name`, for
     records that hold table ids (records of lakeload before them hold versions only: left out).
 
-    >>> completed_tables(fs_client, "events")
-    {'users': (3, '4aac0a58-7c87-414e-bce6-edcff6166e0c')}
+    Example (`fs_client` of a dataset whose loads recorded versions)::
+
+        completed_tables(fs_client, "events")   # {'users': (3, '4aac0a58-7c87-414e-bce6-edcff6166e0c')}
     """
     record = _completed_record(client, schema_name)
     if record is None:

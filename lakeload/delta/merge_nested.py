@@ -64,7 +64,9 @@ def nested_drops(
     """The stored rows of `targets` (parents first, each with its table's `parent`) below the cleared `root_ids`
     (a `_dlt_id` column); `read(target, columns)` reads a table's `columns` with file and row index.
 
-    >>> drops = nested_drops(targets, parents, read, "users", ids, broadcast_ids=True)  # doctest: +SKIP
+    Example (Delta targets and Spark DataFrames of a merge in progress)::
+
+        drops = nested_drops(targets, parents, read, "users", ids, broadcast_ids=True)
     """
     from pyspark.sql import functions as F
 

@@ -32,7 +32,9 @@ ALIVE = "__lakeload_alive_id"
 def repair_nested(job: MergeJob, pending: list[str]) -> None:
     """Finish the `pending` nested tables of `job` (its root committed by this process, at `job.root_read`).
 
-    >>> repair_nested(job, ["users__pets"])   # doctest: +SKIP
+    Example (a merge job of a load in progress; runs Spark)::
+
+        repair_nested(job, ["users__pets"])
     """
     from pyspark.sql import functions as F
 

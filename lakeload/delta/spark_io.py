@@ -66,8 +66,9 @@ def local_frame(spark: SparkSession, rows: list[tuple[Any, ...]], schema: pa.Sch
     """A small DataFrame of driver-side metadata rows (file listings), through Arrow: a Python list given to
     `createDataFrame` as it is becomes a Python RDD, whose every use runs a job on Python workers.
 
-    >>> local_frame(spark, [("part-0.parquet", "{}")], LISTING_SCHEMA).count()  # doctest: +SKIP
-    1
+    Example (needs a Spark session)::
+
+        local_frame(spark, [("part-0.parquet", "{}")], LISTING_SCHEMA).count()   # 1
     """
     columns = list(zip(*rows, strict=True)) if rows else [() for _ in schema]
     table = pa.table([pa.array(list(c), f.type) for c, f in zip(columns, schema, strict=True)], schema=schema)
@@ -94,8 +95,10 @@ def rewrite_files(
 
     The positions are grouped by file; each task reads its files once with pyarrow and writes what is left.
 
-    >>> done = rewrite_files(spark, {"users": Rewrite(matched.select(FILE_COLUMN, ROW_INDEX), files, spec)}, "merge")  # doctest: +SKIP
-    >>> adds, replaced = done["users"]  # doctest: +SKIP
+    Example (a merge in progress; runs Spark)::
+
+        done = rewrite_files(spark, {"users": Rewrite(matched.select(FILE_COLUMN, ROW_INDEX), files, spec)}, "merge")
+        adds, replaced = done["users"]
     """
     from pyspark.sql import functions as F
 
@@ -130,8 +133,9 @@ def rewrite_files(
 def task_slots(spark: SparkSession) -> int:
     """How many tasks the session's executors run at once, from its master URL and executor settings.
 
-    >>> task_slots(spark)  # `local[2]`  # doctest: +SKIP
-    2
+    Example (needs a Spark session)::
+
+        task_slots(spark)   # 2 on `local[2]`
     """
     master = spark.conf.get("spark.master", "local[*]") or "local[*]"
     local = re.fullmatch(r"local(?:\[(\d+|\*)(?:,\d+)?\])?", master)

@@ -4,10 +4,12 @@ A table is a Delta table when its root table has `table_format: "delta"` in the 
 `<dataset>/<table_name>/` and is opened with `table_uri` and `storage_options` (credentials merged with
 `deltalake_storage_options`).
 
->>> from lakeload.delta import get_delta_tables
->>> tables = get_delta_tables(pipeline)               # every Delta table of the default schema
->>> tables["users"].optimize.compact()
->>> get_delta_tables(pipeline, "users", "users__pets")  # only these (ValueError for others)
+Example (a pipeline that loaded Delta tables)::
+
+    from lakeload.delta import get_delta_tables
+    tables = get_delta_tables(pipeline)               # every Delta table of the default schema
+    tables["users"].optimize.compact()
+    get_delta_tables(pipeline, "users", "users__pets")  # only these (ValueError for others)
 """
 
 from __future__ import annotations
@@ -58,6 +60,10 @@ def require_deltalake() -> ModuleType:
 def is_delta_table(schema: Schema, table_name: str) -> bool:
     """Whether `table_name` is a Delta table: its root table has `table_format="delta"`.
 
+    >>> from lakeload.schema.schema import Schema
+    >>> schema = Schema("crm")
+    >>> schema.update_table({"name": "users", "table_format": "delta", "columns": {}})
+    >>> schema.update_table({"name": "users__pets", "parent": "users", "columns": {}})
     >>> is_delta_table(schema, "users__pets")  # users has table_format="delta"
     True
     """
@@ -113,8 +119,9 @@ def get_delta_tables(pipeline: HasDataset, *table_names: str, schema_name: str |
     `DeltaTableNotFoundError` (a `ValueError`) listing the Delta tables there are, and so does a named
     table that has not been created yet. Without names, tables not created yet are left out.
 
-    >>> get_delta_tables(pipeline, "users")["users"].version()
-    1
+    Example (a pipeline that loaded the Delta table `users` twice)::
+
+        get_delta_tables(pipeline, "users")["users"].version()   # 1
     """
     require_deltalake()
     sql_client = pipeline.sql_client(schema_name)

@@ -14,7 +14,7 @@ Nested tables, new columns and variant columns that only the data brings are che
 >>> contracts = RootContracts("crm", stored={}, schema_contract="freeze")
 >>> contracts.admit("users", {"name": "users", "columns": {}})
 Traceback (most recent call last):
-DataValidationError: Schema `crm`, table `users`: contract on `tables` with mode `freeze` is violated. ...
+lakeload.errors.DataValidationError: Schema `crm`, table `users`: contract on `tables` with mode `freeze` is violated. ...
 """
 
 from __future__ import annotations

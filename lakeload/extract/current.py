@@ -8,11 +8,21 @@ whole extract succeeds, exactly as the state of `takes_context` resources. Outsi
 `StateNotAvailableError`. `pipeline()` is the pipeline that runs, else the one created last (a default one,
 named after the script, when there is none yet, as in dlt).
 
+>>> import os, tempfile
+>>> import lakeload
 >>> @lakeload.resource
 ... def numbers():
 ...     state = lakeload.current.resource_state()
 ...     state["last"] = state.get("last", 0) + 10
 ...     yield from range(state["last"] - 10, state["last"])
+>>> tmp = tempfile.TemporaryDirectory()
+>>> pipeline = lakeload.pipeline("numbers", destination=lakeload.destinations.filesystem(os.path.join(tmp.name, "bucket")),
+...                              pipelines_dir=tmp.name)
+>>> first, second = pipeline.extract(numbers), pipeline.extract(numbers)   # 0..9, then 10..19
+>>> pipeline.state["sources"]["numbers"]["resources"]["numbers"]
+{'last': 20}
+>>> lakeload.current.pipeline().pipeline_name
+'numbers'
 """
 
 from __future__ import annotations

@@ -110,9 +110,15 @@ def transformer(
     The function gets the parent's item (a record or a page, as yielded) and yields or returns new items; it
     takes the parent from `data_from=`, or from `parent | transformer`. Hints are `resource()`'s.
 
+    >>> @resource
+    ... def users():
+    ...     yield {"id": 1}
+    ...     yield {"id": 2}
     >>> @transformer(data_from=users)
     ... def user_details(user):
-    ...     yield {"id": user["id"], "details": fetch(user["id"])}
+    ...     yield {"id": user["id"], "details": f"details of {user['id']}"}   # e.g. fetch(user["id"])
+    >>> list(user_details)
+    [{'id': 1, 'details': 'details of 1'}, {'id': 2, 'details': 'details of 2'}]
     """
 
     def decorate(fn: Callable[..., Any]) -> Resource:

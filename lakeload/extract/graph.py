@@ -10,8 +10,22 @@ pool of `workers` threads; their items are written in the order the calls were m
 resources are iterated in their own threads while the others run. Items are only ever written from the
 calling thread; `lakeload.current` state works in every thread.
 
->>> for res, item in evaluate([pages, pages | details]):
-...     write(res, item)
+>>> import lakeload
+>>> @lakeload.resource
+... def pages():
+...     yield [{"id": 1}, {"id": 2}]
+...     yield [{"id": 3}]
+>>> @lakeload.transformer
+... def details(page):
+...     for row in page:
+...         yield {"id": row["id"], "detail": row["id"] * 10}
+>>> for res, item in evaluate([pages, pages | details]):   # pages is iterated once, for both
+...     print(res.name, item)                              # extract writes `item` to `res`'s table here
+pages [{'id': 1}, {'id': 2}]
+details {'id': 1, 'detail': 10}
+details {'id': 2, 'detail': 20}
+pages [{'id': 3}]
+details {'id': 3, 'detail': 30}
 """
 
 from __future__ import annotations
@@ -50,10 +64,19 @@ def defer(f: Callable[..., Any]) -> Callable[..., Deferred]:
     """Make `f` deferred, as dlt's `@dlt.defer`: calling it returns a `Deferred` that the extract runs in its
     thread pool, so slow calls (an HTTP request per item) overlap.
 
+    >>> import lakeload
+    >>> @lakeload.resource
+    ... def users():
+    ...     yield {"id": 1}
+    ...     yield {"id": 2}
     >>> @lakeload.transformer
     ... @lakeload.defer
     ... def details(user):
-    ...     return fetch(user["id"])
+    ...     return {"id": user["id"], "name": f"user {user['id']}"}   # e.g. fetch(user["id"])
+    >>> for res, item in evaluate([users | details]):
+    ...     print(res.name, item)
+    details {'id': 1, 'name': 'user 1'}
+    details {'id': 2, 'name': 'user 2'}
     """
 
     @functools.wraps(f)

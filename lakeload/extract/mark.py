@@ -8,10 +8,17 @@ checked like every other table name (`safe_paths`).
 A resource may also yield `mark.materialize_table_schema()` (an empty page) to create its table in the schema and
 the bucket even when it has no rows, as dlt's.
 
+>>> import os, tempfile
+>>> import lakeload
 >>> @lakeload.resource
 ... def events():
 ...     yield lakeload.mark.with_table_name({"id": 1}, "clicks")
 ...     yield lakeload.mark.with_hints([{"id": 2}], lakeload.mark.make_hints(table_name="views", primary_key="id"))
+>>> tmp = tempfile.TemporaryDirectory()
+>>> pipeline = lakeload.pipeline("events", destination=lakeload.destinations.filesystem(os.path.join(tmp.name, "bucket")),
+...                              pipelines_dir=tmp.name)
+>>> pipeline.get_load_package_info(pipeline.extract(events)).row_counts
+{'clicks': 1, 'views': 1}
 """
 
 from __future__ import annotations
@@ -40,9 +47,12 @@ class MaterializedEmptyList(list[Any]):
 def materialize_table_schema() -> MaterializedEmptyList:
     """Yield this from a resource to create its table (schema and an empty file) even when it yields no data.
 
+    >>> import lakeload
     >>> @lakeload.resource(columns={"id": {"data_type": "bigint"}})
     ... def maybe_empty():
     ...     yield lakeload.mark.materialize_table_schema()
+    >>> list(maybe_empty)    # an empty page, marked: normalize creates the table without rows
+    [[]]
     """
     return MaterializedEmptyList()
 

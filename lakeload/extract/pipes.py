@@ -8,7 +8,10 @@ limit or `max_time` is reached, keeping the item that reached it. Steps run in t
 (a new limit replaces an older one, at the end). Async generators are driven to completion on a private
 event loop, one item at a time.
 
->>> resource(range(10), name="n").add_map(lambda n: {"n": n}).add_filter(lambda r: r["n"] % 2 == 0).add_limit(3)
+>>> from lakeload import resource
+>>> numbers = resource(range(10), name="n").add_map(lambda n: {"n": n}).add_filter(lambda r: r["n"] % 2 == 0).add_limit(3)
+>>> list(numbers)
+[{'n': 0}, {'n': 2}, {'n': 4}]
 """
 
 from __future__ import annotations

@@ -84,6 +84,7 @@ class Resource:
     def with_name(self, name: str) -> Resource:
         """A copy under another name (dlt's `with_name`); the name keys the resource's state.
 
+        >>> from lakeload import resource
         >>> resource([{"id": 1}], name="users").with_name("people").name
         'people'
         """

@@ -1,5 +1,6 @@
 """Sources: named groups of resources (the source name is the schema name), and what `run()` accepts as data.
 
+>>> from lakeload.extract.decorators import resources_from
 >>> resources_from([{"id": 1}], "users")[0][0].name
 'users'
 """

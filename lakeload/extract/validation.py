@@ -9,9 +9,10 @@ The model brings a default contract (dlt's): `tables` evolve, `columns` from the
 `allow`: evolve, else discard_value), `data_type` freeze. An explicit `schema_contract` overrides it, and decides
 what an invalid item does: `freeze` fails the extract with `DataValidationError`, `discard_row` drops it.
 
+>>> from pydantic import BaseModel
 >>> class User(BaseModel):
 ...     id: int
-...     name: Optional[str] = None
+...     name: str | None = None      # Optional[str]
 >>> columns_from_model(User)["name"]
 {'name': 'name', 'data_type': 'text', 'nullable': True}
 """

@@ -10,7 +10,9 @@ As dlt's filesystem destination does:
 A rerun after a crash does it again only if it did not finish: a marker in the package folder records it, and
 the Delta commit carries the load's application transaction.
 
->>> RefreshLoad(client, layout, "quick_start").apply(schema, package, package_dir)
+Example (`client`, `schema` and `package` of a load in progress)::
+
+    RefreshLoad(client, layout, "quick_start").apply(schema, package, package_dir)
 """
 
 from __future__ import annotations
@@ -34,6 +36,12 @@ DONE_MARKER = "refresh.done"
 def table_files(client: FilesystemClient, layout: Layout, schema_name: str, table_name: str) -> list[str]:
     """The files of one table in the bucket (paths relative to the dataset), in any layout.
 
+    >>> import tempfile
+    >>> from lakeload.destinations.impl.filesystem.configuration import resolve_configuration
+    >>> tmp = tempfile.TemporaryDirectory()
+    >>> client = FilesystemClient(resolve_configuration({"bucket_url": tmp.name}, "filesystem", None), "mydata")
+    >>> client.write_bytes("users/1795296531.14.0.jsonl.gz", b"")
+    >>> client.write_bytes("users__pets/1795296531.14.1.jsonl.gz", b"")
     >>> table_files(client, Layout.parse("{table_name}/{load_id}.{file_id}.{ext}"), "s", "users")
     ['users/1795296531.14.0.jsonl.gz']
     """

@@ -5,7 +5,9 @@ empty file of it to the bucket (an empty `jsonl.gz`, a Parquet file with the tab
 reader finds the table and its columns though no row came. Normalize does the same for every materialized table
 that got no file from its splits.
 
->>> write_materialized(plan, schema, ["empty_orders"], files)
+Example (in normalize, with the package's `plan`, `schema` and the `files` its splits wrote)::
+
+    write_materialized(plan, schema, ["empty_orders"], files)
 """
 
 from __future__ import annotations

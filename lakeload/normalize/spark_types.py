@@ -1,8 +1,10 @@
 """dlt column types of Spark leaf types, and the Spark expressions that produce their values.
 
->>> from pyspark.sql import types as T
->>> leaf_column(T.IntegerType(), col)[0]
-{'data_type': 'bigint', 'precision': 32}
+Example (a column expression needs a Spark session)::
+
+    from pyspark.sql import functions as F
+    from pyspark.sql import types as T
+    leaf_column(T.IntegerType(), F.col("age"))[0]   # {'data_type': 'bigint', 'precision': 32}
 """
 
 from __future__ import annotations

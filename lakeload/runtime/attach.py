@@ -1,7 +1,14 @@
 """`lakeload.attach()`: open a pipeline that ran before, from its working folder (dlt's `dlt.attach`).
 
->>> p = lakeload.attach("quick_start")
->>> p.dataset_name, p.list_completed_load_packages()
+>>> import os, tempfile
+>>> import lakeload
+>>> tmp = tempfile.TemporaryDirectory()
+>>> pipeline = lakeload.pipeline("quick_start", destination=lakeload.destinations.filesystem(os.path.join(tmp.name, "bucket")),
+...                              dataset_name="mydata", pipelines_dir=tmp.name)
+>>> load_id = pipeline.extract([{"id": 1}, {"id": 2}], table_name="users")
+>>> p = lakeload.attach("quick_start", pipelines_dir=tmp.name)    # e.g. in a later script
+>>> p.dataset_name, p.list_extracted_load_packages() == [load_id], p.list_completed_load_packages()
+('mydata', True, [])
 """
 
 from __future__ import annotations
@@ -30,7 +37,18 @@ def attach(
     restores state and schemas from the bucket; otherwise `CannotRestorePipelineError` names the folder.
     Other keyword arguments (`progress=`, `spark=`) go to the pipeline as in `lakeload.pipeline()`.
 
-    >>> p = lakeload.attach("quick_start", pipelines_dir="/tmp/pipelines")
+    >>> import tempfile
+    >>> import lakeload
+    >>> tmp = tempfile.TemporaryDirectory()
+    >>> lakeload.attach("quick_start", pipelines_dir=tmp.name)
+    Traceback (most recent call last):
+    lakeload.errors.CannotRestorePipelineError: Pipeline 'quick_start' in pipelines_dir=... could not be attached: the folder .../quick_start does not exist. ...
+    >>> pipeline = lakeload.pipeline("quick_start", destination=lakeload.destinations.filesystem("memory://bucket"),
+    ...                              dataset_name="mydata", pipelines_dir=tmp.name)
+    >>> load_id = pipeline.extract([{"id": 1}], table_name="users")
+    >>> p = lakeload.attach("quick_start", pipelines_dir=tmp.name)
+    >>> p.dataset_name, p.destination.bucket_url, p.has_pending_data
+    ('mydata', 'memory://bucket', True)
     """
     pipelines_dir = os.path.expanduser(pipelines_dir or DEFAULT_PIPELINES_DIR)
     folder = os.path.join(pipelines_dir, pipeline_name)

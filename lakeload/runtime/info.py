@@ -1,8 +1,10 @@
 """What a pipeline run returns: load ids, tables, files, row counts and elapsed time per stage.
 
->>> info = pipeline.run([{"id": 1}], table_name="users")
->>> info.raise_on_failed_jobs()  # None: lakeload raises on a failed load instead of recording failed jobs
->>> info.asdict()["loads_ids"], info.load_packages[0].state
+Example (a run needs Spark)::
+
+    info = pipeline.run([{"id": 1}], table_name="users")
+    info.raise_on_failed_jobs()  # None: lakeload raises on a failed load instead of recording failed jobs
+    info.asdict()["loads_ids"], info.load_packages[0].state   # (['1795296531.14'], 'loaded')
 """
 
 from __future__ import annotations
@@ -46,7 +48,9 @@ class PackageInfo:
     def jobs(self) -> dict[str, list[LoadJobInfo]]:
         """dlt's job lists: the files, completed once loaded and new before; never failed (lakeload raises).
 
-        >>> package.jobs["completed_jobs"][0].job_file_info.table_name
+        Example (`package` of a completed run, e.g. `info.load_packages[0]`)::
+
+            package.jobs["completed_jobs"][0].job_file_info.table_name   # 'users'
         """
         done = self.state == "loaded"
         jobs = job_infos(self.files, "completed_jobs" if done else "new_jobs", self.created_at, self.load_seconds)
@@ -117,14 +121,18 @@ class LoadInfo:
     def raise_on_failed_jobs(self) -> None:
         """dlt's check after a load; nothing to raise here, as a failed job already raised (returns None like dlt).
 
-        >>> pipeline.run(data, table_name="users").raise_on_failed_jobs()
+        Example::
+
+            pipeline.run(data, table_name="users").raise_on_failed_jobs()
         """
         return None
 
     def asdict(self) -> dict[str, Any]:
         """A JSON-serializable dict with dlt's top-level keys lakeload has, plus lakeload's row counts and timings.
 
-        >>> json.dumps(info.asdict())
+        Example (`info` returned by `pipeline.run()`)::
+
+            json.dumps(info.asdict())
         """
         return {
             "pipeline": {"pipeline_name": self.pipeline_name},
@@ -146,7 +154,9 @@ class LoadInfo:
     def asstr(self, verbosity: int = 0) -> str:
         """The summary `str(info)` prints; with `verbosity` > 0 also each package's files.
 
-        >>> print(info.asstr(verbosity=1))
+        Example (`info` returned by `pipeline.run()`)::
+
+            print(info.asstr(verbosity=1))
         """
         lines = [
             f"Pipeline {self.pipeline_name} load step completed in {sum(p.load_seconds for p in self.packages):.2f} s",

@@ -4,8 +4,10 @@ A job is one file of the package. `LoadJobInfo` has dlt's fields (`state`, `file
 `created_at`, `elapsed`, `job_file_info`, `failed_message`) and keeps lakeload's file keys readable as a dict
 (`job["table"]`, `job["path"]`, `job["rows"]`), as scripts written against earlier lakeload versions read them.
 
->>> job = package.jobs["completed_jobs"][0]
->>> job.job_file_info.table_name, job.file_size, job["rows"]
+Example (`package` of a completed run, e.g. `info.load_packages[0]`)::
+
+    job = package.jobs["completed_jobs"][0]
+    job.job_file_info.table_name, job.file_size, job["rows"]
 """
 
 from __future__ import annotations

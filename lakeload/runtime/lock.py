@@ -251,6 +251,7 @@ F = TypeVar("F", bound=Callable[..., Any])
 def holds_lock(method: F) -> F:
     """Run a pipeline method inside `self._holding_lock()` (the working folder's lock, re-entrant).
 
+    >>> from lakeload.runtime.pipeline import Pipeline
     >>> class P(Pipeline):
     ...     @holds_lock
     ...     def load(self): ...

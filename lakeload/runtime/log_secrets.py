@@ -1,7 +1,10 @@
 """Moved to `lakeload.config.log_secrets` (secret masking belongs with the configuration it masks); this name
 keeps working for scripts that install the filter themselves, with a `DeprecationWarning`.
 
->>> from lakeload.runtime.log_secrets import SecretMaskingFilter   # doctest: +SKIP
+>>> from lakeload.runtime.log_secrets import SecretMaskingFilter   # a DeprecationWarning on first import
+>>> from lakeload.config import log_secrets
+>>> SecretMaskingFilter is log_secrets.SecretMaskingFilter
+True
 """
 
 from __future__ import annotations

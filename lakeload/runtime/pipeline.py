@@ -1,8 +1,10 @@
 """The pipeline: extract on the driver, normalize and load on Spark, state kept beside the data.
 
->>> import lakeload
->>> p = lakeload.pipeline("quick_start", destination=lakeload.destinations.filesystem("/tmp/bucket"))
->>> info = p.run([{"id": 1, "pets": [{"name": "Fluffy"}]}], table_name="users")
+Example (`run()` starts Spark)::
+
+    import lakeload
+    p = lakeload.pipeline("quick_start", destination=lakeload.destinations.filesystem("/tmp/bucket"))
+    info = p.run([{"id": 1, "pets": [{"name": "Fluffy"}]}], table_name="users")
 """
 
 from __future__ import annotations
@@ -323,7 +325,9 @@ class Pipeline(PipelineSpark, PipelineMaintenance):
     ) -> LoadInfo:
         """Finish pending packages, then extract, normalize and load `data`.
 
-        >>> info = pipeline.run([{"id": 1}], table_name="users", write_disposition="replace")
+        Example (starts Spark)::
+
+            info = pipeline.run([{"id": 1}], table_name="users", write_disposition="replace")
         """
         self._stage_seconds = {}
         self._set_destination(destination, dataset_name, credentials)

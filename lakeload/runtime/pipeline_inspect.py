@@ -1,9 +1,17 @@
 """Looking into a pipeline's working folder: schemas, pending and completed load packages (dlt's names).
 
+>>> import os, tempfile
+>>> import lakeload
+>>> tmp = tempfile.TemporaryDirectory()
+>>> pipeline = lakeload.pipeline("quick_start", destination=lakeload.destinations.filesystem(os.path.join(tmp.name, "bucket")),
+...                              dataset_name="mydata", pipelines_dir=tmp.name)
 >>> pipeline.first_run, pipeline.has_pending_data, pipeline.schema_names
 (True, False, [])
->>> pipeline.extract([{"id": 1}], table_name="users")
->>> pipeline.list_extracted_load_packages(), pipeline.get_load_package_info(load_id).state
+>>> load_id = pipeline.extract([{"id": 1}], table_name="users")
+>>> pipeline.list_extracted_load_packages() == [load_id], pipeline.get_load_package_info(load_id).state
+(True, 'extracted')
+>>> pipeline.has_pending_data, pipeline.schema_names
+(True, ['quick_start'])
 """
 
 from __future__ import annotations
@@ -43,7 +51,9 @@ class PipelineInspect(DatasetAccess):
     def schemas(self) -> dict[str, Schema]:
         """The pipeline's schemas by name (dlt's `pipeline.schemas` mapping).
 
-        >>> pipeline.schemas["users_source"].tables.keys()
+        Example (after a run of the source `users_source`)::
+
+            pipeline.schemas["users_source"].tables.keys()
         """
         return {name: self.schema(name) for name in self.schema_names}
 
@@ -62,9 +72,15 @@ class PipelineInspect(DatasetAccess):
     def get_load_package_info(self, load_id: str) -> PackageInfo:
         """The package `load_id` as the working folder has it: its state, schema, row counts and files.
 
-        >>> info = pipeline.get_load_package_info(pipeline.list_completed_load_packages()[-1])
-        >>> info.state, info.row_counts
-        ('loaded', {'users': 2})
+        >>> import os, tempfile
+        >>> import lakeload
+        >>> tmp = tempfile.TemporaryDirectory()
+        >>> pipeline = lakeload.pipeline("quick_start", destination=lakeload.destinations.filesystem(os.path.join(tmp.name, "bucket")),
+        ...                              dataset_name="mydata", pipelines_dir=tmp.name)
+        >>> load_id = pipeline.extract([{"id": 1}, {"id": 2}], table_name="users")
+        >>> info = pipeline.get_load_package_info(load_id)   # after a run: list_completed_load_packages()[-1]
+        >>> info.state, info.row_counts                      # ('loaded', {'users': 2}) once loaded
+        ('extracted', {'users': 2})
         """
         return package_info(self.storage, load_id)
 

@@ -1,9 +1,19 @@
 """The state-keeping side of `Pipeline`: the working folder's lock and state file, restoring from the bucket,
 the checks before a run, and dropping the working folder or its pending packages.
 
+>>> import os, tempfile
+>>> import lakeload
+>>> tmp = tempfile.TemporaryDirectory()
+>>> pipeline = lakeload.pipeline("quick_start", destination=lakeload.destinations.filesystem(os.path.join(tmp.name, "bucket")),
+...                              dataset_name="mydata", pipelines_dir=tmp.name)
+>>> load_id = pipeline.extract([{"id": 1}], table_name="users")
 >>> pipeline.sync_destination()  # state and schemas from the bucket when the working folder has none
 >>> pipeline.sync_schema()  # the default schema into the bucket's _dlt_version
+>>> sorted(os.listdir(os.path.join(tmp.name, "bucket", "mydata")))
+['_dlt_version', 'init']
 >>> pipeline.drop_pending_packages()
+>>> pipeline.has_pending_data
+False
 """
 
 from __future__ import annotations
@@ -91,8 +101,15 @@ class PipelineMaintenance(PipelineInspect):
         """Store the schema `schema_name` (the default one when None) in the bucket's `_dlt_version` when that
         version is not stored yet, initializing the dataset first: dlt's `sync_schema()` on a filesystem bucket.
 
-        >>> pipeline.extract(data, table_name="users"); pipeline.normalize()
+        >>> import os, tempfile
+        >>> import lakeload
+        >>> tmp = tempfile.TemporaryDirectory()
+        >>> pipeline = lakeload.pipeline("quick_start", destination=lakeload.destinations.filesystem(os.path.join(tmp.name, "bucket")),
+        ...                              dataset_name="mydata", pipelines_dir=tmp.name)
+        >>> load_id = pipeline.extract([{"id": 1}], table_name="users")   # and pipeline.normalize(), usually
         >>> pipeline.sync_schema()
+        >>> os.listdir(os.path.join(tmp.name, "bucket", "mydata", "_dlt_version"))
+        ['quick_start__...jsonl']
         """
         name = schema_name or self.state.get("default_schema_name")
         if not name:

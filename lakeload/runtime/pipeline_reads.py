@@ -1,8 +1,10 @@
 """Reading a pipeline's dataset back: `pipeline.sql_client()` and `pipeline.dataset()` (DuckDB, no Spark needed).
 
->>> with pipeline.sql_client() as client:
-...     rows = client.execute_sql("SELECT count(*) FROM users")
->>> pipeline.dataset().users.df()
+Example (after a run loaded `users`)::
+
+    with pipeline.sql_client() as client:
+        rows = client.execute_sql("SELECT count(*) FROM users")
+    pipeline.dataset().users.df()
 """
 
 from __future__ import annotations
@@ -30,8 +32,10 @@ class DatasetAccess(PipelineSettings):
     def sql_client(self, schema: str | None = None) -> FilesystemSqlClient:
         """SQL over the dataset through DuckDB views, like dlt's filesystem `sql_client()`.
 
-        >>> with pipeline.sql_client() as client:
-        ...     rows = client.execute_sql("SELECT count(*) FROM users WHERE id > %s", 1)
+        Example (after a run loaded `users`)::
+
+            with pipeline.sql_client() as client:
+                rows = client.execute_sql("SELECT count(*) FROM users WHERE id > %s", 1)
         """
         from lakeload.sql.client import FilesystemSqlClient
 

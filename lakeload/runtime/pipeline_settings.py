@@ -57,8 +57,13 @@ class PipelineSettings:
         """The client of the pipeline's filesystem destination and dataset, its configuration resolved (as dlt's
         `pipeline.destination_client()`); a `ConfigurationError` when the bucket is not configured.
 
+        >>> import tempfile
+        >>> import lakeload
+        >>> tmp = tempfile.TemporaryDirectory()
+        >>> pipeline = lakeload.pipeline("quick_start", destination=lakeload.destinations.filesystem("memory://bucket"),
+        ...                              dataset_name="my_dataset", pipelines_dir=tmp.name)
         >>> pipeline.destination_client().dataset_path
-        'bucket/my_dataset'
+        '/bucket/my_dataset'
         """
         return self._client()
 

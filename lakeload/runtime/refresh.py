@@ -10,9 +10,15 @@ failed extract therefore changes nothing.
 - `drop_data`: the tables of the resources being extracted are truncated (schema kept), their resource
   state (incremental cursors too) reset.
 
+>>> schema = Schema("my_source")               # the stored schema: users and its nested pets have data
+>>> schema.update_table({"name": "users", "resource": "users", "columns": {}, "x-normalizer": {"seen-data": True}})
+>>> schema.update_table({"name": "users__pets", "parent": "users", "columns": {}, "x-normalizer": {"seen-data": True}})
+>>> sources_state = {"my_source": {"resources": {"users": {"last_id": 10}}}}
 >>> plan = plan_refresh(schema, sources_state, "drop_resources", "my_source", ["users"])
 >>> [t["name"] for t in plan["dropped_tables"]]
 ['users__pets', 'users']
+>>> sources_state                             # the resource's state is reset
+{'my_source': {'resources': {}}}
 """
 
 from __future__ import annotations
@@ -56,6 +62,10 @@ def tables_of_resources(schema: Schema, resource_names: list[str] | None) -> lis
     """The data tables the resources made (all resources when `resource_names` is None), each root table followed
     by its nested tables.
 
+    >>> schema = Schema("my_source")
+    >>> schema.update_table({"name": "users", "resource": "users", "columns": {}})
+    >>> schema.update_table({"name": "users__pets", "parent": "users", "columns": {}})
+    >>> schema.update_table({"name": "orders", "resource": "orders", "columns": {}})
     >>> [t["name"] for t in tables_of_resources(schema, ["users"])]
     ['users', 'users__pets']
     """

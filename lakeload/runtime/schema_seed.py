@@ -7,8 +7,16 @@ source's schema into the pipeline's); `root_key` is stored in the schema's norma
 so is a source's `max_table_nesting` (`normalizers.json.config.max_nesting`: the limit of its tables that have
 none of their own; a source without it removes it, as dlt's pipeline schema takes the source's normalizer config).
 
->>> seed_schema(storage, lakeload.Schema("crm"), None)
+>>> import tempfile
+>>> from lakeload.storage.working import pipeline_storage
+>>> tmp = tempfile.TemporaryDirectory()
+>>> storage = pipeline_storage(tmp.name, "quick_start")
+>>> given = Schema("crm")
+>>> given.update_table({"name": "users", "columns": {"id": {"name": "id", "data_type": "bigint"}}})
+>>> seed_schema(storage, given, None)
 'crm'
+>>> storage.load_schema("crm").data_table_names()
+['users']
 """
 
 from __future__ import annotations

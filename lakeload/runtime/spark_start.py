@@ -7,9 +7,14 @@ stretch a thread spent waiting for it; a step's own time is its window less what
 A start beside the generator is not taken from extract's time: extract did not wait for it.
 
 >>> clock = SparkStartClock()
->>> with clock.starting():
-...     session = start_spark()
->>> clock.own_seconds(step_started, time.perf_counter())  # the step's time without its wait for Spark
+>>> step_started = time.perf_counter()
+>>> with clock.starting():        # around the session's start: `session_for(pipeline_name, spark)`
+...     time.sleep(0.2)
+>>> clock.asked(step_started)     # the step asked for the session at `step_started` and has it now
+>>> clock.start.elapsed >= 0.2
+True
+>>> clock.own_seconds(step_started, time.perf_counter()) < 0.2  # the step's time without its wait for Spark
+True
 """
 
 from __future__ import annotations

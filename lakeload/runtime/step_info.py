@@ -1,9 +1,10 @@
 """What the extract and normalize steps of a run did, as dlt's `ExtractInfo` and `NormalizeInfo`
 (`pipeline.last_trace.last_extract_info`, `.last_normalize_info`; the load step's is the `LoadInfo`).
 
->>> p.run(data, table_name="users")
->>> p.last_trace.last_normalize_info.row_counts
-{'users': 2}
+Example (a run needs Spark)::
+
+    p.run(data, table_name="users")
+    p.last_trace.last_normalize_info.row_counts   # {'users': 2}
 """
 
 from __future__ import annotations

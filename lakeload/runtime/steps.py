@@ -9,8 +9,14 @@
 - When a package is pending after the failure, the message names it, how to retry it and how to drop it if
   it can never succeed, so that one bad package never blocks a pipeline without a way out.
 
->>> with failing_step("load", "quick_start", "1795296531.14"):
-...     loader.load("1795296531.14")
+>>> try:
+...     with failing_step("load", "quick_start", "1795296531.14"):
+...         raise OSError("[Errno 5] Input/output error")   # e.g. loader.load("1795296531.14") on a bucket gone away
+... except LoadError as exc:
+...     print(type(exc).__name__, isinstance(exc, PipelineStepFailed))
+...     print(exc)
+LoadStepFailed True
+Pipeline step 'load' failed (load package 1795296531.14): Load failed (OSError): [Errno 5] Input/output error Load package 1795296531.14 stays pending: the next run() or pipeline.load() retries it. If it can never succeed, drop it with pipeline.drop_pending_packages() or `lakeload pipeline quick_start drop-pending-packages` (its data is then not loaded).
 """
 
 from __future__ import annotations

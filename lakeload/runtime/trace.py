@@ -12,9 +12,10 @@ tasks before its package moves on: that wait (`early_normalize`) counts in norma
 `started_at`/`finished_at` stay the step's wall-clock window, as in dlt. The `run` step's `elapsed` is the whole
 call, start included.
 
->>> [s.step for s in p.last_trace.steps]
-['extract', 'normalize', 'load', 'run']
->>> p.last_trace.spark_start.elapsed  # None when Spark was already running
+Example (after `p.run(...)`, which needs Spark)::
+
+    [s.step for s in p.last_trace.steps]    # ['extract', 'normalize', 'load', 'run']
+    p.last_trace.spark_start.elapsed        # None when Spark was already running
 """
 
 from __future__ import annotations
@@ -91,8 +92,15 @@ class RunTrace:
         """Record step `step` for the `with` block: start, end, and the error it raised (credentials masked); the
         step enters `steps` when it ends, as dlt's (a `run` step around others comes after them).
 
+        >>> trace = RunTrace("quick_start", "filesystem", "filesystem")
         >>> with trace.step("load") as record:
-        ...     record.step_info = load()
+        ...     record.step_info = "the LoadInfo"     # record.step_info = load()
+        >>> with trace.step("normalize"):
+        ...     raise ValueError("no such file")
+        Traceback (most recent call last):
+        ValueError: no such file
+        >>> [(s.step, s.error) for s in trace.steps]
+        [('load', None), ('normalize', 'ValueError: no such file')]
         """
         record, started = StepTrace(step, pendulum.now("UTC")), time.perf_counter()
         try:

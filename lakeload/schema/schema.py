@@ -172,8 +172,14 @@ def record_root_key(schema: Schema, root_name: str) -> None:
 def merge_schema(target: Schema, given: Schema) -> bool:
     """The data tables (with their columns and hints) of `given` merged into `target`; True when `target` changed.
 
-    >>> merge_schema(stored, lakeload.Schema("crm"))
+    >>> stored = Schema("crm")
+    >>> stored.update_table({"name": "users", "columns": {"id": {"name": "id", "data_type": "bigint"}}})
+    >>> merge_schema(stored, Schema("crm"))
     False
+    >>> given = Schema("crm")
+    >>> given.update_table({"name": "orders", "columns": {"id": {"name": "id", "data_type": "bigint"}}})
+    >>> merge_schema(stored, given), stored.data_table_names()
+    (True, ['users', 'orders'])
     """
     before = target.content_hash()
     for table in given.data_tables():

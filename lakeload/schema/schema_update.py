@@ -1,8 +1,10 @@
 """What one package changed in its schema: dlt's `package.schema_update`, the way to alert on schema changes.
 
->>> for table_name, table in package.schema_update.items():
-...     for column_name, column in table["columns"].items():
-...         print(f"{table_name}.{column_name}: {column['data_type']}")
+Example (`package` of a run, e.g. `info.load_packages[0]`)::
+
+    for table_name, table in package.schema_update.items():
+        for column_name, column in table["columns"].items():
+            print(f"{table_name}.{column_name}: {column['data_type']}")
 
 A new table comes whole (its hints and columns); a known table comes with its table keys (`name`, `parent`)
 and only the columns that are new or changed.

@@ -1,8 +1,10 @@
 """Sources that Spark reads itself: files in local folders and buckets (`lakeload.sources.filesystem`), and
 incremental loading of any resource (`lakeload.sources.incremental`, dlt's `dlt.sources.incremental`).
 
->>> from lakeload.sources import filesystem, read_jsonl
->>> pipeline.run(filesystem("data/", "**/*.jsonl") | read_jsonl(), table_name="events")
+Example (`run()` reads the files with Spark)::
+
+    from lakeload.sources import filesystem, read_jsonl
+    pipeline.run(filesystem("data/", "**/*.jsonl") | read_jsonl(), table_name="events")
 """
 
 from typing import TYPE_CHECKING, Any

@@ -1,9 +1,11 @@
 """Files sources: JSONL, Parquet and CSV files in a local folder or a bucket, read by Spark, not by the driver.
 
->>> from lakeload.sources.filesystem import filesystem, read_jsonl, read_parquet
->>> files = filesystem(bucket_url="s3://bucket/events", file_glob="**/*.jsonl.gz", incremental=True)
->>> pipeline.run(files | read_jsonl(), table_name="events")
->>> pipeline.run(filesystem("data/", "*.parquet") | read_parquet(), table_name="t")
+Example (`run()` reads the files with Spark)::
+
+    from lakeload.sources.filesystem import filesystem, read_jsonl, read_parquet
+    files = filesystem(bucket_url="s3://bucket/events", file_glob="**/*.jsonl.gz", incremental=True)
+    pipeline.run(files | read_jsonl(), table_name="events")
+    pipeline.run(filesystem("data/", "*.parquet") | read_parquet(), table_name="t")
 
 - `read_jsonl()`: the files are not opened on the driver. Extract registers them as splits of the load
   package (plain files bigger than `[extract] file_max_bytes` as several byte ranges, a gzip file as one);
@@ -205,8 +207,10 @@ def filesystem(
     reads only files modified after the last loaded one (a file arriving late with an older time is missed),
     its cursor kept as dlt keeps it, under the files resource's name (`filesystem_<name>` after `.with_name(name)`).
 
-    >>> files = filesystem("data/", "**/*.jsonl", incremental=True)
-    >>> pipeline.run(files | read_jsonl(), table_name="events")
+    Example (`run()` reads the files with Spark)::
+
+        files = filesystem("data/", "**/*.jsonl", incremental=True)
+        pipeline.run(files | read_jsonl(), table_name="events")
     """
     selection = FileSelection(bucket_url, file_glob, incremental, credentials, kwargs, client_kwargs)
     data = functools.partial(_file_items, selection)
@@ -220,7 +224,9 @@ def read_jsonl(*, add_file_name: bool = False) -> FileReader:
 
     `add_file_name=True` adds the column `_file_name` (the file's URL).
 
-    >>> pipeline.run(filesystem("s3://bucket/events", "*.jsonl.gz") | read_jsonl(), table_name="events")
+    Example (`run()` reads the files with Spark)::
+
+        pipeline.run(filesystem("s3://bucket/events", "*.jsonl.gz") | read_jsonl(), table_name="events")
     """
     return FileReader("jsonl", add_file_name)
 
@@ -228,7 +234,9 @@ def read_jsonl(*, add_file_name: bool = False) -> FileReader:
 def read_parquet(*, add_file_name: bool = False) -> FileReader:
     """Read Parquet files as one Spark DataFrame (the columns' union; types from the files).
 
-    >>> pipeline.run(filesystem("data/", "*.parquet") | read_parquet(), table_name="t")
+    Example (`run()` reads the files with Spark)::
+
+        pipeline.run(filesystem("data/", "*.parquet") | read_parquet(), table_name="t")
     """
     return FileReader("parquet", add_file_name)
 
@@ -236,6 +244,8 @@ def read_parquet(*, add_file_name: bool = False) -> FileReader:
 def read_csv(*, add_file_name: bool = False) -> FileReader:
     """Read CSV files with a header row (gzip `.gz` too) as one Spark DataFrame, with inferred column types.
 
-    >>> pipeline.run(filesystem("data/", "*.csv") | read_csv(), table_name="t")
+    Example (`run()` reads the files with Spark)::
+
+        pipeline.run(filesystem("data/", "*.csv") | read_csv(), table_name="t")
     """
     return FileReader("csv", add_file_name)

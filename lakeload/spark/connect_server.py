@@ -7,10 +7,11 @@ it there (`[spark] mode = "auto"`) and run on it through Spark Connect instead o
 Like an in-process session, the server's JVM uses a class-data archive of its own (`class_archive`): the
 first server writes it when `stop_server` stops it, later ones start with it.
 
->>> state = start_server()          # returns once the server answers; ~7 s, ~2 s with its class archive
->>> running_server().url
-'sc://127.0.0.1:15002'
->>> stop_server()
+Example (starts a server)::
+
+    state = start_server()          # returns once the server answers; ~7 s, ~2 s with its class archive
+    running_server().url            # 'sc://127.0.0.1:15002'
+    stop_server()                   # the state of the server it stopped
 """
 
 from __future__ import annotations
@@ -225,8 +226,9 @@ def start_server(
     `master` defaults to `[spark] master` or `local[*]`; `port` to 15002, or a free port when that is taken.
     The server gets the settings an in-process session would (`[spark.conf]`, lakeload's quiet logging).
 
-    >>> start_server(port=15002).url
-    'sc://127.0.0.1:15002'
+    Example (starts a server, or returns the running one)::
+
+        start_server(port=15002).url   # 'sc://127.0.0.1:15002'
     """
     from lakeload.spark.python_daemon import with_python_daemon
     from lakeload.spark.settings import DEFAULT_MASTER, resolve_spark_settings, session_conf, with_lazy_jit

@@ -12,7 +12,9 @@ User functions (sink functions, layout callbacks, `add_map` functions) travel by
 `__main__` and from modules outside site-packages by value (`shipping.py`); a function from an installed
 package the server lacks fails with an error naming the module and `spark.addArtifacts`.
 
->>> ship_lakeload(spark)                 # once per session; later calls return at once
+Example (on a Spark Connect session)::
+
+    ship_lakeload(spark)                 # once per session; later calls return at once
 """
 
 from __future__ import annotations
@@ -75,8 +77,9 @@ def content_hash(files: list[tuple[str, str]]) -> str:
 def package_archive(cache_dir: str | None = None) -> str:
     """The zip of lakeload's package as this client imports it, built once per version and content.
 
-    >>> os.path.basename(package_archive())
-    'lakeload-0.1.0-3f2a9c1d0b7e4a55.zip'
+    >>> tmp = tempfile.TemporaryDirectory()      # the cache folder; ~/.lakeload/cache/artifacts by default
+    >>> os.path.basename(package_archive(tmp.name))
+    'lakeload-0.1.0-....zip'
     """
 
     files = _package_files(package_dir())
@@ -153,7 +156,7 @@ def missing_module_hint(message: str) -> str:
     """The fix for a task that failed because the server's Python cannot import a module, else ''.
 
     >>> missing_module_hint("ModuleNotFoundError: No module named 'mylib'")[:40]
-    "The Spark server's Python workers canno"
+    "The Spark server's Python workers cannot"
     """
     match = _MISSING_MODULE.search(message)
     if not match:

@@ -5,8 +5,17 @@ A Spark job fails with `AnalysisException`, `PythonException` (an executor's Pyt
 of the failing step instead, whose message is the Spark cause in one line; the original exception stays
 in `__cause__` for debugging, and Spark's own log of it goes to the Spark log file (see `session.py`).
 
->>> with spark_errors(LoadError, "Loading package 1795296531.14"):
-...     frame.collect()
+>>> from pyspark.errors import AnalysisException
+>>> from lakeload.errors import LoadError
+>>> try:
+...     with spark_errors(LoadError, "Loading package 1795296531.14"):
+...         raise AnalysisException(message="[UNRESOLVED_COLUMN.WITH_SUGGESTION] A column, variable, or function "
+...             "parameter with name `deleted` cannot be resolved. SQLSTATE: 42703")   # e.g. frame.collect()
+... except LoadError as exc:
+...     print(exc)
+...     print(type(exc.__cause__).__name__)
+Loading package 1795296531.14 failed in Spark: [UNRESOLVED_COLUMN.WITH_SUGGESTION] A column, variable, or function parameter with name `deleted` cannot be resolved..
+AnalysisException
 """
 
 from __future__ import annotations
@@ -40,8 +49,10 @@ def is_spark_error(exc: BaseException) -> bool:
 def summarize(exc: BaseException) -> str:
     """The Spark cause of a failure in one line: an executor task's own Python error, else Spark's error class and message.
 
-    >>> summarize(AnalysisException(...))
-    '[UNRESOLVED_COLUMN.WITH_SUGGESTION] A column ... with name `deleted` cannot be resolved.'
+    >>> from pyspark.errors import AnalysisException
+    >>> summarize(AnalysisException(message="[UNRESOLVED_COLUMN.WITH_SUGGESTION] A column, variable, or function "
+    ...     "parameter with name `deleted` cannot be resolved. SQLSTATE: 42703;"))
+    '[UNRESOLVED_COLUMN.WITH_SUGGESTION] A column, variable, or function parameter with name `deleted` cannot be resolved.'
     """
     text = str(exc)
     lines = [line.strip() for line in text.splitlines() if line.strip()]

@@ -1,7 +1,8 @@
 """The Java that Spark's JVM needs (17 or newer), found the way Spark's launcher finds it: JAVA_HOME, else PATH.
 
->>> check_java()   # the path of java, or a SparkSetupError that says how to install it
-'/usr/bin/java'
+Example (runs `java -version`)::
+
+    check_java()   # the path of java ('/usr/bin/java'), or a SparkSetupError that says how to install it
 """
 
 from __future__ import annotations

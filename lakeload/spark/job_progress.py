@@ -5,8 +5,10 @@ A Spark Connect session has no driver here: the jobs carry an operation tag (`sp
 tasks come from Connect's progress messages (`registerProgressHandler`), and Ctrl-C interrupts this step's
 operations only (`spark.interruptTag`).
 
->>> with tracked_jobs(spark, "Normalizing package 1795296531.14", on_progress=bar.advance):
-...     frame.collect()
+Example (on a Spark session)::
+
+    with tracked_jobs(spark, "Normalizing package 1795296531.14", on_progress=bar.advance):
+        frame.collect()
 """
 
 from __future__ import annotations

@@ -3,6 +3,8 @@ kernel (`lakeload.kernel`), which import nothing driver-side, are sent to execut
 `pandas_warning.map_in_arrow`). A function defined anywhere else would drag its module's driver-side imports
 into every worker, or fail there.
 
+>>> from lakeload.kernel.load.copy import copy_files
+>>> payload = None   # a CopyPayload
 >>> require_kernel(functools.partial(copy_files, payload))   # lakeload.kernel.load.copy: passes
 >>> require_kernel(lambda batches: batches)
 Traceback (most recent call last):

@@ -56,7 +56,10 @@ def map_in_arrow(frame: DataFrame, func: Callable[[Iterator[Any]], Iterator[Any]
     `kernel_code.require_kernel`); on a Spark Connect session,
     lakeload's code is shipped to the session first (`connect_shipping`, once per session).
 
-    >>> rows = map_in_arrow(spark.range(3), lambda batches: batches, "id long").collect()  # doctest: +SKIP
+    Example (needs a Spark session; the function must be a kernel function, a lambda is refused)::
+
+        from lakeload.kernel.spark.warm import warm_worker   # passes the batches through
+        rows = map_in_arrow(spark.range(3), warm_worker, "id long").collect()
     """
     from lakeload.spark.session_kind import is_connect
 

@@ -78,8 +78,10 @@ def get_spark(
     on `[spark] remote` / SPARK_REMOTE, or on the local server of `lakeload spark start` (`connect_session.py`);
     with nothing configured, that server is started in the background when none runs (`warm_engine.py`).
 
-    >>> spark = get_spark()                       # local[*] unless configured or a session is already active
-    >>> spark = get_spark("local-cluster[2,1,1024]", {"spark.executor.memory": "512m"})
+    Example (starts Spark)::
+
+        spark = get_spark()                       # local[*] unless configured or a session is already active
+        spark = get_spark("local-cluster[2,1,1024]", {"spark.executor.memory": "512m"})
     """
     from pyspark.sql import SparkSession
 

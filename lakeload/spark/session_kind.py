@@ -2,8 +2,9 @@
 its parallelism, and the configured settings it lacks (a session lakeload did not start). Used by every module
 that takes a session, so it imports nothing of lakeload's Spark plumbing but its settings.
 
->>> is_connect(spark), session_master(spark)
-(False, 'local[*]')
+Example (a classic session started by `get_spark()`)::
+
+    is_connect(spark), session_master(spark)   # (False, 'local[*]')
 """
 
 from __future__ import annotations

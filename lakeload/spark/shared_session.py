@@ -17,7 +17,9 @@ What stays per process on a shared session:
 A shared session the server has closed (it expired, or a client outside lakeload released it) is replaced by the
 next generation's id.
 
->>> session = open_shared(state)          # the same server session in every process with this lakeload
+Example (`state` of the running local server, `connect_server.running_server()`)::
+
+    session = open_shared(state)          # the same server session in every process with this lakeload
 """
 
 from __future__ import annotations
@@ -43,6 +45,7 @@ _shared: set[str] = set()  # ids of the sessions this process opened as shared
 def shared_session_id(state: ServerState, code: str, generation: int = 0) -> str:
     """The server session every client with lakeload `code` (its zip's name) joins on the server `state`.
 
+    >>> from lakeload.spark.connect_server import ServerState
     >>> len(shared_session_id(ServerState(4242, 15002, "local[*]", "log", 1.0), "lakeload-0.1.0-ab.zip"))
     36
     """

@@ -1,7 +1,9 @@
 """SQL access to a filesystem dataset: `pipeline.sql_client()` and `pipeline.dataset()` over DuckDB.
 
->>> with pipeline.sql_client() as client:
-...     client.execute_sql("SELECT count(*) FROM users")
+Example (after a run loaded `users`)::
+
+    with pipeline.sql_client() as client:
+        client.execute_sql("SELECT count(*) FROM users")
 
 Names are imported lazily, so that a Spark worker unpickling `lakeload.kernel.sql.read` loads neither
 DuckDB nor the driver's configuration.

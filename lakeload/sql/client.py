@@ -10,9 +10,11 @@ their Delta log instead of a file listing (see :mod:`lakeload.sql.delta_views`):
 the last completed load, so a load in progress is invisible; their snapshot is kept and refreshed under
 the same rules.
 
->>> with pipeline.sql_client() as client:
-...     with client.execute_query("SELECT id, name FROM users WHERE id = %s", 10) as cursor:
-...         print(cursor.fetchall())
+Example (after a run loaded `users`)::
+
+    with pipeline.sql_client() as client:
+        with client.execute_query("SELECT id, name FROM users WHERE id = %s", 10) as cursor:
+            print(cursor.fetchall())
 """
 
 from __future__ import annotations
@@ -66,11 +68,20 @@ def to_duckdb_placeholders(sql: str) -> str:
 class FilesystemSqlClient:
     """SQL over the tables of one dataset in a bucket, through views in an in-memory DuckDB.
 
-    Example:
+    Example (a bucket in a temporary folder, with one file of `users` as a load writes it):
+        >>> import gzip, tempfile
+        >>> from lakeload.destinations.impl.filesystem.configuration import resolve_configuration
+        >>> tmp = tempfile.TemporaryDirectory()
+        >>> config = resolve_configuration({"bucket_url": tmp.name}, "filesystem", None)
+        >>> schema = Schema("crm")
+        >>> schema.update_table({"name": "users", "columns": {"id": {"name": "id", "data_type": "bigint"},
+        ...                                                   "name": {"name": "name", "data_type": "text"}}})
+        >>> FilesystemClient(config, "mydata").write_bytes("users/1795296531.14.a1b2c3d4e5.jsonl.gz",
+        ...     gzip.compress(b'{"id": 1, "name": "Alice"}\\n{"id": 2, "name": "Bob"}\\n'))
         >>> client = FilesystemSqlClient(FilesystemClient(config, "mydata"), schema, Layout.parse())
         >>> with client:
         ...     client.execute_sql("SELECT count(*) FROM users")
-        [(8,)]
+        [(2,)]
     """
 
     def __init__(self, client: FilesystemClient, schema: Schema, layout: Layout, always_refresh_views: bool = False) -> None:
@@ -117,8 +128,9 @@ class FilesystemSqlClient:
         :mod:`lakeload.delta.load_versions`), read once per connection (or per query when views refresh);
         tables not in it are read at their latest version.
 
-        >>> client.delta_versions()
-        {'users': 3, 'users__pets': 5}
+        Example (a dataset whose loads recorded Delta versions)::
+
+            client.delta_versions()   # {'users': 3, 'users__pets': 5}
         """
         if self._versions is None:
             self._versions = completed_versions(self.client, self.schema.name)
@@ -188,8 +200,17 @@ class FilesystemSqlClient:
     def referenced_tables(self, sql: str) -> tuple[list[str], list[str]]:
         """Schema tables a query names, and names it qualifies with the dataset that the schema lacks.
 
+        >>> from lakeload.destinations.impl.filesystem.configuration import resolve_configuration
+        >>> schema = Schema("crm")
+        >>> schema.update_table({"name": "users", "columns": {"id": {"name": "id", "data_type": "bigint"}}})
+        >>> schema.update_table({"name": "users__pets", "parent": "users",
+        ...                      "columns": {"name": {"name": "name", "data_type": "text"}}})
+        >>> config = resolve_configuration({"bucket_url": "memory://bucket"}, "filesystem", None)
+        >>> client = FilesystemSqlClient(FilesystemClient(config, "mydata"), schema, Layout.parse())
         >>> client.referenced_tables("SELECT * FROM users u JOIN mydata.users__pets p ON p._dlt_parent_id = u._dlt_id")
         (['users', 'users__pets'], [])
+        >>> client.referenced_tables("SELECT * FROM mydata.orders")
+        ([], ['orders'])
         """
         lookup = self._lookup()
         found: list[str] = []
@@ -264,9 +285,10 @@ class FilesystemSqlClient:
     def execute_query(self, sql: str, *args: Any) -> Iterator[Cursor]:
         """Run a query (DB-API `%s` placeholders, values in `args`) and yield a :class:`Cursor`.
 
-        Example:
-            >>> with client.execute_query("SELECT * FROM users WHERE id > %s", 2) as cursor:
-            ...     df = cursor.df()
+        Example (`client` as in the class example)::
+
+            with client.execute_query("SELECT * FROM users WHERE id > %s", 2) as cursor:
+                df = cursor.df()
         """
         duck_sql = to_duckdb_placeholders(sql) if args else sql
         tables, missing = self.referenced_tables(duck_sql)
@@ -289,9 +311,9 @@ class FilesystemSqlClient:
     def execute_sql(self, sql: str, *args: Any) -> list[tuple[Any, ...]] | None:
         """Run a statement and return all rows, or None when it returns none (DDL, SET, ...).
 
-        Example:
-            >>> client.execute_sql("SELECT count(*) FROM users WHERE name = %s", "Alice")
-            [(1,)]
+        Example (`client` as in the class example)::
+
+            client.execute_sql("SELECT count(*) FROM users WHERE name = %s", "Alice")   # [(1,)]
         """
         with self.execute_query(sql, *args) as cursor:
             return None if cursor.description is None else cursor.fetchall()

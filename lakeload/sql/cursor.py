@@ -38,11 +38,12 @@ def table_rows(table: pa.Table) -> list[tuple[Any, ...]]:
 class Cursor:
     """The result of `execute_query`: tuples, pandas or Arrow, all at once or in chunks.
 
-    Example:
-        >>> with pipeline.sql_client() as client, client.execute_query("SELECT * FROM users") as cursor:
-        ...     first = cursor.fetchone()
-        ...     for chunk in cursor.iter_arrow(1000):
-        ...         ...
+    Example (after a run loaded `users`)::
+
+        with pipeline.sql_client() as client, client.execute_query("SELECT * FROM users") as cursor:
+            first = cursor.fetchone()
+            for chunk in cursor.iter_arrow(1000):
+                ...
     """
 
     def __init__(self, connection: duckdb.DuckDBPyConnection, sql: str, params: list[Any] | None,

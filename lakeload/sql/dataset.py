@@ -3,14 +3,13 @@
 One dataset keeps one :class:`FilesystemSqlClient`, so its views are snapshots taken at first use (unless
 the destination sets `always_refresh_views`).
 
->>> ds = pipeline.dataset()
->>> ds.tables
-['users', 'users__pets', '_dlt_version', '_dlt_loads', '_dlt_pipeline_state']
->>> ds.users.select("id", "name").limit(2).fetchall()
-[(1, 'Alice'), (2, 'Bob')]
->>> ds.row_counts()
-[('users', 8), ('users__pets', 12)]
->>> ds("SELECT u.name, p.name FROM users u JOIN users__pets p ON p._dlt_parent_id = u._dlt_id").df()
+Example (after a run loaded `users` and its nested `pets`)::
+
+    ds = pipeline.dataset()
+    ds.tables                                        # ['users', 'users__pets', '_dlt_version', '_dlt_loads', '_dlt_pipeline_state']
+    ds.users.select("id", "name").limit(2).fetchall()    # [(1, 'Alice'), (2, 'Bob')]
+    ds.row_counts()                                  # [('users', 8), ('users__pets', 12)]
+    ds("SELECT u.name, p.name FROM users u JOIN users__pets p ON p._dlt_parent_id = u._dlt_id").df()
 """
 
 from __future__ import annotations
@@ -32,7 +31,14 @@ if TYPE_CHECKING:
 class Relation:
     """A table or a query of a dataset; nothing runs until rows are asked for.
 
-    Example:
+    Example (a dataset in a bucket; nothing is read here):
+        >>> from lakeload.destinations.impl.filesystem.client import FilesystemClient
+        >>> from lakeload.destinations.impl.filesystem.configuration import resolve_configuration
+        >>> from lakeload.kernel.filesystem.layout import Layout
+        >>> schema = Schema("crm")
+        >>> schema.update_table({"name": "users", "columns": {"id": {"name": "id", "data_type": "bigint"}}})
+        >>> config = resolve_configuration({"bucket_url": "memory://bucket"}, "filesystem", None)
+        >>> ds = Dataset(FilesystemSqlClient(FilesystemClient(config, "mydata"), schema, Layout.parse()))
         >>> rel = ds.users.select("id").limit(3)
         >>> rel.query
         'SELECT "id" FROM "mydata"."users" LIMIT 3'
@@ -175,10 +181,10 @@ class RowCounts(list[tuple[str, int]]):
 class Dataset:
     """The tables of one dataset, queried through DuckDB views (see :class:`FilesystemSqlClient`).
 
-    Example:
-        >>> ds = pipeline.dataset()
-        >>> ds["users"].arrow().num_rows
-        8
+    Example (after a run loaded 8 users)::
+
+        ds = pipeline.dataset()
+        ds["users"].arrow().num_rows   # 8
     """
 
     def __init__(self, sql_client: FilesystemSqlClient) -> None:

@@ -10,9 +10,22 @@ in later versions read as NULL for older files. delta-rs reads the bucket itself
 `storage_options`, so no credential appears in SQL text. Registrations belong to one DuckDB connection:
 `register` must be called again on every cursor that queries the views.
 
+>>> import tempfile
+>>> import duckdb
+>>> import pyarrow as pa
+>>> from deltalake import write_deltalake
+>>> from lakeload.destinations.impl.filesystem.client import FilesystemClient
+>>> from lakeload.destinations.impl.filesystem.configuration import resolve_configuration
+>>> tmp = tempfile.TemporaryDirectory()
+>>> fs_client = FilesystemClient(resolve_configuration({"bucket_url": tmp.name}, "filesystem", None), "mydata")
+>>> write_deltalake(fs_client.path("users"), pa.table({"id": [1, 2], "name": ["Alice", "Bob"]}))
 >>> snapshot = open_snapshot(fs_client, "users")
+>>> snapshot.version, len(snapshot.files)
+(0, 1)
+>>> con = duckdb.connect()
+>>> columns = [{"name": "id", "data_type": "bigint"}, {"name": "name", "data_type": "text"}]
 >>> view_select(con, columns, snapshot)
-'SELECT "id", "name" FROM "_lakeload_delta__users__9f86d081"'
+'SELECT "id", "name" FROM "_lakeload_delta__users__..."'
 """
 
 from __future__ import annotations

@@ -5,9 +5,10 @@ the executors with fsspec and pyarrow (:mod:`lakeload.kernel.sql.read`) inside `
 driver never downloads the data. Either way the DataFrame has the schema's columns, in order, with
 `spark_type` types; a table without files gives an empty DataFrame.
 
->>> frame = read_table(spark, client, "users")
->>> frame.columns[:2]
-['id', 'name']
+Example (needs a Spark session and a dataset that has `users`)::
+
+    frame = read_table(spark, client, "users")
+    frame.columns[:2]   # ['id', 'name']
 """
 
 from __future__ import annotations

@@ -90,7 +90,8 @@ def packages_root(working_url: str | None, pipeline_root: str, pipeline_name: st
 def pipeline_storage(pipelines_dir: str, pipeline_name: str) -> PipelineStorage:
     """The storage of a pipeline, its packages under `[spark] working_url` when that is configured.
 
-    >>> pipeline_storage(os.path.expanduser("~/.lakeload/pipelines"), "quick_start").packages_root
+    >>> pipeline_storage("/home/me/.lakeload/pipelines", "quick_start").packages_root   # no working_url set
+    '/home/me/.lakeload/pipelines/quick_start'
     """
     root = os.path.join(pipelines_dir, pipeline_name)
     working_url = resolve(("spark",), "working_url", pipeline_name, hint=str).value

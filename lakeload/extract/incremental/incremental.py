@@ -5,9 +5,24 @@ the argument is a live instance bound to the state (`last_value`, `start_value`,
 resource yields are filtered to the new ones. The state lives where dlt keeps it:
 `state["sources"][<source>]["resources"][<resource>]["incremental"][<cursor_path>]`.
 
+>>> import os, tempfile
+>>> import lakeload
+>>> api_tickets = [{"id": 1, "updated_at": "2024-01-02T00:00:00Z"}, {"id": 2, "updated_at": "2024-01-05T00:00:00Z"}]
 >>> @lakeload.resource(primary_key="id")
 ... def tickets(updated_at=lakeload.sources.incremental("updated_at", initial_value="2024-01-01T00:00:00Z")):
-...     yield from api.tickets(since=updated_at.last_value)
+...     print("since", updated_at.last_value)
+...     yield from [t for t in api_tickets if t["updated_at"] >= updated_at.last_value]  # api.tickets(since=...)
+>>> tmp = tempfile.TemporaryDirectory()
+>>> pipeline = lakeload.pipeline("tickets", destination=lakeload.destinations.filesystem(os.path.join(tmp.name, "bucket")),
+...                              pipelines_dir=tmp.name)
+>>> pipeline.get_load_package_info(pipeline.extract(tickets)).row_counts
+since 2024-01-01T00:00:00Z
+{'tickets': 2}
+>>> pipeline.state["sources"]["tickets"]["resources"]["tickets"]["incremental"]["updated_at"]["last_value"]
+'2024-01-05T00:00:00Z'
+>>> pipeline.get_load_package_info(pipeline.extract(tickets)).row_counts   # ticket 2 was loaded already
+since 2024-01-05T00:00:00Z
+{}
 """
 
 from __future__ import annotations

@@ -87,8 +87,10 @@ def auth_attempts(ssh_kwargs: dict[str, Any]) -> list[tuple[str, dict[str, Any]]
 class VerifiedSFTPFileSystem(SFTPFileSystem):
     """fsspec's `SFTPFileSystem` that verifies host keys and tries auth methods in dlt's order.
 
-    >>> fs = VerifiedSFTPFileSystem("sftp.example.com", port=2222, username="u", password="p",
-    ...                             known_hosts="/etc/lakeload/known_hosts")  # doctest: +SKIP
+    Example (connects to the server)::
+
+        fs = VerifiedSFTPFileSystem("sftp.example.com", port=2222, username="u", password="p",
+                                    known_hosts="/etc/lakeload/known_hosts")
     """
 
     protocol = PROTOCOLS

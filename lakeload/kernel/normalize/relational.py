@@ -66,6 +66,7 @@ class NormalizerSettings:
 class RelationalNormalizer:
     """Yields `(table_name, row)` for each row a record produces.
 
+    >>> from lakeload.schema.naming import SnakeCaseNaming
     >>> n = RelationalNormalizer(NormalizerSettings(load_id="1.2", naming=SnakeCaseNaming()))
     >>> [t for t, _, _ in n.normalize({"id": 1, "pets": [{"n": "a"}]}, "users")]
     ['users', 'users__pets']

@@ -88,6 +88,7 @@ def lakeload_failure(exc: BaseException) -> dict[str, Any]:
     code's own exception classes are not rebuilt), its message and its plain attributes (`table_name`, `path`...:
     text and numbers only, never an item or a client); {} for any other exception.
 
+    >>> from lakeload.errors import DamagedPackageFileError
     >>> lakeload_failure(DamagedPackageFileError("/p/x.parquet", "users", "1.5", "truncated"))["lakeload_error"]
     'DamagedPackageFileError'
     """

@@ -1,9 +1,11 @@
 """Custom sink destinations: a function `(items, table) -> None` that receives normalized rows.
 
->>> @lakeload.destination(batch_size=100)
-... def my_sink(items, table):
-...     post_to_api(table["name"], items)
->>> lakeload.pipeline("to_api", destination=my_sink).run(data, table_name="events")
+Example (`run()` normalizes on Spark)::
+
+    @lakeload.destination(batch_size=100)
+    def my_sink(items, table):
+        post_to_api(table["name"], items)
+    lakeload.pipeline("to_api", destination=my_sink).run(data, table_name="events")
 
 By default the function runs in the driver process, where the script's objects live: a sink that appends to a
 list or writes through an open connection of the script works as in dlt. It is fed file by file and batch by
