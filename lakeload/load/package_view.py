@@ -1,9 +1,10 @@
 """A normalized package as a destination's job client sees it (`lakeload.destinations.LoadPackage`): its jobs (one
 normalized file each), the tables' schemas, and its rows read from the files as they are needed.
 
->>> package = load_package_view(pipeline_storage, "1795296531.14")
->>> [(job.table_name, job.rows) for job in package.jobs]
-[('users', 2)]
+Example::
+
+    package = load_package_view(pipeline.storage, "1795296531.14")
+    [(job.table_name, job.rows) for job in package.jobs]     # [('users', 2)]
 """
 
 from __future__ import annotations

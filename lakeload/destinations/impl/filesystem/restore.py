@@ -1,7 +1,9 @@
 """The pipeline state and schemas a filesystem bucket holds for a pipeline, read back (dlt's state sync): the
 newest readable state file and the newest readable version of each of its schemas.
 
->>> state, schemas = restore_from_bucket(client, "quick_start")   # (None, []) for a new dataset
+Example::
+
+    state, schemas = restore_from_bucket(client, "quick_start")   # (None, []) for a new dataset
 """
 
 from __future__ import annotations
