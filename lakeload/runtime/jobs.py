@@ -72,16 +72,21 @@ class LoadJobInfo(NamedTuple):
 
 
 def parse_file_name(table: str, path: str) -> ParsedLoadJobFileName:
-    """The parts of a job file's name: its table, its id (the name's part after the table) and its format.
+    """The parts of a job file's name: its table, its id (the name's last part that is not the table) and its format:
+    a loaded file (`<load_id>.<file_id>.<ext>`), a normalized one (`<table>.<file_id>.<ext>`) and an extracted one
+    (`<split>.<table>.<ext>`) alike.
 
     >>> parse_file_name("users", "ds/users/1795296531.14.a1b2c3d4e5.jsonl.gz")
     ParsedLoadJobFileName(table_name='users', file_id='a1b2c3d4e5', retry_count=0, file_format='jsonl', is_compressed=True)
+    >>> parse_file_name("users", "data/000000.users.jsonl").file_id
+    '000000'
     """
     name = os.path.basename(path)
     compressed = name.endswith(COMPRESSED_SUFFIX)
     stem = name[: -len(COMPRESSED_SUFFIX)] if compressed else name
     stem, _, file_format = stem.rpartition(".")
-    file_id = stem.rpartition(".")[2] if stem else name
+    parts = [part for part in stem.split(".") if part and part != table]
+    file_id = parts[-1] if parts else name
     return ParsedLoadJobFileName(table, file_id, 0, file_format, compressed)
 
 

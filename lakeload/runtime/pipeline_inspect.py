@@ -96,7 +96,7 @@ def package_info(storage: PipelineStorage, load_id: str) -> PackageInfo:
                                schema_update=package.get("schema_update", {}))
     path = os.path.join(storage.package_dir(EXTRACTED, load_id), "manifest.json")
     if os.path.exists(path):
-        return _extracted_info(load_id, read_json(path))
+        return _extracted_info(load_id, read_json(path), storage.package_dir(EXTRACTED, load_id))
     raise LoadPackageNotFoundError(
         f"No load package {load_id!r} is extracted, normalized or loaded in {storage.packages_root}. "
         "List the ids there with list_extracted_load_packages(), list_normalized_load_packages() or "
@@ -104,12 +104,15 @@ def package_info(storage: PipelineStorage, load_id: str) -> PackageInfo:
     )
 
 
-def _extracted_info(load_id: str, manifest: dict[str, Any]) -> PackageInfo:
-    """An extracted package: items per root table and its extracted files, from its manifest."""
+def _extracted_info(load_id: str, manifest: dict[str, Any], package_dir: str) -> PackageInfo:
+    """An extracted package: items per root table and its extracted files, from its manifest (their sizes from the
+    working folder)."""
     items: dict[str, int] = {}
     files = []
     for split in manifest.get("splits", []):
         table = split.get("root_table", "")
         items[table] = items.get(table, 0) + int(split.get("items", 0))
-        files.append({"table": table, "path": split.get("path"), "rows": split.get("items", 0)})
+        local = os.path.join(package_dir, str(split.get("path", "")))
+        size = os.path.getsize(local) if split.get("path") and os.path.isfile(local) else 0
+        files.append({"table": table, "path": split.get("path"), "rows": split.get("items", 0), "bytes": size})
     return PackageInfo(load_id, manifest["schema_name"], items, files, state=EXTRACTED, created_at=manifest.get("created_at"))

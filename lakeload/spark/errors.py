@@ -14,7 +14,7 @@ in `__cause__` for debugging, and Spark's own log of it goes to the Spark log fi
 ... except LoadError as exc:
 ...     print(exc)
 ...     print(type(exc.__cause__).__name__)
-Loading package 1795296531.14 failed in Spark: [UNRESOLVED_COLUMN.WITH_SUGGESTION] A column, variable, or function parameter with name `deleted` cannot be resolved..
+Loading package 1795296531.14 failed in Spark: [UNRESOLVED_COLUMN.WITH_SUGGESTION] A column, variable, or function parameter with name `deleted` cannot be resolved.
 AnalysisException
 """
 
@@ -80,7 +80,8 @@ def spark_errors(error: type[LakeloadError], what: str, hint: str = "") -> Itera
     except spark_exception_types() as exc:
         from lakeload.spark.connect_shipping import missing_module_hint
 
-        message = f"{what} failed in Spark: {summarize(exc)}."
+        summary = summarize(exc)
+        message = f"{what} failed in Spark: {summary}{'' if summary.endswith(('.', '...')) else '.'}"
         hint = missing_module_hint(str(exc)) or hint
         raise error(f"{message} {hint}".strip()) from exc
 

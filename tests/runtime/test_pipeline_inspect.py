@@ -100,6 +100,8 @@ def test_package_info_counts_and_files(tmp_path: Path) -> None:
     extracted = p.get_load_package_info(load_id)
     assert (extracted.state, extracted.schema_name, extracted.row_counts) == ("extracted", "counts", {"users": 2})
     assert extracted.jobs["new_jobs"] and not extracted.jobs["completed_jobs"]
+    job = extracted.jobs["new_jobs"][0]  # an extracted file: `<split>.<table>.<ext>`, its size from the working folder
+    assert job.job_file_info.table_name == "users" and job.job_file_info.file_id != "users" and job.file_size > 0
     p.normalize()
     normalized = p.get_load_package_info(load_id)
     assert normalized.row_counts == {"users": 2, "users__pets": 1}
