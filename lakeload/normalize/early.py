@@ -23,6 +23,7 @@ from contextlib import contextmanager
 from typing import TYPE_CHECKING, Any
 
 from lakeload.kernel.normalize.plan import Split
+from lakeload.kernel.normalize.report import SplitReport
 from lakeload.kernel.normalize.tasks import normalize_split
 from lakeload.spark.session import run_tasks
 from lakeload.storage.packages import NORMALIZING
@@ -67,7 +68,7 @@ class EarlyNormalize:
         self._normalizer = normalizer
         self._schema = copy.deepcopy(schema)
         self._pool = ThreadPoolExecutor(max_workers=EARLY_JOBS, thread_name_prefix="lakeload-normalize")
-        self._futures: dict[int, tuple[str, Future[dict[str, Any]]]] = {}
+        self._futures: dict[int, tuple[str, Future[SplitReport]]] = {}
         self._load_id: str | None = None  # the package extract is writing (one per extract)
         self._starting = False  # Spark's start was submitted (once the first file fills)
         self._busy: list[tuple[float, float]] = []  # perf_counter windows of the tasks, Spark's start excluded
@@ -98,7 +99,7 @@ class EarlyNormalize:
             self._futures[index] = (os.path.basename(split["path"]), future)
             self._load_id = load_id
 
-    def _run(self, load_id: str, index: int, split: dict[str, Any], tables: dict[str, dict[str, Any]]) -> dict[str, Any]:
+    def _run(self, load_id: str, index: int, split: dict[str, Any], tables: dict[str, dict[str, Any]]) -> SplitReport:
         spark = self._spark()  # a start is Spark's time, not this task's
         started = time.perf_counter()
         try:
@@ -109,14 +110,14 @@ class EarlyNormalize:
 
     def _pass_one(
         self, spark: SparkSession, load_id: str, index: int, split: dict[str, Any], tables: dict[str, dict[str, Any]]
-    ) -> dict[str, Any]:
+    ) -> SplitReport:
         normalizer = self._normalizer()
         schema = copy.deepcopy(self._schema)
         item = Split(index, split["path"], split["root_table"], "jsonl", split.get("may_have_tags", False))
         plan = normalizer.plan(load_id, schema, tables, [item])
         normalizer.output(plan)
         description = f"lakeload normalize {load_id}"
-        result: dict[str, Any] = run_tasks(spark, normalize_split, plan, [item], description, working=plan.working)[0]
+        result: SplitReport = run_tasks(spark, normalize_split, plan, [item], description, working=plan.working)[0]
         return result
 
     def busy_seconds(self) -> float:
@@ -154,7 +155,7 @@ class EarlyNormalize:
         with self._lock:
             return self._waited
 
-    def results(self, load_id: str) -> dict[int, tuple[str, dict[str, Any]]]:
+    def results(self, load_id: str) -> dict[int, tuple[str, SplitReport]]:
         """Successful pass-1 results of package `load_id` by split index, with the split's file name."""
         self.wait()
         self._pool.shutdown(wait=True)

@@ -13,10 +13,11 @@ from typing import Any
 
 from lakeload.errors import DataValidationError
 from lakeload.kernel.normalize.plan import NormalizePlan, Split
+from lakeload.kernel.normalize.report import SplitReport
 from lakeload.kernel.normalize.writers import arrow_schema, complete_columns, schema_signature
 
 
-def conflicts(tables: dict[str, dict[str, Any]], result: dict[str, Any]) -> list[str]:
+def conflicts(tables: dict[str, dict[str, Any]], result: SplitReport) -> list[str]:
     """Columns a split typed otherwise than the schema folded from the splits before it (`table.column: a vs b`)."""
     found = []
     for table_name, added in result["added"].items():
@@ -30,7 +31,7 @@ def conflicts(tables: dict[str, dict[str, Any]], result: dict[str, Any]) -> list
 
 
 def contract_conflicts(
-    plan: NormalizePlan, stored: set[str], tables: dict[str, dict[str, Any]], result: dict[str, Any]
+    plan: NormalizePlan, stored: set[str], tables: dict[str, dict[str, Any]], result: SplitReport
 ) -> list[str]:
     """Tables a split took for new (any column allowed) that an earlier split of the package had created already."""
     if plan.contracts is None:
@@ -43,7 +44,7 @@ def contract_conflicts(
     return found
 
 
-def raise_violation(plan: NormalizePlan, result: dict[str, Any]) -> None:
+def raise_violation(plan: NormalizePlan, result: SplitReport) -> None:
     """A split stopped at a frozen contract (its view of the schema was the sequential one): fail the package."""
     if violation := result.get("violation"):
         raise DataValidationError(
@@ -52,7 +53,7 @@ def raise_violation(plan: NormalizePlan, result: dict[str, Any]) -> None:
         )
 
 
-def fold(tables: dict[str, dict[str, Any]], result: dict[str, Any]) -> None:
+def fold(tables: dict[str, dict[str, Any]], result: SplitReport) -> None:
     """Add a split's new tables and columns to `tables`, in the split's order (the sequential normalizer's)."""
     for table_name in result["new_tables"]:
         if table_name not in tables:

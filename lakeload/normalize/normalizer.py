@@ -30,6 +30,7 @@ from lakeload.errors import NormalizeError
 from lakeload.kernel.normalize.contract import ContractSettings
 from lakeload.kernel.normalize.plan import FRAME_FORMAT, NormalizePlan, Split
 from lakeload.kernel.normalize.relational import C_OCCURRENCE, NormalizerSettings, RootTableSettings
+from lakeload.kernel.normalize.report import SplitReport
 from lakeload.kernel.normalize.tasks import finalize_split, normalize_split
 from lakeload.normalize.fold import conflicts, contract_conflicts, fold, raise_violation, settle_drafts
 from lakeload.normalize.frame_splits import plan_frame_split, write_frame_tables
@@ -156,10 +157,10 @@ def _clean_evolve_once(tables: dict[str, dict[str, Any]]) -> None:
             del table["x-normalizer"]
 
 
-EarlyResults = dict[int, tuple[str, dict[str, Any]]]  # split index -> (file name, pass-1 result)
+EarlyResults = dict[int, tuple[str, SplitReport]]  # split index -> (file name, pass-1 result)
 
 
-def _matching(splits: list[Split], early: EarlyResults) -> dict[int, dict[str, Any]]:
+def _matching(splits: list[Split], early: EarlyResults) -> dict[int, SplitReport]:
     """The early results that belong to these splits (same index and file), by split index."""
     names = {split.index: os.path.basename(split.path) for split in splits}
     return {index: result for index, (name, result) in early.items() if names.get(index) == name}
@@ -278,7 +279,7 @@ class Normalizer:
         )
 
     def _first_pass(
-        self, plan: NormalizePlan, early: dict[int, dict[str, Any]]
+        self, plan: NormalizePlan, early: dict[int, SplitReport]
     ) -> tuple[list[dict[str, Any]], list[dict[str, Any]]]:
         """Run pass 1 (splits without an early result) and fold all results in split order.
 

@@ -44,6 +44,7 @@ from lakeload.kernel.normalize.relational import (
     NormalizerSettings,
     RootTableSettings,
 )
+from lakeload.kernel.normalize.report import SplitReport, split_report
 from lakeload.kernel.normalize.row_ids import ID_LENGTH_BYTES, key_ids_array, nested_ids_array
 from lakeload.normalize.spark_types import WIDENING, leaf_column, widen
 from lakeload.schema.contract import is_new_table
@@ -121,7 +122,7 @@ class FrameTable:
 class FramePlan:
     """The schema additions of a DataFrame split (in the shape of a normalize task's report) and its tables."""
 
-    report: dict[str, Any]
+    report: SplitReport
     tables: list[FrameTable] = field(default_factory=list)
 
 
@@ -369,14 +370,9 @@ def plan_frame(
     except ContractViolation as stop:  # the driver raises it: nothing of the package is written
         violation = stop.violation
     touched = set(coercer.added) | set(coercer.new_tables)
-    report = {
-        "violation": violation,
-        "collisions": planner.collisions,
-        "split": split_index,
-        "new_tables": coercer.new_tables,
-        "added": coercer.added,
-        "tables": {name: local[name] for name in touched},
-        "row_counts": {},
-        "null_only": {t: sorted(c) for t, c in planner.null_only.items()},
-    }
+    report = split_report(
+        split_index, new_tables=coercer.new_tables, added=coercer.added, tables={name: local[name] for name in touched},
+        row_counts={}, null_only={t: sorted(c) for t, c in planner.null_only.items()}, collisions=planner.collisions,
+        violation=violation,
+    )
     return FramePlan(report, planner.out)

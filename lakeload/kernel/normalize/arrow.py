@@ -49,6 +49,7 @@ from lakeload.kernel.normalize.relational import (
     C_OCCURRENCE,
     RootTableSettings,
 )
+from lakeload.kernel.normalize.report import SplitReport, split_report
 from lakeload.kernel.normalize.row_ids import nested_ids, random_ids
 from lakeload.kernel.normalize.writers import (
     arrow_schema,
@@ -83,7 +84,7 @@ def plain_json(split: Split) -> bool:
 def normalize_arrow(
     plan: NormalizePlan, split: Split, data: bytes | bytearray, occurrence_base: int, file_name: str | None,
     new_writer: Writer,
-) -> dict[str, Any] | str:
+) -> SplitReport | str:
     """The report of `normalize_split` for `split` whose bytes are `data`, or why the row path (Python, record by
     record) takes the split instead: the driver counts and logs those reasons (`row_path` of the report).
 
@@ -111,7 +112,7 @@ class _Run:
         self.root = plan.normalizer.roots.get(split.root_table, RootTableSettings())
         self.replayed: set[int] = set()
 
-    def run(self, new_writer: Writer) -> dict[str, Any]:
+    def run(self, new_writer: Writer) -> SplitReport:
         plan, lines = self.plan, self.lines
         if not len(lines):
             raise Unsupported("no records")
@@ -138,16 +139,11 @@ class _Run:
         files = self._write(tree, done, converted, new_writer)
         coercer = done.coercer
         touched = set(coercer.added) | set(coercer.new_tables) | set(row_counts)
-        return {
-            "collisions": done.collisions,
-            "split": self.split.index,
-            "new_tables": coercer.new_tables,
-            "added": coercer.added,
-            "tables": {name: done.tables[name] for name in touched},
-            "row_counts": row_counts,
-            "null_only": {t: sorted(c) for t, c in null_only.items()},
-            "files": files,
-        }
+        return split_report(
+            self.split.index, new_tables=coercer.new_tables, added=coercer.added,
+            tables={name: done.tables[name] for name in touched}, row_counts=row_counts,
+            null_only={t: sorted(c) for t, c in null_only.items()}, collisions=done.collisions, files=files,
+        )
 
     def _infer(self, tree: Tree, python: set[int]) -> tuple[Replay, dict[str, dict[str, pa.Array]]]:
         """Replay until every column the converted values need was made by the replay, in place."""

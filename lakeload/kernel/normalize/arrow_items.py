@@ -30,6 +30,7 @@ from lakeload.kernel.normalize.relational import (
     OCCURRENCE_SHIFT,
     RootTableSettings,
 )
+from lakeload.kernel.normalize.report import SplitReport, split_report
 from lakeload.kernel.normalize.row_ids import key_ids_rows, random_ids
 from lakeload.kernel.normalize.writers import TableFileWriter, complete_columns, schema_signature, write_ipc
 from lakeload.schema.arrow_types import column_arrow_type, data_type_of
@@ -69,7 +70,7 @@ def fit_filesystem(hints: dict[str, Any]) -> dict[str, Any]:
     return fitted
 
 
-def normalize_arrow_items(plan: NormalizePlan, split: Split, new_writer: NewWriter) -> dict[str, Any] | None:
+def normalize_arrow_items(plan: NormalizePlan, split: Split, new_writer: NewWriter) -> SplitReport | None:
     """The pass-1 report of a Parquet split of Arrow items (see the module docstring); None under a contract."""
     if plan.contracts is not None:
         return None
@@ -94,21 +95,18 @@ class _ArrowItems:
         system = {C_DLT_LOAD_ID: plan.load_id, C_DLT_ID: "", **({C_OCCURRENCE: 0} if self.root.occurrence else {})}
         self.coercer.coerce_row(self.table, None, system)  # the `_dlt_*` columns, typed and hinted as for records
 
-    def run(self, parquet: pq.ParquetFile, new_writer: NewWriter) -> dict[str, Any]:
+    def run(self, parquet: pq.ParquetFile, new_writer: NewWriter) -> SplitReport:
         rows = parquet.metadata.num_rows
         files = self._write(parquet, new_writer) if rows else []
         coercer, table = self.coercer, self.table
         coercer.row_counts[table] = rows
         touched = set(coercer.added) | set(coercer.new_tables) | {table}
         null_only = sorted({self.names[n] for n in self.null_fields} - set(complete_columns(self.tables[table])))
-        return {
-            "violation": None, "discarded_rows": 0, "collisions": {}, "split": self.split.index,
-            "new_tables": coercer.new_tables, "added": coercer.added,
-            "tables": {name: self.tables[name] for name in touched},
-            "row_counts": {table: rows} if rows else {},
-            "null_only": {table: null_only} if null_only else {},
-            "files": files,
-        }
+        return split_report(
+            self.split.index, new_tables=coercer.new_tables, added=coercer.added,
+            tables={name: self.tables[name] for name in touched}, row_counts={table: rows} if rows else {},
+            null_only={table: null_only} if null_only else {}, files=files,
+        )
 
     def _batches(self, parquet: pq.ParquetFile) -> Iterator[pa.Table]:
         """The split's rows with the table's columns in order (the items' own Arrow types kept)."""

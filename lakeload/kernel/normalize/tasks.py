@@ -34,9 +34,10 @@ from lakeload.kernel.filesystem.safe_paths import check_table_name
 from lakeload.kernel.normalize import arrow as executor_arrow
 from lakeload.kernel.normalize.arrow_items import normalize_arrow_items
 from lakeload.kernel.normalize.coerce import RowCoercer
-from lakeload.kernel.normalize.contract import ContractChecker, ContractViolation
+from lakeload.kernel.normalize.contract import ContractChecker, ContractViolation, Violation
 from lakeload.kernel.normalize.plan import NormalizePlan, Split
 from lakeload.kernel.normalize.relational import OCCURRENCE_SHIFT, RelationalNormalizer
+from lakeload.kernel.normalize.report import SplitReport, split_report
 from lakeload.kernel.normalize.split_io import SourceFile, iter_split_lines, read_split_bytes
 from lakeload.kernel.normalize.writers import (
     ArrowChunkWriter,
@@ -116,20 +117,16 @@ def _coercer(plan: NormalizePlan, split: Split, tables: dict[str, TTable]) -> Ro
 
 
 def _report(
-    split: Split, coercer: RowCoercer, tables: dict[str, TTable], normalizer: RelationalNormalizer
-) -> dict[str, Any]:
+    split: Split, coercer: RowCoercer, tables: dict[str, TTable], normalizer: RelationalNormalizer,
+    files: list[dict[str, Any]], violation: Violation | None = None,
+) -> SplitReport:
     touched = set(coercer.added) | set(coercer.new_tables) | set(coercer.row_counts)
-    return {
-        "violation": None,
-        "discarded_rows": coercer.contracts.discarded_rows if coercer.contracts is not None else 0,
-        "collisions": normalizer.collisions,
-        "split": split.index,
-        "new_tables": coercer.new_tables,
-        "added": coercer.added,
-        "tables": {name: tables[name] for name in touched},
-        "row_counts": coercer.row_counts,
-        "null_only": {t: sorted(c) for t, c in coercer.null_only.items()},
-    }
+    return split_report(
+        split.index, new_tables=coercer.new_tables, added=coercer.added, tables={name: tables[name] for name in touched},
+        row_counts=coercer.row_counts, null_only={t: sorted(c) for t, c in coercer.null_only.items()},
+        collisions=normalizer.collisions, violation=violation, files=files,
+        discarded_rows=coercer.contracts.discarded_rows if coercer.contracts is not None else 0,
+    )
 
 
 def _new_file_path(plan: NormalizePlan, table_name: str, ext: str) -> tuple[str, str]:
@@ -157,7 +154,7 @@ def _abort_all(writers: dict[str, Any]) -> None:
         writer.abort()
 
 
-def _arrow_fast_path(plan: NormalizePlan, split: Split) -> dict[str, Any] | str | None:
+def _arrow_fast_path(plan: NormalizePlan, split: Split) -> SplitReport | str | None:
     """`normalize_split` vectorized for plain JSON lines (`kernel.normalize.arrow`); else why the row path takes
     the split (a fallback the driver reports), or None for splits that are the row path's by design (typed JSON)."""
     if not executor_arrow.plain_json(split):
@@ -188,7 +185,7 @@ def _arrow_fast_path(plan: NormalizePlan, split: Split) -> dict[str, Any] | str 
     return executor_arrow.normalize_arrow(plan, split, data, base, file_name, new_writer)
 
 
-def normalize_split(plan: NormalizePlan, split: Split) -> dict[str, Any]:
+def normalize_split(plan: NormalizePlan, split: Split) -> SplitReport:
     """Pass 1: infer and write in one parse. Files are final (jsonl) or Arrow chunks (parquet, csv). A plain JSON
     split the Arrow path left to the row path says why in its report (`row_path`)."""
     row_path: str | None = None
@@ -208,7 +205,7 @@ def normalize_split(plan: NormalizePlan, split: Split) -> dict[str, Any]:
     return report
 
 
-def _row_path(plan: NormalizePlan, split: Split) -> dict[str, Any]:
+def _row_path(plan: NormalizePlan, split: Split) -> SplitReport:
     """Pass 1 record by record: dlt's relational normalizer and coercion in Python, for any split."""
     tables = copy.deepcopy(plan.tables)
     coercer = _coercer(plan, split, tables)
@@ -232,13 +229,11 @@ def _row_path(plan: NormalizePlan, split: Split) -> dict[str, Any]:
         files = _close_all(writers, split)
     except ContractViolation as stop:  # the driver decides: the error, or this split again with the folded schema
         _abort_all(writers)
-        return dict(_report(split, coercer, tables, normalizer), violation=stop.violation, files=[])
+        return _report(split, coercer, tables, normalizer, [], stop.violation)
     except BaseException:
         _abort_all(writers)
         raise
-    report = _report(split, coercer, tables, normalizer)
-    report["files"] = files
-    return report
+    return _report(split, coercer, tables, normalizer, files)
 
 
 def conform(table: pa.Table, schema: pa.Schema) -> pa.Table:
