@@ -22,6 +22,7 @@ from lakeload.kernel.normalize.frames import META_SCHEMA, FrameWriteSpec, write_
 from lakeload.kernel.normalize.plan import NormalizePlan, Split
 from lakeload.kernel.normalize.writers import complete_columns
 from lakeload.normalize.spark_frames import FILE, ROW, FramePlan, plan_frame
+from lakeload.schema.typing import TTable
 from lakeload.spark.job_progress import job_description
 from lakeload.spark.local_paths import local_uri
 from lakeload.spark.pandas_warning import map_in_arrow
@@ -29,7 +30,6 @@ from lakeload.spark.pandas_warning import map_in_arrow
 if TYPE_CHECKING:
     from pyspark.sql import SparkSession
 
-TTable = dict[str, Any]
 
 
 def _part_files(folder: str) -> list[str]:

@@ -48,12 +48,13 @@ from lakeload.kernel.normalize.report import SplitReport, split_report
 from lakeload.kernel.normalize.row_ids import ID_LENGTH_BYTES, key_ids_array, nested_ids_array
 from lakeload.normalize.spark_types import WIDENING, leaf_column, widen
 from lakeload.schema.contract import is_new_table
+from lakeload.schema.typing import TTable
 
 if TYPE_CHECKING:
     from pyspark.sql import Column, DataFrame
     from pyspark.sql.types import DataType
 
-TTable = dict[str, Any]
+
 ROW_ID, PARENT, POS, ELEM, FILE, ROW = "_ll_id", "_ll_parent", "_ll_pos", "_ll_elem", "_ll_file", "_ll_row"
 # columns the planner adds to a split's frame; an incoming column of the same name is read under another name
 _WORKING_COLUMNS = frozenset((ROW_ID, PARENT, POS, ELEM, C_DLT_ROOT_ID, C_OCCURRENCE))

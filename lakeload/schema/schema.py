@@ -15,12 +15,12 @@ from typing import Any
 import orjson
 
 from lakeload.errors import TableNotFoundError
+from lakeload.schema.typing import TTable
 
 ENGINE_VERSION = 11
 DLT_TABLE_PREFIX = "_dlt"
 
 TColumn = dict[str, Any]
-TTable = dict[str, Any]
 
 DEFAULT_HINTS: dict[str, list[str]] = {
     "not_null": ["_dlt_id", "_dlt_root_id", "_dlt_parent_id", "_dlt_list_idx", "_dlt_load_id"],

@@ -12,9 +12,8 @@ and only the columns that are new or changed.
 
 from __future__ import annotations
 
-from typing import Any
+from lakeload.schema.typing import TTable
 
-TTable = dict[str, Any]
 IDENTITY_KEYS = ("name", "parent")  # kept in an entry of a known table, so a reader knows where it belongs
 
 

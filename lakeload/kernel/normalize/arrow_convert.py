@@ -26,8 +26,8 @@ from lakeload.kernel.normalize.coerce import RowCoercer, SchemaFrozenError
 from lakeload.kernel.normalize.row_ids import key_ids_rows
 from lakeload.kernel.normalize.writers import arrow_schema, complete_columns
 from lakeload.schema.naming import NamingConvention
+from lakeload.schema.typing import TTable
 
-TTable = dict[str, Any]
 _ISO_UTC = (
     r"^[1-9]\d{3}-\d{2}-\d{2}T(?:[01]\d|2[0-3]):[0-5]\d:[0-5]\d(?:\.\d{1,6})?"
     r"(?:Z|[+-](?:[01]\d|2[0-3]):[0-5]\d)$"

@@ -25,11 +25,12 @@ from lakeload.kernel.normalize.arrow_lines import LineIndex
 from lakeload.kernel.normalize.arrow_read import NullScan
 from lakeload.kernel.normalize.coerce import RowCoercer
 from lakeload.kernel.normalize.relational import RelationalNormalizer, RootTableSettings
+from lakeload.schema.typing import TTable
 
 if TYPE_CHECKING:
     from lakeload.kernel.normalize.plan import NormalizePlan, Split
 
-TTable = dict[str, Any]
+
 NEVER = 1 << 62  # a record number after every record
 
 

@@ -22,8 +22,8 @@ from lakeload.errors import SchemaError
 from lakeload.kernel.normalize.contract import DISCARD, ContractChecker
 from lakeload.schema import coercion, datatypes
 from lakeload.schema.naming import NamingConvention
+from lakeload.schema.typing import TTable
 
-TTable = dict[str, Any]
 TColumn = dict[str, Any]
 VARIANT_FORMAT = "v_%s"
 MAX_PLANS = 4096  # row shapes remembered per split; past that rows take the exact path

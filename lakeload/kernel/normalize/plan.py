@@ -8,15 +8,14 @@ the package's `NormalizePlan` and its `Split`s, picklable and free of table rows
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import Any
 
 from lakeload.kernel.normalize.contract import ContractSettings
 from lakeload.kernel.normalize.relational import NormalizerSettings
 from lakeload.kernel.normalize.split_io import SourceFile
 from lakeload.kernel.spark.working import WorkingStore
 from lakeload.schema.naming import NamingConvention
+from lakeload.schema.typing import TTable
 
-TTable = dict[str, Any]  # a stored table schema (dlt's shape)
 FRAME_FORMAT = "frame"  # a split that is a Spark DataFrame written as a Parquet folder, normalized by Spark
 
 

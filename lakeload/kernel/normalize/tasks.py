@@ -48,8 +48,8 @@ from lakeload.kernel.normalize.writers import (
     read_staged,
 )
 from lakeload.schema import typed_json
+from lakeload.schema.typing import TTable
 
-TTable = dict[str, Any]
 CONTRACT_ROWS = "a schema contract: rows are checked one by one"
 
 
