@@ -26,6 +26,7 @@ from lakeload.errors import DataValidationError
 from lakeload.extract.resource import Resource
 from lakeload.extract.source import Source
 from lakeload.schema.contract import EVOLVE, ContractSetting, check_contract, contract_for, is_new_table
+from lakeload.schema.typing import TTable
 
 
 @dataclass
@@ -33,11 +34,11 @@ class RootContracts:
     """Root tables checked at extract against the stored schema's tables and the schema's contract."""
 
     schema_name: str
-    stored: dict[str, dict[str, Any]]
+    stored: dict[str, TTable]
     schema_contract: ContractSetting = None  # from the source or run(); stored in the schema's settings
     skipped: set[str] = field(default_factory=set)
 
-    def admit(self, name: str, table: dict[str, Any]) -> bool:
+    def admit(self, name: str, table: TTable) -> bool:
         """Check the root `table` (the manifest's entry, marked in place); False: drop the items of `name`."""
         contract = contract_for({**self.stored, name: table}, name, self.schema_contract)
         if contract == EVOLVE:
@@ -57,7 +58,7 @@ class RootContracts:
         self._hint_columns(name, table, existing or {}, contract["columns"])
         return True
 
-    def _hint_columns(self, name: str, table: dict[str, Any], existing: dict[str, Any], mode: str) -> None:
+    def _hint_columns(self, name: str, table: TTable, existing: TTable, mode: str) -> None:
         if mode == "evolve":
             return
         known = existing.get("columns", {})

@@ -32,6 +32,7 @@ from lakeload.kernel.filesystem.safe_paths import check_schema_name, check_table
 from lakeload.kernel.spark.working import WorkingStore
 from lakeload.schema import typed_json
 from lakeload.schema.naming import NamingConvention
+from lakeload.schema.typing import TTable
 from lakeload.spark.errors import is_spark_error, summarize
 from lakeload.spark.local_paths import local_uri
 from lakeload.storage.packages import EXTRACTED, EXTRACTING, PipelineStorage, new_load_id, write_json_atomic
@@ -195,7 +196,7 @@ class SplitListener(Protocol):
 
     def filling(self) -> None: ...  # a JSONL file holds `FILLING_BYTES`: normalize will have work
 
-    def submit(self, load_id: str, index: int, split: dict[str, Any], tables: dict[str, dict[str, Any]]) -> None: ...
+    def submit(self, load_id: str, index: int, split: dict[str, Any], tables: dict[str, TTable]) -> None: ...
 
     def wait(self) -> None: ...
 
@@ -256,7 +257,7 @@ def extract_resources(
     package = storage.package_dir(EXTRACTING, load_id)
     os.makedirs(package, exist_ok=True)  # marks the package (and its bucket data) for recovery
     data_base = storage.data_base(EXTRACTING, load_id)
-    tables: dict[str, dict[str, Any]] = {}
+    tables: dict[str, TTable] = {}
     on_closed = None
     if listener is not None:
         def on_closed(index: int, split: dict[str, Any]) -> None:
@@ -342,14 +343,14 @@ def extract_resources(
     return result
 
 
-def _table_schemas(name: str, res: Resource, hints: TableHints, naming: NamingConvention) -> list[dict[str, Any]]:
+def _table_schemas(name: str, res: Resource, hints: TableHints, naming: NamingConvention) -> list[TTable]:
     """The tables a resource's hints declare; the cursor column of its incremental gets dlt's `incremental` hint."""
     declared = table_schemas_from_hints(name, res.name, hints, naming)
     declared[0] = mark_cursor(declared[0], res, naming)
     return declared
 
 
-def _declare(tables: dict[str, dict[str, Any]], declared: list[dict[str, Any]], replace: bool) -> None:
+def _declare(tables: dict[str, TTable], declared: list[TTable], replace: bool) -> None:
     """Add a resource's tables (its own, then its nested ones) to the package's; `replace` overwrites them."""
     for table in declared:
         if replace or table["name"] not in tables:
@@ -367,7 +368,7 @@ def _marked_hints(res: Resource, marked: MarkedItem | None) -> TableHints:
 
 
 def _materialize(
-    tables: dict[str, dict[str, Any]], materialized: set[str], res: Resource, marked: MarkedItem | None,
+    tables: dict[str, TTable], materialized: set[str], res: Resource, marked: MarkedItem | None,
     naming: NamingConvention, contracts: RootContracts | None,
 ) -> None:
     """Keep the table of `res` (or of the mark) in the package though it gets no rows; a table name that is a
@@ -382,7 +383,7 @@ def _materialize(
     materialized.add(name)
 
 
-def _drop_unwritten(tables: dict[str, dict[str, Any]], kept: set[str] | frozenset[str]) -> None:
+def _drop_unwritten(tables: dict[str, TTable], kept: set[str] | frozenset[str]) -> None:
     """Forget declared tables (and their nested tables) that got no items and are not in the schema yet."""
     for name in list(tables):
         root = name
@@ -392,7 +393,7 @@ def _drop_unwritten(tables: dict[str, dict[str, Any]], kept: set[str] | frozense
             del tables[name]
 
 
-def _admit(contracts: RootContracts | None, name: str, table: dict[str, Any]) -> None:
+def _admit(contracts: RootContracts | None, name: str, table: TTable) -> None:
     if contracts is not None:
         contracts.admit(name, table)
 

@@ -7,11 +7,12 @@
 
 from __future__ import annotations
 
-from typing import Any
+from typing import Any, cast
 
 from lakeload.errors import ExtractError
 from lakeload.extract.hints import TableHints, columns_dict
 from lakeload.schema.naming import NamingConvention
+from lakeload.schema.typing import TColumn, TTable
 
 # The merge strategies each table format's loader implements (other tables take dlt's fallback). This is the one
 # place that refuses the others: a strategy the Delta loader learns is added here, and nothing else changes.
@@ -19,7 +20,7 @@ MERGE_STRATEGIES_BY_FORMAT: dict[str, tuple[str, ...]] = {"delta": ("upsert", "i
 DEFAULT_MERGE_STRATEGY = "upsert"
 
 
-def table_schemas_from_hints(name: str, resource_name: str, hints: TableHints, naming: NamingConvention) -> list[dict[str, Any]]:
+def table_schemas_from_hints(name: str, resource_name: str, hints: TableHints, naming: NamingConvention) -> list[TTable]:
     """The root table of `hints` and, after it, the nested tables `nested_hints` declares (parents first)."""
     tables = [table_schema_from_hints(name, resource_name, hints, naming)]
     for path, nested in sorted((hints.nested_hints or {}).items(), key=lambda kv: len(_path(kv[0]))):
@@ -42,22 +43,22 @@ def _path(path: str | tuple[str, ...]) -> tuple[str, ...]:
     return (path,) if isinstance(path, str) else tuple(path)
 
 
-def _key_columns(table: dict[str, Any], hints: TableHints, naming: NamingConvention) -> None:
+def _key_columns(table: TTable, hints: TableHints, naming: NamingConvention) -> None:
     """Primary and merge key columns get their hint and, unless a column hint says otherwise, `nullable: false`."""
     for key_hint, keys in (("primary_key", hints.primary_key), ("merge_key", hints.merge_key)):
         for key in keys or ():
             norm = naming.normalize_path(key)
             column = table["columns"].setdefault(norm, {"name": norm})
-            column[key_hint] = True
+            cast(dict[str, Any], column)[key_hint] = True
             column.setdefault("nullable", False)
 
 
-def table_schema_from_hints(name: str, resource_name: str, hints: TableHints, naming: NamingConvention) -> dict[str, Any]:
+def table_schema_from_hints(name: str, resource_name: str, hints: TableHints, naming: NamingConvention) -> TTable:
     """The dlt table definition a resource's hints make (columns normalized, primary key as hints)."""
-    table: dict[str, Any] = {"name": name, "columns": {}, "write_disposition": hints.write_disposition, "resource": resource_name}
+    table: TTable = {"name": name, "columns": {}, "write_disposition": hints.write_disposition, "resource": resource_name}
     for col_name, column in (hints.columns or {}).items():
         norm = naming.normalize_path(col_name)
-        table["columns"][norm] = {**column, "name": norm}
+        table["columns"][norm] = cast(TColumn, {**column, "name": norm})
     _key_columns(table, hints, naming)
     if hints.table_format:
         table["table_format"] = hints.table_format
@@ -77,17 +78,17 @@ def table_schema_from_hints(name: str, resource_name: str, hints: TableHints, na
         table["schema_contract"] = hints.table_contract
     if hints.references:
         table["references"] = [dict(r) for r in hints.references]
-    table.update(hints.additional_table_hints or {})
+    cast(dict[str, Any], table).update(hints.additional_table_hints or {})  # any of dlt's table hints
     return table
 
 
-def merge_supported(table: dict[str, Any]) -> bool:
+def merge_supported(table: TTable) -> bool:
     """Whether the loader implements the merge strategy of `table` (a root table schema) for its table format."""
     supported = MERGE_STRATEGIES_BY_FORMAT.get(table.get("table_format") or "")
     return supported is None or (table.get("x-merge-strategy") or DEFAULT_MERGE_STRATEGY) in supported
 
 
-def check_merge_strategy(table: dict[str, Any]) -> None:
+def check_merge_strategy(table: TTable) -> None:
     """Refuse a merge strategy the table's format does not implement.
 
     Extract calls it when the table gets its first item, as dlt refuses it: defining the resource (or

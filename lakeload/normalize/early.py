@@ -25,6 +25,7 @@ from typing import TYPE_CHECKING, Any
 from lakeload.kernel.normalize.plan import Split
 from lakeload.kernel.normalize.report import SplitReport
 from lakeload.kernel.normalize.tasks import normalize_split
+from lakeload.schema.typing import TTable
 from lakeload.spark.session import run_tasks
 from lakeload.storage.packages import NORMALIZING
 
@@ -89,7 +90,7 @@ class EarlyNormalize:
         with quick_handoff():
             self._spark()
 
-    def submit(self, load_id: str, index: int, split: dict[str, Any], tables: dict[str, dict[str, Any]]) -> None:
+    def submit(self, load_id: str, index: int, split: dict[str, Any], tables: dict[str, TTable]) -> None:
         """Called by extract when split `index` (a closed JSONL file) is complete."""
         if split.get("file_format") != "jsonl":
             return
@@ -99,7 +100,7 @@ class EarlyNormalize:
             self._futures[index] = (os.path.basename(split["path"]), future)
             self._load_id = load_id
 
-    def _run(self, load_id: str, index: int, split: dict[str, Any], tables: dict[str, dict[str, Any]]) -> SplitReport:
+    def _run(self, load_id: str, index: int, split: dict[str, Any], tables: dict[str, TTable]) -> SplitReport:
         spark = self._spark()  # a start is Spark's time, not this task's
         started = time.perf_counter()
         try:
@@ -109,7 +110,7 @@ class EarlyNormalize:
                 self._busy.append((started, time.perf_counter()))
 
     def _pass_one(
-        self, spark: SparkSession, load_id: str, index: int, split: dict[str, Any], tables: dict[str, dict[str, Any]]
+        self, spark: SparkSession, load_id: str, index: int, split: dict[str, Any], tables: dict[str, TTable]
     ) -> SplitReport:
         normalizer = self._normalizer()
         schema = copy.deepcopy(self._schema)

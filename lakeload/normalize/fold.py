@@ -9,15 +9,16 @@ Parquet files of the vectorized path already fit their final table.
 from __future__ import annotations
 
 import copy
-from typing import Any
+from typing import Any, cast
 
 from lakeload.errors import DataValidationError
 from lakeload.kernel.normalize.plan import NormalizePlan, Split
 from lakeload.kernel.normalize.report import SplitReport
 from lakeload.kernel.normalize.writers import arrow_schema, complete_columns, schema_signature
+from lakeload.schema.typing import TTable
 
 
-def conflicts(tables: dict[str, dict[str, Any]], result: SplitReport) -> list[str]:
+def conflicts(tables: dict[str, TTable], result: SplitReport) -> list[str]:
     """Columns a split typed otherwise than the schema folded from the splits before it (`table.column: a vs b`)."""
     found = []
     for table_name, added in result["added"].items():
@@ -31,7 +32,7 @@ def conflicts(tables: dict[str, dict[str, Any]], result: SplitReport) -> list[st
 
 
 def contract_conflicts(
-    plan: NormalizePlan, stored: set[str], tables: dict[str, dict[str, Any]], result: SplitReport
+    plan: NormalizePlan, stored: set[str], tables: dict[str, TTable], result: SplitReport
 ) -> list[str]:
     """Tables a split took for new (any column allowed) that an earlier split of the package had created already."""
     if plan.contracts is None:
@@ -53,12 +54,12 @@ def raise_violation(plan: NormalizePlan, result: SplitReport) -> None:
         )
 
 
-def fold(tables: dict[str, dict[str, Any]], result: SplitReport) -> None:
+def fold(tables: dict[str, TTable], result: SplitReport) -> None:
     """Add a split's new tables and columns to `tables`, in the split's order (the sequential normalizer's)."""
     for table_name in result["new_tables"]:
         if table_name not in tables:
             local = result["tables"][table_name]
-            tables[table_name] = {k: copy.deepcopy(v) for k, v in local.items() if k != "columns"}
+            tables[table_name] = cast(TTable, {k: copy.deepcopy(v) for k, v in local.items() if k != "columns"})
             tables[table_name]["columns"] = {}
     for table_name, added in result["added"].items():
         columns = tables[table_name]["columns"]
@@ -73,7 +74,7 @@ def fold(tables: dict[str, dict[str, Any]], result: SplitReport) -> None:
 
 
 def settle_drafts(
-    tables: dict[str, dict[str, Any]], drafts: list[tuple[Split, dict[str, Any]]], final: list[dict[str, Any]],
+    tables: dict[str, TTable], drafts: list[tuple[Split, dict[str, Any]]], final: list[dict[str, Any]],
     jobs: list[dict[str, Any]],
 ) -> None:
     """Keep the draft files whose columns and types are their table's final ones; finalize the others."""

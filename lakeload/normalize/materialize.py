@@ -13,7 +13,7 @@ Example (in normalize, with the package's `plan`, `schema` and the `files` its s
 from __future__ import annotations
 
 import uuid
-from typing import Any
+from typing import Any, cast
 
 import lakeload.kernel.spark.working as wio
 from lakeload.kernel.filesystem.safe_paths import check_table_name
@@ -26,6 +26,7 @@ from lakeload.kernel.normalize.writers import (
     file_extension,
 )
 from lakeload.schema.schema import DEFAULT_HINTS, Schema
+from lakeload.schema.typing import TColumn, TTable
 
 SYSTEM_COLUMNS = ("_dlt_load_id", "_dlt_id")  # what dlt's normalizer adds to a root table, in its order
 
@@ -43,15 +44,15 @@ def write_materialized(plan: NormalizePlan, schema: Schema, names: list[str], fi
     return written
 
 
-def _add_system_columns(table: dict[str, Any], default_hints: dict[str, list[str]]) -> None:
+def _add_system_columns(table: TTable, default_hints: dict[str, list[str]]) -> None:
     hints = _compile_hints(default_hints)
     for name in SYSTEM_COLUMNS:
         if name in table["columns"]:
             continue
-        column: dict[str, Any] = {"name": name, "data_type": "text", "nullable": True}
+        column: TColumn = {"name": name, "data_type": "text", "nullable": True}
         for hint, patterns in hints:
             if _matches(patterns, name):
-                column.update({"nullable": False} if hint == "not_null" else {hint: True})
+                cast(dict[str, Any], column).update({"nullable": False} if hint == "not_null" else {hint: True})
         table["columns"][name] = column
 
 

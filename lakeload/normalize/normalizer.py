@@ -23,7 +23,7 @@ import os
 import time
 from collections.abc import Callable
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, cast
 
 import lakeload.kernel.spark.working as wio
 from lakeload.errors import NormalizeError
@@ -46,6 +46,7 @@ from lakeload.schema.schema import (
     schema_max_nesting,
 )
 from lakeload.schema.schema_update import schema_update
+from lakeload.schema.typing import TTable
 from lakeload.spark.session import run_tasks
 from lakeload.storage.packages import (
     EXTRACTED,
@@ -72,17 +73,17 @@ class NormalizeResult:
     files: int = 0
     schema_version: int = 0
     elapsed: float = 0.0
-    schema_update: dict[str, dict[str, Any]] = field(default_factory=dict)  # dlt's: the tables/columns it changed
+    schema_update: dict[str, TTable] = field(default_factory=dict)  # dlt's: the tables/columns it changed
     row_path_splits: dict[str, int] = field(default_factory=dict)  # why plain JSON splits left the Arrow path: count
 
 
-def _apply_table_hints(schema: Schema, tables: dict[str, dict[str, Any]]) -> None:
+def _apply_table_hints(schema: Schema, tables: dict[str, TTable]) -> None:
     for table in tables.values():
         existing = schema.tables.get(table["name"])
         if existing is None:
             schema.update_table(copy.deepcopy(table))
             continue
-        partial = {k: v for k, v in table.items() if k != "columns"}
+        partial = cast(TTable, {k: v for k, v in table.items() if k != "columns"})
         partial["columns"] = {}
         for name, col in table.get("columns", {}).items():
             known = existing["columns"].get(name, {})
@@ -91,7 +92,7 @@ def _apply_table_hints(schema: Schema, tables: dict[str, dict[str, Any]]) -> Non
         schema.update_table(copy.deepcopy(partial))
 
 
-def _root_settings(schema: Schema, tables: dict[str, dict[str, Any]], max_nesting: int | None) -> dict[str, RootTableSettings]:
+def _root_settings(schema: Schema, tables: dict[str, TTable], max_nesting: int | None) -> dict[str, RootTableSettings]:
     """Each root table's settings; its nesting limit is its own, else the destination's (`max_nesting`, a sink's),
     else the source's (`schema_max_nesting`), dlt's order."""
     roots = {}
@@ -114,7 +115,7 @@ def _root_settings(schema: Schema, tables: dict[str, dict[str, Any]], max_nestin
     return roots
 
 
-def _without_occurrence(tables: dict[str, dict[str, Any]]) -> dict[str, dict[str, Any]]:
+def _without_occurrence(tables: dict[str, TTable]) -> dict[str, TTable]:
     """The tables without the package-only occurrence column of Delta merge tables."""
     for table in tables.values():
         table["columns"].pop(C_OCCURRENCE, None)
@@ -124,7 +125,7 @@ def _without_occurrence(tables: dict[str, dict[str, Any]]) -> dict[str, dict[str
 TABLE_FILE_FORMATS = frozenset({"jsonl", "parquet", "csv"})
 
 
-def _root_formats(schema: Schema, tables: dict[str, dict[str, Any]], file_format: str) -> dict[str, str]:
+def _root_formats(schema: Schema, tables: dict[str, TTable], file_format: str) -> dict[str, str]:
     """Delta tables are always written as parquet, whatever the package's file format; a table whose schema names
     a file format (`file_format`, where `run(loader_file_format=...)` leaves it) keeps it in later loads, as in dlt."""
     delta = [name for name in tables if schema.tables[name].get("table_format") == "delta"]
@@ -149,7 +150,7 @@ def _json_columns(schema: Schema) -> dict[str, frozenset[str]]:
     return found
 
 
-def _clean_evolve_once(tables: dict[str, dict[str, Any]]) -> None:
+def _clean_evolve_once(tables: dict[str, TTable]) -> None:
     """A table's first normalize may add any column (`evolve-columns-once`); later ones follow its contract."""
     for table in tables.values():
         marks = table.get("x-normalizer")
@@ -254,7 +255,7 @@ class Normalizer:
         plan.working = self.storage.working
         return out_dir, out_base
 
-    def plan(self, load_id: str, schema: Schema, tables: dict[str, dict[str, Any]], splits: list[Split]) -> NormalizePlan:
+    def plan(self, load_id: str, schema: Schema, tables: dict[str, TTable], splits: list[Split]) -> NormalizePlan:
         """What the normalize tasks of `splits` need; the root `tables` (extract's hints) are applied to `schema`."""
         _apply_table_hints(schema, tables)
         settings = NormalizerSettings(

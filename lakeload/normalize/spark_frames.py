@@ -26,7 +26,7 @@ from __future__ import annotations
 import copy
 from collections.abc import Callable
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, cast
 
 from lakeload.errors import NormalizeError
 from lakeload.kernel.normalize.coerce import VARIANT_FORMAT, RowCoercer
@@ -48,7 +48,7 @@ from lakeload.kernel.normalize.report import SplitReport, split_report
 from lakeload.kernel.normalize.row_ids import ID_LENGTH_BYTES, key_ids_array, nested_ids_array
 from lakeload.normalize.spark_types import WIDENING, leaf_column, widen
 from lakeload.schema.contract import is_new_table
-from lakeload.schema.typing import TTable
+from lakeload.schema.typing import TColumn, TTable
 
 if TYPE_CHECKING:
     from pyspark.sql import Column, DataFrame
@@ -130,10 +130,10 @@ class FramePlan:
 Entries = list[tuple[str, "DataType", "Column"]]
 
 
-def _complete(column: dict[str, Any], props: dict[str, Any]) -> None:
+def _complete(column: TColumn, props: dict[str, Any]) -> None:
     """Precision, scale and time zone of the Spark type, unless the column's hints set them."""
     for key, value in props.items():
-        column.setdefault(key, value)
+        cast(dict[str, Any], column).setdefault(key, value)
 
 
 class FramePlanner:

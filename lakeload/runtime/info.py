@@ -15,6 +15,7 @@ from typing import Any
 
 from lakeload.config.credentials import url_without_password
 from lakeload.runtime.jobs import LoadJobInfo, job_infos
+from lakeload.schema.typing import TTable
 
 
 def _now() -> datetime:
@@ -41,7 +42,7 @@ class PackageInfo:
     state: str = "loaded"
     created_at: str | None = None
     spark_tasks: int = 0  # normalize's Spark tasks (one per extracted split)
-    schema_update: dict[str, dict[str, Any]] = field(default_factory=dict)  # tables/columns normalize added or changed
+    schema_update: dict[str, TTable] = field(default_factory=dict)  # tables/columns normalize added or changed
     row_path_splits: dict[str, int] = field(default_factory=dict)  # plain JSON splits normalized row by row, by reason
 
     @property

@@ -11,9 +11,11 @@ from __future__ import annotations
 import base64
 import gzip
 from collections.abc import Callable
-from typing import Any, Literal
+from typing import Any, Literal, cast
 
 import pyarrow as pa
+
+from lakeload.schema.typing import TColumn
 
 DEFAULT_DECIMAL_PRECISION = (38, 9)
 WEI_PRECISION = (78, 0)
@@ -89,9 +91,9 @@ def nested_type(text: str) -> pa.DataType:
     return pa.ipc.read_schema(pa.BufferReader(raw)).field(0).type
 
 
-def column_arrow_type(column: dict[str, Any]) -> pa.DataType:
+def column_arrow_type(column: TColumn) -> pa.DataType:
     """The Arrow type of a complete dlt column: a `json` column with `x-nested-type` keeps its Arrow type."""
-    text = column.get(NESTED_TYPE_HINT)
+    text = cast(dict[str, Any], column).get(NESTED_TYPE_HINT)
     if column["data_type"] == "json" and text:
         return nested_type(text)
     return to_arrow_type(column["data_type"], column.get("precision"), column.get("scale"), column.get("timezone", True))

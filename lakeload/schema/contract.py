@@ -24,6 +24,7 @@ from __future__ import annotations
 from typing import Any, Literal, TypedDict, cast, get_args
 
 from lakeload.errors import SchemaError
+from lakeload.schema.typing import TTable
 
 ContractMode = Literal["evolve", "discard_value", "freeze", "discard_row"]
 ContractEntity = Literal["tables", "columns", "data_type"]
@@ -77,7 +78,7 @@ def expand_contract(setting: ContractSetting, default: SchemaContract | None = N
     return cast(SchemaContract, expanded)
 
 
-def contract_for(tables: dict[str, dict[str, Any]], table_name: str, schema_setting: ContractSetting) -> SchemaContract:
+def contract_for(tables: dict[str, TTable], table_name: str, schema_setting: ContractSetting) -> SchemaContract:
     """The contract of `table_name`: its own, the nearest ancestor's, else the schema's (dlt's inheritance).
 
     `_dlt*` tables always evolve.
@@ -95,12 +96,12 @@ def contract_for(tables: dict[str, dict[str, Any]], table_name: str, schema_sett
     return expand_contract(schema_setting)
 
 
-def is_new_table(table: dict[str, Any] | None) -> bool:
+def is_new_table(table: TTable | None) -> bool:
     """dlt's rule: a table is new until it has a typed (complete) column."""
     return table is None or not any(c.get("data_type") for c in table.get("columns", {}).values())
 
 
-def any_contract(tables: dict[str, dict[str, Any]], schema_setting: ContractSetting) -> bool:
+def any_contract(tables: dict[str, TTable], schema_setting: ContractSetting) -> bool:
     """Whether any table (or the schema) has a contract other than all-`evolve`."""
     if expand_contract(schema_setting) != EVOLVE:
         return True

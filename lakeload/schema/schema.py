@@ -10,17 +10,16 @@ import base64
 import copy
 import hashlib
 from collections.abc import Iterator
-from typing import Any
+from typing import Any, cast
 
 import orjson
 
 from lakeload.errors import TableNotFoundError
-from lakeload.schema.typing import TTable
+from lakeload.schema.typing import TColumn, TTable
 
 ENGINE_VERSION = 11
 DLT_TABLE_PREFIX = "_dlt"
 
-TColumn = dict[str, Any]
 
 DEFAULT_HINTS: dict[str, list[str]] = {
     "not_null": ["_dlt_id", "_dlt_root_id", "_dlt_parent_id", "_dlt_list_idx", "_dlt_load_id"],
@@ -32,7 +31,7 @@ DEFAULT_HINTS: dict[str, list[str]] = {
 
 
 def _col(name: str, data_type: str, nullable: bool, description: str | None = None, **hints: Any) -> TColumn:
-    column: TColumn = {"name": name, "data_type": data_type, "nullable": nullable, **hints}
+    column = cast(TColumn, {"name": name, "data_type": data_type, "nullable": nullable, **hints})
     if description:
         column["description"] = description
     return column
@@ -93,7 +92,7 @@ def _system_tables() -> dict[str, TTable]:
         "resource": "_dlt_pipeline_state",
         "x-normalizer": {"seen-data": True},
     }
-    return {"_dlt_version": version, "_dlt_loads": loads, "_dlt_pipeline_state": state}
+    return {"_dlt_version": cast(TTable, version), "_dlt_loads": cast(TTable, loads), "_dlt_pipeline_state": cast(TTable, state)}
 
 
 # dlt imports the module named here when it attaches to a bucket (`sync_destination`): it must be dlt's own,
@@ -287,21 +286,22 @@ class Schema:
         if table is None:
             table = {"name": name, "columns": {}}
             self.tables[name] = table
+        hints = cast(dict[str, Any], table)  # any of dlt's table hints, by name
         for key, value in partial.items():
             if key == "columns":
                 continue
             if key == "x-normalizer":
-                table.setdefault(key, {}).update(value)
+                hints.setdefault(key, {}).update(value)
             else:
-                table[key] = value
+                hints[key] = value
         columns = table["columns"]
         for col_name, column in partial.get("columns", {}).items():
             if col_name in columns and not is_complete_column(columns[col_name]) and is_complete_column(column):
-                columns[col_name] = {**columns.pop(col_name), **column}  # completed: moves to the end, as in dlt
+                columns[col_name] = cast(TColumn, {**columns.pop(col_name), **column})  # completed: moves to the end, as in dlt
             elif col_name in columns:
                 columns[col_name].update(column)
             else:
-                columns[col_name] = dict(column)
+                columns[col_name] = cast(TColumn, dict(column))
 
     def data_tables(self, seen_data_only: bool = False) -> list[TTable]:
         """Tables that hold user data (not `_dlt_*`), in schema order."""

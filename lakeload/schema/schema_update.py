@@ -12,6 +12,8 @@ and only the columns that are new or changed.
 
 from __future__ import annotations
 
+from typing import Any, cast
+
 from lakeload.schema.typing import TTable
 
 IDENTITY_KEYS = ("name", "parent")  # kept in an entry of a known table, so a reader knows where it belongs
@@ -32,5 +34,5 @@ def schema_update(before: dict[str, TTable], after: dict[str, TTable]) -> dict[s
         old_columns = known.get("columns", {})
         changed = {c: col for c, col in table.get("columns", {}).items() if old_columns.get(c) != col}
         if changed:
-            update[name] = {**{k: table[k] for k in IDENTITY_KEYS if k in table}, "columns": changed}
+            update[name] = cast(TTable, {**{k: cast(dict[str, Any], table)[k] for k in IDENTITY_KEYS if k in table}, "columns": changed})
     return update

@@ -41,6 +41,7 @@ TColumnSchema = TypedDict(
         "incremental": bool,
         "variant": bool,
         "x-normalizer": dict[str, Any],
+        "x-nested-type": str,
     },
     total=False,
 )
@@ -63,6 +64,7 @@ TTableSchema = TypedDict(
         "x-merge-strategy": str,
         "x-replace-strategy": str,
         "x-incremental": Any,
+        "references": list[dict[str, Any]],
     },
     total=False,
 )
@@ -81,4 +83,5 @@ class TStoredSchema(TypedDict, total=False):
     normalizers: dict[str, Any]
 
 
-TTable = dict[str, Any]  # a stored table schema (dlt's shape): becomes `TTableSchema` (see the module docstring)
+TTable = TTableSchema
+TColumn = TColumnSchema

@@ -34,9 +34,10 @@ import hashlib
 import logging
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
 from lakeload.delta.tables import open_delta_table
+from lakeload.schema.typing import TColumn
 from lakeload.sql.views import describe_source, empty_select, project_columns, quote_ident
 
 logger = logging.getLogger("lakeload.sql")
@@ -98,7 +99,7 @@ def unregister(con: duckdb.DuckDBPyConnection, snapshot: DeltaSnapshot | None) -
         con.unregister(snapshot.registered_name)
 
 
-def view_select(con: duckdb.DuckDBPyConnection, columns: Sequence[dict[str, Any]],
+def view_select(con: duckdb.DuckDBPyConnection, columns: Sequence[TColumn],
                 snapshot: DeltaSnapshot | None) -> str:
     """The SELECT of a Delta table's view: the schema's columns, cast to the schema types, from the snapshot
     (registered on `con` here); an empty select when the table has not been created yet."""

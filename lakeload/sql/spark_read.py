@@ -22,6 +22,7 @@ import pyarrow as pa
 
 from lakeload.destinations.impl.filesystem.client import fsspec_kwargs
 from lakeload.kernel.sql.read import ReadPayload, read_batches
+from lakeload.schema.typing import TColumn
 from lakeload.spark.pandas_warning import map_in_arrow
 from lakeload.spark.session_kind import default_parallelism
 from lakeload.sql.types import spark_type
@@ -34,7 +35,7 @@ if TYPE_CHECKING:
     from lakeload.sql.client import FilesystemSqlClient
 
 
-def arrow_type(column: dict[str, Any]) -> pa.DataType:
+def arrow_type(column: TColumn) -> pa.DataType:
     """The Arrow type matching `spark_type(column)`. Example: `arrow_type({"data_type": "wei"})` -> decimal128(38, 0)."""
     from pyspark.sql import types as T
 
@@ -49,13 +50,13 @@ def arrow_type(column: dict[str, Any]) -> pa.DataType:
     return simple.get(type(spark), pa.string())
 
 
-def spark_schema(columns: Sequence[dict[str, Any]]) -> StructType:
+def spark_schema(columns: Sequence[TColumn]) -> StructType:
     from pyspark.sql import types as T
 
     return T.StructType([T.StructField(c["name"], spark_type(c), True) for c in columns])
 
 
-def _typed(frame: DataFrame, columns: Sequence[dict[str, Any]], base64_binary: bool) -> DataFrame:
+def _typed(frame: DataFrame, columns: Sequence[TColumn], base64_binary: bool) -> DataFrame:
     """Select the schema's columns from `frame` (strings or native types), cast to their Spark types."""
     from pyspark.sql import functions as F
 
@@ -87,7 +88,7 @@ def _csv_header(path: str) -> tuple[str, ...]:
         return tuple(next(csv.reader(f), []))
 
 
-def _read_local(spark: SparkSession, fmt: str, paths: list[str], columns: Sequence[dict[str, Any]]) -> DataFrame:
+def _read_local(spark: SparkSession, fmt: str, paths: list[str], columns: Sequence[TColumn]) -> DataFrame:
     uris = ["file://" + p for p in paths]
     if fmt == "parquet":
         return _typed(spark.read.option("mergeSchema", "true").parquet(*uris), columns, base64_binary=False)
@@ -130,7 +131,7 @@ def read_table(spark: SparkSession, client: FilesystemSqlClient, table: str) -> 
     return functools.reduce(lambda a, b: a.unionByName(b), frames)
 
 
-def _read_delta(spark: SparkSession, client: FilesystemSqlClient, table: str, columns: Sequence[dict[str, Any]]) -> DataFrame:
+def _read_delta(spark: SparkSession, client: FilesystemSqlClient, table: str, columns: Sequence[TColumn]) -> DataFrame:
     """A Delta table at the snapshot its view reads (or the current one): files from the log, read on the executors."""
     from deltalake import DeltaTable
 
@@ -153,7 +154,7 @@ def _read_delta(spark: SparkSession, client: FilesystemSqlClient, table: str, co
 
 
 def _read_on_executors(spark: SparkSession, client: FilesystemSqlClient, files: list[str],
-                       columns: Sequence[dict[str, Any]]) -> DataFrame:
+                       columns: Sequence[TColumn]) -> DataFrame:
     """Read `files` inside `mapInArrow` with fsspec + pyarrow (credentials travel in the pickled payload)."""
     config = client.client.config
     payload = ReadPayload(

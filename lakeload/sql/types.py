@@ -8,7 +8,9 @@
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
+
+from lakeload.schema.typing import TColumn
 
 if TYPE_CHECKING:
     from pyspark.sql.types import DataType as SparkDataType
@@ -35,7 +37,7 @@ def _integer(precision: int | None) -> str:
     return "HUGEINT"
 
 
-def _timestamp(column: dict[str, Any]) -> str:
+def _timestamp(column: TColumn) -> str:
     if column.get("timezone", True):
         return "TIMESTAMP WITH TIME ZONE"  # DuckDB has no precision for TIMESTAMPTZ
     precision = column.get("precision")
@@ -46,7 +48,7 @@ def _timestamp(column: dict[str, Any]) -> str:
     return "TIMESTAMP_MS" if precision <= 3 else "TIMESTAMP" if precision <= 6 else "TIMESTAMP_NS"
 
 
-def _decimal(column: dict[str, Any]) -> str:
+def _decimal(column: TColumn) -> str:
     precision, scale = column.get("precision"), column.get("scale")
     if precision is None:
         precision, scale = DEFAULT_DECIMAL
@@ -55,7 +57,7 @@ def _decimal(column: dict[str, Any]) -> str:
     return f"DECIMAL({precision},{scale})"
 
 
-def duckdb_type(column: dict[str, Any]) -> str:
+def duckdb_type(column: TColumn) -> str:
     """The DuckDB type of a schema column (`wei` -> `DECIMAL(38,0)`, `bigint` by precision in bits).
 
     >>> duckdb_type({"name": "n", "data_type": "bigint", "precision": 32})
@@ -75,7 +77,7 @@ def duckdb_type(column: dict[str, Any]) -> str:
     return "VARCHAR"  # unknown types are read as text rather than failing the view
 
 
-def spark_type(column: dict[str, Any]) -> SparkDataType:
+def spark_type(column: TColumn) -> SparkDataType:
     """The Spark type of a schema column; `time` and `json` are strings, `wei` is DECIMAL(38,0).
 
     >>> spark_type({"name": "ts", "data_type": "timestamp"}).simpleString()

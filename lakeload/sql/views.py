@@ -16,9 +16,10 @@ import shutil
 import tempfile
 import weakref
 from collections.abc import Sequence
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
 from lakeload.kernel.filesystem.protocols import SFTP_PROTOCOLS
+from lakeload.schema.typing import TColumn
 from lakeload.sql.types import WEI_DUCKDB, duckdb_type
 
 if TYPE_CHECKING:
@@ -108,13 +109,13 @@ def describe_source(con: duckdb.DuckDBPyConnection, source: str) -> dict[str, st
     return {str(r[0]): str(r[1]) for r in rows}
 
 
-def empty_select(columns: Sequence[dict[str, Any]]) -> str:
+def empty_select(columns: Sequence[TColumn]) -> str:
     """A query with no rows and the table's columns (for a table that has no files yet)."""
     items = [f"CAST(NULL AS {duckdb_type(c)}) AS {quote_ident(c['name'])}" for c in columns]
     return f"SELECT {', '.join(items)} WHERE false"
 
 
-def project_columns(columns: Sequence[dict[str, Any]], present: dict[str, str], source: str) -> str:
+def project_columns(columns: Sequence[TColumn], present: dict[str, str], source: str) -> str:
     """Select the schema's columns from `source`: cast to the schema type, NULL when no file has the column."""
     items = []
     for column in columns:
@@ -130,13 +131,13 @@ def project_columns(columns: Sequence[dict[str, Any]], present: dict[str, str], 
     return f"SELECT {', '.join(items)} FROM {source}"
 
 
-def parquet_select(con: duckdb.DuckDBPyConnection, columns: Sequence[dict[str, Any]], paths: Sequence[str]) -> str:
+def parquet_select(con: duckdb.DuckDBPyConnection, columns: Sequence[TColumn], paths: Sequence[str]) -> str:
     """`read_parquet([...], union_by_name=true)`, columns cast to the schema types where the files differ."""
     source = f"read_parquet({_file_list(paths)}, union_by_name=true)"
     return project_columns(columns, describe_source(con, source), source)
 
 
-def jsonl_select(columns: Sequence[dict[str, Any]], paths: Sequence[str]) -> str:
+def jsonl_select(columns: Sequence[TColumn], paths: Sequence[str]) -> str:
     """`read_json([...], format='newline_delimited', columns={...})`; binary columns are base64-decoded."""
     types = {c["name"]: ("VARCHAR" if c.get("data_type") == "binary" else duckdb_type(c)) for c in columns}
     source = f"read_json({_file_list(paths)}, format='newline_delimited', columns={_struct(types)})"
@@ -148,7 +149,7 @@ def jsonl_select(columns: Sequence[dict[str, Any]], paths: Sequence[str]) -> str
     return f"SELECT {', '.join(items)} FROM {source}"
 
 
-def csv_select(con: duckdb.DuckDBPyConnection, columns: Sequence[dict[str, Any]], paths: Sequence[str]) -> str:
+def csv_select(con: duckdb.DuckDBPyConnection, columns: Sequence[TColumn], paths: Sequence[str]) -> str:
     """`read_csv([...], union_by_name=true, header=true, types={...})` over the columns the files have."""
     files = _file_list(paths)
     present = describe_source(con, f"read_csv({files}, union_by_name=true, header=true, all_varchar=true)")
@@ -162,7 +163,7 @@ def csv_select(con: duckdb.DuckDBPyConnection, columns: Sequence[dict[str, Any]]
     return project_columns(columns, types, source)
 
 
-def view_select(con: duckdb.DuckDBPyConnection, columns: Sequence[dict[str, Any]], paths: Sequence[str]) -> str:
+def view_select(con: duckdb.DuckDBPyConnection, columns: Sequence[TColumn], paths: Sequence[str]) -> str:
     """The SELECT of a table's view over `paths` (DuckDB paths); several formats are combined with UNION ALL.
 
     >>> view_select(None, [{"name": "id", "data_type": "bigint"}], ["/b/ds/t/1.a.jsonl.gz"])  # doctest: +ELLIPSIS

@@ -21,6 +21,7 @@ from lakeload.extract.incremental.cursor import parse_cursor_path
 from lakeload.extract.incremental.incremental import Incremental
 from lakeload.extract.incremental.items import filter_item
 from lakeload.kernel.spark.incremental import KeyHint
+from lakeload.schema.typing import TTable
 
 _UNSET = object()
 
@@ -148,7 +149,7 @@ def filter_items(items: Iterator[Any], live: Incremental[Any], close_source: Cal
             yield kept
 
 
-def mark_cursor(table: dict[str, Any], resource: Any, naming: Any) -> dict[str, Any]:
+def mark_cursor(table: TTable, resource: Any, naming: Any) -> TTable:
     """`table` (a dlt table schema) with its incremental cursor column hinted `incremental: True`, as dlt does
     when the cursor path is a plain column name."""
     incremental = resource.incremental

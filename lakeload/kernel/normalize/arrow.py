@@ -59,6 +59,7 @@ from lakeload.kernel.normalize.writers import (
     write_ipc,
 )
 from lakeload.schema.datatypes import JSONL_OPTIONS, jsonl_default
+from lakeload.schema.typing import TTable
 
 if TYPE_CHECKING:
     from lakeload.kernel.normalize.plan import NormalizePlan, Split
@@ -228,7 +229,7 @@ class _Run:
         return out
 
     def _table(
-        self, part: Part | None, columns: dict[str, pa.Array], python: list[tuple[int, dict[str, Any]]], table: dict[str, Any]
+        self, part: Part | None, columns: dict[str, pa.Array], python: list[tuple[int, dict[str, Any]]], table: TTable
     ) -> pa.Table:
         """The rows of one table in dlt's order: the Arrow rows of `part` and the Python records' rows."""
         complete = complete_columns(table)

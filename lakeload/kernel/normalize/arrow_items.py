@@ -13,7 +13,7 @@ from __future__ import annotations
 
 import copy
 from collections.abc import Callable, Iterator
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, cast
 
 import numpy as np
 import pyarrow as pa
@@ -34,6 +34,7 @@ from lakeload.kernel.normalize.report import SplitReport, split_report
 from lakeload.kernel.normalize.row_ids import key_ids_rows, random_ids
 from lakeload.kernel.normalize.writers import TableFileWriter, complete_columns, schema_signature, write_ipc
 from lakeload.schema.arrow_types import column_arrow_type, data_type_of
+from lakeload.schema.typing import TColumn
 
 if TYPE_CHECKING:
     from lakeload.kernel.normalize.plan import NormalizePlan, Split
@@ -90,7 +91,7 @@ class _ArrowItems:
         for f in schema:
             found = data_type_of(f.type)
             if found is not None:
-                column = {"name": self.names[f.name], **fit_filesystem(found), "nullable": f.nullable}
+                column = cast(TColumn, {"name": self.names[f.name], **fit_filesystem(found), "nullable": f.nullable})
                 self.coercer.add_typed_column(self.table, column)
         system = {C_DLT_LOAD_ID: plan.load_id, C_DLT_ID: "", **({C_OCCURRENCE: 0} if self.root.occurrence else {})}
         self.coercer.coerce_row(self.table, None, system)  # the `_dlt_*` columns, typed and hinted as for records

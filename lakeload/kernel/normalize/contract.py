@@ -19,6 +19,7 @@ from dataclasses import dataclass, field
 from typing import Any, TypedDict
 
 from lakeload.schema.contract import ContractSetting, SchemaContract, contract_for, is_new_table
+from lakeload.schema.typing import TTable
 
 C_DLT_ID = "_dlt_id"
 C_DLT_PARENT_ID = "_dlt_parent_id"
@@ -56,7 +57,7 @@ class ContractChecker:
     """Decides, for one split, which new tables, columns and variants a row may create."""
 
     settings: ContractSettings
-    tables: dict[str, dict[str, Any]]
+    tables: dict[str, TTable]
     arrow: bool = False  # rows of Arrow/pandas items: a dropped column drops a row only when it has a value there
     filtered_tables: set[str] = field(default_factory=set)
     filtered_columns: dict[str, dict[str, str]] = field(default_factory=dict)
@@ -135,6 +136,6 @@ class ContractChecker:
         return mode
 
 
-def table_was_new(tables: dict[str, dict[str, Any]], table_name: str) -> bool:
+def table_was_new(tables: dict[str, TTable], table_name: str) -> bool:
     """dlt's `is_new_table` for the table a row goes to, before the row changes it."""
     return is_new_table(tables.get(table_name))

@@ -22,8 +22,8 @@ from lakeload.kernel.filesystem.safe_paths import check_table_name
 from lakeload.kernel.normalize.tasks import conform
 from lakeload.kernel.normalize.writers import TableFileWriter, arrow_schema, file_extension
 from lakeload.kernel.spark.working import WorkingStore
+from lakeload.schema.typing import TColumn
 
-TColumn = dict[str, Any]
 META_SCHEMA = "result string"
 
 

@@ -12,13 +12,14 @@ from __future__ import annotations
 from typing import Any, TypedDict
 
 from lakeload.kernel.normalize.contract import Violation
+from lakeload.schema.typing import TTable
 
 
 class _SplitReport(TypedDict):
     split: int  # the split's index in the package
     new_tables: list[str]  # tables this split created, in order
     added: dict[str, list[str]]  # table -> columns added or completed, in order
-    tables: dict[str, dict[str, Any]]  # the touched tables' schemas (dlt's table dicts) as this split left them
+    tables: dict[str, TTable]  # the touched tables' schemas (dlt's table dicts) as this split left them
     row_counts: dict[str, int]
     null_only: dict[str, list[str]]  # table -> columns seen with nulls only
     collisions: dict[str, dict[str, list[str]]]  # table -> column -> the record keys that normalize to it
@@ -32,7 +33,7 @@ class SplitReport(_SplitReport, total=False):
 
 
 def split_report(
-    split: int, *, new_tables: list[str], added: dict[str, list[str]], tables: dict[str, dict[str, Any]],
+    split: int, *, new_tables: list[str], added: dict[str, list[str]], tables: dict[str, TTable],
     row_counts: dict[str, int], null_only: dict[str, list[str]] | None = None,
     collisions: dict[str, dict[str, list[str]]] | None = None, violation: Violation | None = None,
     discarded_rows: int = 0, files: list[dict[str, Any]] | None = None,

@@ -24,8 +24,8 @@ import lakeload.kernel.spark.working as wio
 from lakeload.errors import IntegerOutOfRangeError
 from lakeload.schema import datatypes
 from lakeload.schema.arrow_types import column_arrow_type
+from lakeload.schema.typing import TColumn, TTable
 
-TColumn = dict[str, Any]
 FLUSH_ROWS = 20_000
 FILE_FORMATS = ("jsonl", "parquet", "csv")
 
@@ -39,7 +39,7 @@ def file_extension(file_format: str, compressed: bool) -> str:
     return f"{file_format}.gz" if compressed else file_format
 
 
-def complete_columns(table: dict[str, Any]) -> dict[str, TColumn]:
+def complete_columns(table: TTable) -> dict[str, TColumn]:
     """The columns of a table that have a data type, in schema order."""
     return {n: c for n, c in table["columns"].items() if c.get("data_type")}
 
@@ -208,7 +208,7 @@ class TableFileWriter:
 class ArrowChunkWriter:
     """Stages rows of one table as Arrow IPC files, each in the table's columns at flush time."""
 
-    def __init__(self, stem: str, table: str, tables: dict[str, dict[str, Any]]) -> None:
+    def __init__(self, stem: str, table: str, tables: dict[str, TTable]) -> None:
         self.stem = stem
         self.table = table
         self.tables = tables  # the split's live local schema: grows while rows are coerced
