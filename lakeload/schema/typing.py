@@ -2,9 +2,8 @@
 names: `TColumnSchema`, `TTableSchema`, `TStoredSchema`), so that a table or a column is a typed contract between
 extract, normalize (on executors) and load, not a bare dict.
 
-`TTable`, the one alias the modules use for a table today, is still a plain dict: moving its users to
-`TTableSchema` (about 50 signatures, and the JSON read back from packages) is the next step of issue 33's typed
-contracts.
+`TTable` and `TColumn` are the short names the modules use. A hint named by a variable (`column[hint] = True`)
+goes through `cast(dict[str, Any], ...)`: dlt's hints are open-ended, and so is the JSON read back from packages.
 
 >>> column: TColumnSchema = {"name": "id", "data_type": "bigint", "nullable": False, "primary_key": True}
 >>> table: TTableSchema = {"name": "users", "columns": {"id": column}, "write_disposition": "merge"}
