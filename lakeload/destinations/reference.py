@@ -166,6 +166,15 @@ class JobClientBase:
         raise NotImplementedError(f"{type(self).__name__} must implement load_package(package)")
 
 
+def credentials_refused(destination: Destination | None) -> ConfigurationError:
+    """The error of `credentials=` given with a destination that takes none (or with no destination)."""
+    what = f", not {destination!r}" if destination is not None else ""
+    return ConfigurationError(
+        f"credentials= needs a filesystem destination{what}: pass destination='filesystem' "
+        "(or lakeload.destinations.filesystem(...)) together with credentials=."
+    )
+
+
 JobClientFactory = Callable[["Destination", LoadContext], JobClient]
 JOB_CLIENTS: dict[str, JobClientFactory] = {}
 DEFAULT_JOB_CLIENTS = {"filesystem": "lakeload.load.loader", "sink": "lakeload.load.sink_loader"}
@@ -201,10 +210,7 @@ class Destination(ABC):
 
     def with_credentials(self, credentials: Any) -> Destination:
         """A copy that uses `credentials` (`run(credentials=...)`); refused by destinations without credentials."""
-        raise ConfigurationError(
-            f"credentials= needs a filesystem destination, not {self!r}: pass destination='filesystem' "
-            "(or lakeload.destinations.filesystem(...)) together with credentials=."
-        )
+        raise credentials_refused(self)
 
     def client(self, context: LoadContext) -> JobClient:
         """The job client that loads into this destination for the pipeline of `context`."""

@@ -12,7 +12,8 @@ from typing import Any
 
 import pendulum
 
-from lakeload.errors import ConfigurationError, WorkingFolderCorruptedError
+from lakeload.destinations.reference import credentials_refused
+from lakeload.errors import WorkingFolderCorruptedError
 from lakeload.storage.packages import PipelineStorage
 
 logger = logging.getLogger("lakeload.pipeline")
@@ -57,8 +58,5 @@ def with_credentials(destination: Any, credentials: Any) -> Any:
     if credentials is None:
         return destination
     if destination is None:
-        raise ConfigurationError(
-            "credentials= needs a filesystem destination: pass destination='filesystem' "
-            "(or lakeload.destinations.filesystem(...)) together with credentials=."
-        )
+        raise credentials_refused(None)
     return destination.with_credentials(credentials)
