@@ -26,6 +26,12 @@ def wait_for(path: Path) -> None:
         time.sleep(0.002)
 
 
+def signal(path: Path, text: str) -> None:
+    """Publish a signal whole: the parent may read the file the moment it exists."""
+    path.with_suffix(".tmp").write_text(text)
+    path.with_suffix(".tmp").rename(path)
+
+
 def main() -> None:
     bucket, pipes, signals = sys.argv[1], sys.argv[2], Path(sys.argv[3])
     from lakeload.spark.session import get_spark
@@ -34,10 +40,10 @@ def main() -> None:
     logging.basicConfig(level=logging.WARNING)
     trials: list[dict[str, Any]] = json.loads((signals / "trials.json").read_text())
     pipelines = [prepare(bucket, pipes, trial, "b") for trial in trials]
-    (signals / "ready").write_text("ready")
+    signal(signals / "ready", "ready")
     for n, pipeline in enumerate(pipelines):
         wait_for(signals / f"go-{n}")
-        (signals / f"done-{n}").write_text(json.dumps(race_load(pipeline)))
+        signal(signals / f"done-{n}", json.dumps(race_load(pipeline)))
 
 
 if __name__ == "__main__":

@@ -160,7 +160,8 @@ def test_two_processes_racing_on_one_delta_table_lose_and_duplicate_nothing(
         wait_for(signals / "ready", child)
         results = []
         for n, (trial, p) in enumerate(zip(TRIALS, mine, strict=True)):
-            (signals / f"go-{n}").write_text("go")
+            (signals / f"go-{n}.tmp").write_text("go")
+            (signals / f"go-{n}.tmp").rename(signals / f"go-{n}")
             result = race_load(p)
             wait_for(signals / f"done-{n}", child)
             results.append((trial, result, json.loads((signals / f"done-{n}").read_text())))
