@@ -7,6 +7,11 @@ it a pipe as standard error; a daemon thread, reading from before the JVM starts
 `sys.stderr` as it comes, so a JVM that cannot start, a crash report or an `OutOfMemoryError` still reaches
 the console.
 
+Its standard output goes through a pipe of this process too, copied whole to `sys.stdout` (what executors'
+Python workers print arrives there). So the JVM never holds the caller's own output: when the script ends, the
+JVM still takes about half a second to stop, and a caller reading the script's output through a pipe
+(`| tee`, `subprocess.run(capture_output=True)`, an orchestrator) would wait for it.
+
 >>> is_noise(b"WARNING: Using incubator modules: jdk.incubator.vector\\n")
 True
 """
@@ -36,22 +41,32 @@ def launch_gateway(app_name: str, master: str, conf: Mapping[str, str]) -> Any:
     spark_conf = SparkConf().setAppName(app_name).setMaster(master)
     for key, value in conf.items():
         spark_conf.set(key, value)
-    read_fd, write_fd = os.pipe()
-    reader = os.fdopen(read_fd, "rb")
-    copier = threading.Thread(target=forward, args=(reader,), name="lakeload-jvm-stderr", daemon=True)
-    copier.start()
+    err_copier, err_fd = _copier("lakeload-jvm-stderr", "stderr")
+    out_copier, out_fd = _copier("lakeload-jvm-stdout", "stdout")
     try:
-        gateway = pyspark_launch(spark_conf, popen_kwargs={"stderr": write_fd})
+        gateway = pyspark_launch(spark_conf, popen_kwargs={"stderr": err_fd, "stdout": out_fd})
     except BaseException:
-        os.close(write_fd)
-        copier.join(timeout=5)  # the JVM ended: its last words reach the console before the error does
+        os.close(err_fd)
+        os.close(out_fd)
+        err_copier.join(timeout=5)  # the JVM ended: its last words reach the console before the error does
+        out_copier.join(timeout=5)
         raise
-    os.close(write_fd)  # the JVM holds its own copy: the copier ends when the JVM does
+    os.close(err_fd)  # the JVM holds its own copies: the copiers end when the JVM does
+    os.close(out_fd)
     return gateway
 
 
-def forward(reader: IO[bytes], target: IO[str] | None = None) -> None:
-    """Copy the lines of `reader` but noise to `target` (the current `sys.stderr` when None) until the end of
+def _copier(name: str, stream: str) -> tuple[threading.Thread, int]:
+    """A daemon thread copying a new pipe to `sys.<stream>` (started), and the pipe's end to write to."""
+    read_fd, write_fd = os.pipe()
+    reader = os.fdopen(read_fd, "rb")
+    copier = threading.Thread(target=forward, args=(reader, None, stream), name=name, daemon=True)
+    copier.start()
+    return copier, write_fd
+
+
+def forward(reader: IO[bytes], target: IO[str] | None = None, stream: str = "stderr") -> None:
+    """Copy the lines of `reader` but noise to `target` (the current `sys.<stream>` when None) until the end of
     `reader`. Lines that cannot be written (a console closed at exit) are dropped: the JVM must never block on a
     full pipe."""
     with reader:
@@ -59,6 +74,6 @@ def forward(reader: IO[bytes], target: IO[str] | None = None) -> None:
             if is_noise(line):
                 continue
             with contextlib.suppress(OSError, ValueError, AttributeError):
-                out = target if target is not None else sys.stderr
+                out = target if target is not None else getattr(sys, stream)
                 out.write(line.decode("utf-8", errors="replace"))
                 out.flush()

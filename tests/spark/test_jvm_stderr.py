@@ -61,3 +61,18 @@ def test_a_fresh_run_prints_nothing_on_stderr_but_what_the_jvm_has_to_say(tmp_pa
     assert noted.returncode == 0, noted.stderr[-3000:]
     assert "Picked up JDK_JAVA_OPTIONS: -Dlakeload.test.marker=1" in noted.stderr  # the JVM's own note: copied
     assert "incubator" not in noted.stderr
+
+
+def test_the_jvm_writes_to_pipes_this_process_reads_not_to_its_callers_output(spark: object) -> None:
+    """The JVM takes a moment to stop after the script ends: holding the caller's stdout or stderr, it would keep
+    a caller that reads the script's output through a pipe (`| tee`, `capture_output=True`) waiting for it."""
+    from pyspark import SparkContext
+
+    proc = getattr(SparkContext._gateway, "proc", None)
+    if proc is None:
+        pytest.skip("this test process did not start its JVM itself")
+    mine = {os.readlink(f"/proc/self/fd/{fd}") for fd in os.listdir("/proc/self/fd") if fd not in ("1", "2")
+            if os.path.exists(f"/proc/self/fd/{fd}")}
+    for fd in (1, 2):
+        target = os.readlink(f"/proc/{proc.pid}/fd/{fd}")
+        assert target.startswith("pipe:") and target in mine, (fd, target)
