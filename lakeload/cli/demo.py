@@ -149,8 +149,8 @@ def _stop_spark() -> None:
     """Stop the Spark session the demo started (the CLI process owns it), if any."""
     if "pyspark" not in sys.modules:
         return
-    from pyspark.sql import SparkSession
+    from lakeload.spark.deferred_session import active_session
 
-    session = SparkSession.getActiveSession()
+    session = active_session()
     if session is not None:
         session.stop()

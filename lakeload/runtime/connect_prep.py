@@ -46,9 +46,9 @@ logger = logging.getLogger("lakeload.spark")
 def planned_connect_url(pipeline_name: str, session: Any) -> str | None:
     """The Connect URL the pipeline runs (or will run) on, without opening a session; None when in-process."""
     if session is None and "pyspark.sql" in sys.modules:
-        from pyspark.sql import SparkSession
+        from lakeload.spark.deferred_session import active_session
 
-        session = SparkSession.getActiveSession()  # what get_spark would take first
+        session = active_session()  # what get_spark would take first
     if session is not None:
         return f"sc://{session.client.host}" if is_connect(session) else None
     return connect_url(resolve_engine(pipeline_name))

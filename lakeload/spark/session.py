@@ -83,11 +83,11 @@ def get_spark(
         spark = get_spark()                       # local[*] unless configured or a session is already active
         spark = get_spark("local-cluster[2,1,1024]", {"spark.executor.memory": "512m"})
     """
-    from pyspark.sql import SparkSession
+    from lakeload.spark.deferred_session import active_session
 
     with _lock:
         settings = resolve_spark_settings(pipeline_name)
-        active = SparkSession.getActiveSession()
+        active = active_session()
         if active is not None:
             warn_ignored(active, settings)
             return active
@@ -147,16 +147,22 @@ def quiet_pyspark_loggers(log_file: str) -> None:
 
 
 def _build(master: str, conf: Mapping[str, str]) -> SparkSession:
-    from pyspark import SparkContext
+    from pyspark import SparkConf, SparkContext
     from pyspark.sql import SparkSession
 
-    builder = SparkSession.builder.appName(APP_NAME).master(master)
-    for key, value in conf.items():
-        builder = builder.config(key, value)
+    from lakeload.spark.deferred_session import deferred_session
+
+    options = {"spark.app.name": APP_NAME, "spark.master": master, **conf}
     try:
         if SparkContext._gateway is None:  # this process starts its JVM now: without the launcher's stderr line
             SparkContext._ensure_initialized(gateway=_launch(master, conf))
         with pandas_check_silenced():  # PySpark checks the pandas version while the context starts
+            if SparkContext._active_spark_context is None and SparkSession._instantiatedSession is None:
+                context = SparkContext.getOrCreate(SparkConf().setAll(list(options.items())))
+                return deferred_session(context, options)  # its SQL side is made when first used
+            builder = SparkSession.builder
+            for key, value in options.items():
+                builder = builder.config(key, value)
             return builder.getOrCreate()
     except Exception as exc:
         raise SparkSetupError(f"Spark could not start: {exc}. {JAVA_HELP}") from exc
