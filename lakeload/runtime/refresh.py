@@ -25,23 +25,14 @@ from __future__ import annotations
 
 import copy
 import logging
-from typing import Any, TypedDict
+from typing import Any
 
 from lakeload.errors import ConfigurationError
 from lakeload.schema.schema import Schema, TTable
+from lakeload.storage.manifest import RefreshPlan
 
 logger = logging.getLogger("lakeload.pipeline")
 REFRESH_MODES = ("drop_sources", "drop_resources", "drop_data")
-
-
-class RefreshPlan(TypedDict):
-    """What a refresh does to one package's schema and bucket (stored in the manifest and `package.json`)."""
-
-    refresh: str
-    dropped_tables: list[TTable]  # tables that saw data: their files go (children first)
-    truncated_tables: list[TTable]  # tables that saw data: emptied, kept in the schema
-    schema_drops: list[str]  # every table removed from the schema (also those that never saw data)
-    delta_tables: list[str]  # the dropped or truncated tables that are Delta tables
 
 
 def check_refresh(refresh: str | None) -> str | None:

@@ -45,7 +45,7 @@ class SourceSlice(TypedDict):
     bucket_url: str
     path: str  # the file, relative to `bucket_url`
     size: int
-    version: str | None  # the object's version/etag when listed: a changed file is refused
+    version: str  # the object's version (etag, generation, mtime) when listed: a changed file is refused
     start: int
     end: int | None  # None: to the end of the file
     compression: str | None
