@@ -23,6 +23,11 @@ SourceState = dict[str, Any]
 datetimes, decimals), with its resources' states under `"resources"`. Arbitrary by design, as in dlt."""
 
 
+ResourceState = dict[str, Any]
+"""A resource's state, `state["sources"][<source>]["resources"][<resource>]`: what the resource's code stores (an
+incremental keeps its cursor under `"incremental"`, a files source its files' versions under `"files"`)."""
+
+
 class LocalState(TypedDict, total=False):
     """`state["_local"]`: kept in the working folder only, never stored at the destination (dlt's
     `TPipelineLocalState`)."""
