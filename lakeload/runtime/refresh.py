@@ -25,8 +25,8 @@ from __future__ import annotations
 
 import copy
 import logging
-from typing import Any
 
+from lakeload.destinations.state_types import SourceState
 from lakeload.errors import ConfigurationError
 from lakeload.schema.schema import Schema, TTable
 from lakeload.storage.manifest import RefreshPlan
@@ -73,7 +73,7 @@ def _seen_data(table: TTable) -> bool:
     return bool(table.get("x-normalizer", {}).get("seen-data"))
 
 
-def _reset_state(sources_state: dict[str, Any], source_name: str, resource_names: list[str] | None) -> None:
+def _reset_state(sources_state: dict[str, SourceState], source_name: str, resource_names: list[str] | None) -> None:
     """dlt's state reset: the named resources' state (all of it and every other source key when None)."""
     source = sources_state.get(source_name)
     if not source:
@@ -87,7 +87,7 @@ def _reset_state(sources_state: dict[str, Any], source_name: str, resource_names
 
 
 def plan_refresh(
-    schema: Schema, sources_state: dict[str, Any], refresh: str, source_name: str, resource_names: list[str]
+    schema: Schema, sources_state: dict[str, SourceState], refresh: str, source_name: str, resource_names: list[str]
 ) -> RefreshPlan:
     """The refresh of one extract; `sources_state` (the extract's working copy) is reset in place.
 

@@ -12,10 +12,11 @@ them are relative to the package's data base (`PipelineStorage.data_base`).
 
 from __future__ import annotations
 
-from typing import Any, TypedDict, cast
+from typing import TypedDict, cast
 
 import orjson
 
+from lakeload.destinations.state_types import PipelineState
 from lakeload.schema.contract import SchemaContract
 from lakeload.schema.typing import TStoredSchema, TTableSchema
 
@@ -95,7 +96,7 @@ class ExtractManifest(_ExtractManifest, total=False):
     """`load/extracted/<load_id>/manifest.json`: what extract wrote and what normalize needs to know about it."""
 
     materialized: list[str]  # tables declared with no items (dlt's `materialize_table_schema`)
-    state: dict[str, Any] | None  # the pipeline state to store with the load (dlt's typed JSON), None: unchanged
+    state: PipelineState | None  # the pipeline state to store with the load (dlt's typed JSON), None: unchanged
     loader_file_format: str | None
     destination: DestinationRecord | None
     refresh: RefreshPlan | None
@@ -113,7 +114,7 @@ class NormalizedPackage(TypedDict, total=False):
     files: list[PackageFile]
     row_counts: dict[str, int]
     schema: TStoredSchema
-    state: dict[str, Any] | None
+    state: PipelineState | None
     destination: DestinationRecord | None
     refresh: RefreshPlan | None
     schema_update: dict[str, TTableSchema]

@@ -34,6 +34,7 @@ from typing import Any, Generic, Literal, TypedDict, TypeVar, cast
 
 import pendulum
 
+from lakeload.destinations.state_types import ResourceState
 from lakeload.errors import IncrementalCursorPathMissing, IncrementalError
 from lakeload.extract.incremental.cursor import parse_cursor_path
 from lakeload.extract.incremental.lag import lagged_last_value
@@ -172,7 +173,7 @@ class Incremental(Generic[TCursorValue]):
         return type(self.initial_value) if self.initial_value is not None else None
 
     # -- state and binding -----------------------------------------------------------------------------------
-    def bind(self, resource_name: str, resource_state: Callable[[], dict[str, Any]]) -> Incremental[TCursorValue]:
+    def bind(self, resource_name: str, resource_state: Callable[[], ResourceState]) -> Incremental[TCursorValue]:
         """Bind to the state of `resource_name` for one run (`resource_state()` gives the resource's state)."""
         if self.is_partial():
             raise IncrementalCursorPathMissing(resource_name, "", None, "The incremental was created without a cursor_path. ")
