@@ -26,7 +26,7 @@ from dagster import Config
 from pydantic import Field
 
 from lakeload.config.credentials import mask_value
-from lakeload.config.fsspec_types import CredentialFields, FsspecOptions
+from lakeload.config.open_types import CredentialFields, FsspecOptions
 from lakeload.errors import ConfigurationError
 
 V = TypeVar("V")

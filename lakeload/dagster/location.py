@@ -19,7 +19,7 @@ import posixpath
 from dataclasses import dataclass, field
 
 from lakeload.config.credentials import Credentials, url_without_password
-from lakeload.config.fsspec_types import CredentialFields, FsspecOptions
+from lakeload.config.open_types import CredentialFields, FsspecOptions
 from lakeload.dagster.config import PROVIDER_PROTOCOLS, ClientConfig, LakeloadConfig, StorageConfig
 from lakeload.delta.storage import StorageOptions, delta_protocol, storage_options, table_uri
 from lakeload.destinations.impl.filesystem.client import fsspec_kwargs, open_filesystem

@@ -25,7 +25,7 @@ from typing import Any
 
 import orjson
 
-from lakeload.config.fsspec_types import FsspecOptions
+from lakeload.config.open_types import FsspecOptions
 from lakeload.destinations.impl.filesystem.client import open_filesystem
 from lakeload.errors import SourceError
 from lakeload.extract.context import ExtractContext

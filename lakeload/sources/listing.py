@@ -23,7 +23,7 @@ from urllib.parse import urlsplit
 from fsspec.utils import glob_translate
 
 from lakeload.config.bucket_credentials import fsspec_options
-from lakeload.config.fsspec_types import FsspecOptions
+from lakeload.config.open_types import FsspecOptions
 from lakeload.config.resolver import resolve
 from lakeload.destinations.impl.filesystem.client import bucket_error, open_filesystem
 from lakeload.destinations.impl.filesystem.configuration import (

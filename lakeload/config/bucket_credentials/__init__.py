@@ -23,7 +23,7 @@ from lakeload.config.bucket_credentials.base import TypedCredentials
 from lakeload.config.bucket_credentials.gcp import GcpCredentials
 from lakeload.config.bucket_credentials.sftp import SFTPCredentials
 from lakeload.config.credentials import MASK, Credentials, is_secret_key, url_without_password
-from lakeload.config.fsspec_types import FsspecOptions
+from lakeload.config.open_types import FsspecOptions
 from lakeload.errors import ConfigurationError
 
 __all__ = [

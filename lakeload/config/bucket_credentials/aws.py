@@ -22,7 +22,7 @@ from lakeload.config.bucket_credentials.base import (
     secret,
     without_none,
 )
-from lakeload.config.fsspec_types import FsspecOptions
+from lakeload.config.open_types import FsspecOptions
 from lakeload.errors import ConfigurationError
 
 # botocore's addressing styles for the DuckDB-style `s3_url_style` values

@@ -25,7 +25,7 @@ from lakeload.config.bucket_credentials.base import (
     without_none,
 )
 from lakeload.config.credentials import Credentials  # noqa: F401  (used by the doctest)
-from lakeload.config.fsspec_types import CredentialFields, FsspecOptions
+from lakeload.config.open_types import CredentialFields, FsspecOptions
 from lakeload.errors import ConfigurationError
 
 # connection-string keys that fill typed fields (the whole string is kept as well)

@@ -18,7 +18,7 @@ from collections.abc import Mapping
 from typing import Any, ClassVar, TypeVar, Union
 
 from lakeload.config.credentials import MASK, Credentials, is_secret_key, parse_json_object
-from lakeload.config.fsspec_types import CredentialFields, FsspecOptions
+from lakeload.config.open_types import CredentialFields, FsspecOptions
 from lakeload.errors import ConfigurationError
 
 T = TypeVar("T", bound="TypedCredentials")

@@ -23,7 +23,7 @@ from lakeload.config.bucket_credentials.base import (
     without_none,
 )
 from lakeload.config.credentials import parse_json_object
-from lakeload.config.fsspec_types import CredentialFields, FsspecOptions
+from lakeload.config.open_types import CredentialFields, FsspecOptions
 from lakeload.errors import ConfigurationError
 
 TOKEN_URI = "https://oauth2.googleapis.com/token"

@@ -13,7 +13,7 @@ from fsspec import AbstractFileSystem
 
 from lakeload.config.bucket_credentials import fsspec_options, masked_options, secret_values
 from lakeload.config.credentials import url_without_password
-from lakeload.config.fsspec_types import FsspecOptions
+from lakeload.config.open_types import FsspecOptions
 from lakeload.destinations.impl.filesystem.configuration import FilesystemConfiguration
 from lakeload.errors import DestinationError, LakeloadError, StorageUnavailableError
 from lakeload.kernel.filesystem.fs import url_to_fs

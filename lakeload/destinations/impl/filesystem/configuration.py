@@ -17,8 +17,8 @@ from typing import Any, TypedDict
 from urllib.parse import unquote, urlparse
 
 from lakeload.config.credentials import Credentials, parse_json_object, url_without_password
-from lakeload.config.fsspec_types import FsspecOptions
 from lakeload.config.known_keys import RETRY_KEYS
+from lakeload.config.open_types import FsspecOptions
 from lakeload.config.resolver import Resolved, resolve, resolve_section
 from lakeload.errors import ConfigurationError
 from lakeload.kernel.filesystem.retry import RetryPolicy

@@ -7,7 +7,7 @@ from dataclasses import fields, replace
 from typing import Any
 
 from lakeload.config.credentials import url_without_password
-from lakeload.config.fsspec_types import FsspecOptions
+from lakeload.config.open_types import FsspecOptions
 from lakeload.destinations.impl.filesystem.configuration import (
     DeltaStorageArguments,
     ExtraPlaceholders,
