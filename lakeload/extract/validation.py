@@ -145,7 +145,7 @@ class ModelValidator:
         try:
             return self.model.model_validate(record).model_dump(by_alias=True)
         except pydantic.ValidationError as exc:
-            error = cast(dict[str, Any], exc.errors()[0])
+            error = exc.errors()[0]
             entity = "columns" if error["type"] == "extra_forbidden" else "data_type"
             if self.contract[entity] == "discard_row":  # type: ignore[literal-required]
                 return None

@@ -17,7 +17,7 @@ from typing import TypedDict, cast
 import orjson
 
 from lakeload.destinations.state_types import PipelineState
-from lakeload.schema.contract import SchemaContract
+from lakeload.schema.contract import ContractSetting
 from lakeload.schema.typing import TStoredSchema, TTableSchema
 
 
@@ -84,6 +84,12 @@ class PackageFile(_PackageFile, total=False):
     file_format: str  # a sink's load result: the format of the job's file
 
 
+class ContractEntry(TypedDict, total=False):
+    """What extract's contract checks add to `manifest.json`: the contract of this run or source, when set."""
+
+    schema_contract: ContractSetting
+
+
 class _ExtractManifest(TypedDict):
     load_id: str
     schema_name: str
@@ -100,7 +106,7 @@ class ExtractManifest(_ExtractManifest, total=False):
     loader_file_format: str | None
     destination: DestinationRecord | None
     refresh: RefreshPlan | None
-    schema_contract: SchemaContract | str | None
+    schema_contract: ContractSetting
 
 
 class NormalizedPackage(TypedDict, total=False):
