@@ -3,7 +3,7 @@
 fsspec's filesystems take keyword arguments of their own (s3fs, gcsfs, adlfs, paramiko each take different ones),
 and users add theirs through `kwargs`/`client_kwargs`; a backend's credentials have the fields of its dataclass;
 a TOML file (or the in-memory config) holds whatever tables the user wrote. Each is named here so that a
-signature says which one it carries, not a bare `dict[str, Any]`.
+signature says which one it carries, not a bare dict of anything.
 
 >>> options: FsspecOptions = {"anon": False, "client_kwargs": {"region_name": "eu-central-1"}}
 """
