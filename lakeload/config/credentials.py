@@ -19,6 +19,7 @@ from urllib.parse import urlsplit, urlunsplit
 
 import orjson
 
+from lakeload.config.open_types import CredentialFields
 from lakeload.errors import ConfigurationError
 
 MASK = "***"
@@ -102,7 +103,7 @@ class Credentials:
     def __init__(self, fields: Mapping[str, Any] | None = None, native: str | None = None,
                  sources: Mapping[str, str] | None = None, source: str | None = None,
                  native_source: str | None = None) -> None:
-        self._fields: dict[str, Any] = dict(fields or {})
+        self._fields: CredentialFields = dict(fields or {})
         self._sources: dict[str, str] = {name: source for name in self._fields} if source else {}
         self._sources.update(sources or {})
         self.native = native
@@ -164,11 +165,11 @@ class Credentials:
     def get(self, name: str, default: Any = None) -> Any:
         return self._fields.get(name, default)
 
-    def to_dict(self) -> dict[str, Any]:
+    def to_dict(self) -> CredentialFields:
         """A copy of the fields, secrets in clear: hand it to a backend, never to a log."""
         return dict(self._fields)
 
-    def masked(self) -> dict[str, Any]:
+    def masked(self) -> CredentialFields:
         """The fields with secret-looking values replaced by `'***'`."""
         return {name: mask_value(name, value) for name, value in self._fields.items()}
 
@@ -189,7 +190,7 @@ class Credentials:
     __str__ = __repr__
 
 
-def _public_attributes(value: Any) -> dict[str, Any] | None:
+def _public_attributes(value: Any) -> CredentialFields | None:
     """Public, non-callable attributes of a plain object (from `__dict__` or `__slots__`)."""
     names: list[str] = []
     if hasattr(value, "__dict__"):

@@ -17,9 +17,10 @@ from collections.abc import Iterator, Mapping
 from contextlib import contextmanager
 from typing import Any
 
+from lakeload.config.open_types import ConfigTree
 from lakeload.errors import ConfigurationError
 
-_trees: dict[bool, dict[str, Any]] = {True: {}, False: {}}  # by secret
+_trees: dict[bool, ConfigTree] = {True: {}, False: {}}  # by secret
 
 
 def split_key(key: str) -> tuple[str, ...]:
@@ -48,7 +49,7 @@ def set_value(key: str, value: Any, secret: bool) -> None:
     node[name] = dict(value) if isinstance(value, Mapping) else value
 
 
-def tree(secret: bool) -> dict[str, Any]:
+def tree(secret: bool) -> ConfigTree:
     """The in-memory secrets or config tree (the live object: read it, do not change it)."""
     return _trees[secret]
 

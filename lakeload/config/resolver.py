@@ -22,6 +22,7 @@ from typing import Any
 
 from lakeload.config import known_keys, memory, unknown_keys
 from lakeload.config.coercion import coerce_text, coerce_value, flat_text  # noqa: F401  (flat_text, coerce_text: re-exported)
+from lakeload.config.open_types import ConfigTree, CredentialFields
 from lakeload.config.toml_reader import parse_toml, read_toml_bytes
 from lakeload.errors import ConfigFieldMissingError, ConfigValueNotSecretError
 
@@ -120,10 +121,10 @@ def documents(files: list[str] | None = None) -> list[Document]:
     return [doc for doc in docs if doc.tree]
 
 
-_parsed: dict[str, tuple[bytes, dict[str, Any]]] = {}  # path -> (content, tables): a lookup per item stays cheap
+_parsed: dict[str, tuple[bytes, ConfigTree]] = {}  # path -> (content, tables): a lookup per item stays cheap
 
 
-def _read_toml(path: str) -> dict[str, Any]:
+def _read_toml(path: str) -> ConfigTree:
     """A configuration file's tables (`ConfigFileError` when malformed); unknown keys are warned about once.
 
     The file is read on every call (a changed file is seen at once) but parsed again only when it changed."""
@@ -247,7 +248,7 @@ class ResolvedSection:
     `native` is a whole-section string that is not a JSON object (e.g. a connection string).
     """
 
-    fields: dict[str, Any]
+    fields: CredentialFields
     sources: dict[str, str]
     native: str | None = None
     native_source: str | None = None
@@ -263,7 +264,7 @@ class _SectionGatherer:
     """Collects fields in precedence order: the first place a field is found wins."""
 
     def __init__(self) -> None:
-        self.fields: dict[str, Any] = {}
+        self.fields: CredentialFields = {}
         self.sources: dict[str, str] = {}
         self.native: str | None = None
         self.native_source: str | None = None

@@ -13,8 +13,8 @@ from __future__ import annotations
 
 import re
 import sys
-from typing import Any
 
+from lakeload.config.open_types import ConfigTree
 from lakeload.errors import ConfigFileError
 
 if sys.version_info >= (3, 11):
@@ -73,7 +73,7 @@ def read_toml_bytes(path: str) -> bytes:
         ) from exc
 
 
-def parse_toml(path: str, data: bytes) -> dict[str, Any]:
+def parse_toml(path: str, data: bytes) -> ConfigTree:
     """The tables of a TOML document read from `path`; a `ConfigFileError` with line and column when malformed."""
     text = _decode(path, data)
     try:
@@ -83,6 +83,6 @@ def parse_toml(path: str, data: bytes) -> dict[str, Any]:
         raise ConfigFileError(path, problem, line, column) from exc
 
 
-def read_toml(path: str) -> dict[str, Any]:
+def read_toml(path: str) -> ConfigTree:
     """Read and parse one configuration file (see `parse_toml`)."""
     return parse_toml(path, read_toml_bytes(path))

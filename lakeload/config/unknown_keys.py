@@ -25,6 +25,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from lakeload.config.known_keys import DLT_SECTIONS, Section, root
+from lakeload.config.open_types import ConfigTree
 from lakeload.errors import UnknownConfigKeyWarning
 from lakeload.user_warnings import warn_user
 
@@ -169,7 +170,7 @@ def find_unknown(tree: Mapping[str, Any], source: str, filesystem_names: frozens
     return walker.found
 
 
-def _env_tree(var: str, value: str) -> dict[str, Any] | None:
+def _env_tree(var: str, value: str) -> ConfigTree | None:
     """`DESTINATION__FILESYSTEM__LAYOUT=x` as `{"destination": {"filesystem": {"layout": "x"}}}`, when it may be lakeload's."""
     parts = var.lower().split("__")
     if len(parts) < 2 or not all(parts):
@@ -177,7 +178,7 @@ def _env_tree(var: str, value: str) -> dict[str, Any] | None:
     sections = list(root().nested)
     if not any(closest(part, sections) is not None for part in parts[:2]):
         return None
-    tree: dict[str, Any] = {parts[-1]: value}
+    tree: ConfigTree = {parts[-1]: value}
     for part in reversed(parts[:-1]):
         tree = {part: tree}
     return tree

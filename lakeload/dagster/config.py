@@ -17,15 +17,19 @@ from __future__ import annotations
 import json
 import os
 import warnings
+from collections.abc import Mapping
 from enum import Enum
-from typing import Any, Literal
+from typing import Any, Literal, TypeVar
 from urllib.parse import urlsplit
 
 from dagster import Config
 from pydantic import Field
 
 from lakeload.config.credentials import mask_value
+from lakeload.config.open_types import CredentialFields, FsspecOptions
 from lakeload.errors import ConfigurationError
+
+V = TypeVar("V")
 
 AZURITE_ACCOUNT = "devstoreaccount1"
 # Azurite's well-known development key (published by Microsoft, not a secret)
@@ -53,8 +57,8 @@ def _flag(value: bool | None) -> str | None:
     return None if value is None else str(bool(value)).lower()
 
 
-def _present(values: dict[str, Any]) -> dict[str, Any]:
-    return {k: v for k, v in values.items() if v not in (None, "")}
+def _present(values: Mapping[str, V | None]) -> dict[str, V]:
+    return {k: v for k, v in values.items() if v is not None and v != ""}
 
 
 class _StorageConfig(Config):
@@ -66,10 +70,10 @@ class _StorageConfig(Config):
 
     __str__ = __repr__
 
-    def credentials(self) -> dict[str, Any]:
+    def credentials(self) -> CredentialFields:
         return {}
 
-    def fsspec_kwargs(self) -> dict[str, Any]:
+    def fsspec_kwargs(self) -> FsspecOptions:
         return {}
 
     def delta_options(self) -> dict[str, str]:
@@ -137,7 +141,7 @@ class S3Config(_StorageConfig):
     conditional_put: str | None = None
     client: ClientConfig | None = None  # HTTP client options of this backend
 
-    def credentials(self) -> dict[str, Any]:
+    def credentials(self) -> CredentialFields:
         style = None if self.virtual_hosted_style_request is None else ("vhost" if self.virtual_hosted_style_request else "path")
         return _present({
             "aws_access_key_id": self.access_key_id, "aws_secret_access_key": self.secret_access_key,
@@ -189,7 +193,7 @@ class AzureConfig(_StorageConfig):
     use_fabric_endpoint: bool | None = None
     client: ClientConfig | None = None  # HTTP client options of this backend
 
-    def credentials(self) -> dict[str, Any]:
+    def credentials(self) -> CredentialFields:
         if self.use_emulator:
             url = (self.endpoint or os.environ.get("AZURITE_BLOB_STORAGE_URL") or AZURITE_DEFAULT_URL).rstrip("/")
             if not url.endswith(f"/{AZURITE_ACCOUNT}"):
@@ -243,7 +247,7 @@ class GcsConfig(_StorageConfig):
     anonymous: bool | None = None
     client: ClientConfig | None = None  # HTTP client options of this backend
 
-    def credentials(self) -> dict[str, Any]:
+    def credentials(self) -> CredentialFields:
         text = self.service_account_key
         path = self.service_account
         if not text and path:
@@ -266,7 +270,7 @@ class GcsConfig(_StorageConfig):
             ) from None
         return {k: v for k, v in key.items() if isinstance(v, str | list)}
 
-    def fsspec_kwargs(self) -> dict[str, Any]:
+    def fsspec_kwargs(self) -> FsspecOptions:
         """An application-credentials file is passed on by path (gcsfs and delta-rs read it themselves)."""
         token = "anon" if self.anonymous else (os.path.expanduser(self.application_credentials)
                                                 if self.application_credentials else None)

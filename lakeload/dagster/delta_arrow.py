@@ -14,7 +14,7 @@ import pyarrow as pa
 import pyarrow.dataset as ds
 
 from lakeload.dagster.config import WriteMode
-from lakeload.dagster.metadata import materialization_metadata
+from lakeload.dagster.metadata import OutputMetadata, materialization_metadata
 from lakeload.dagster.predicates import arrow_filter
 from lakeload.errors import ConfigurationError, DeltaTableNotFoundError, DestinationError
 from lakeload.kernel.delta.files import delta_schema
@@ -41,7 +41,7 @@ def _write_options(connection: DeltaConnection, schema: pa.Schema) -> dict[str, 
     settings, table = connection.settings, connection.table
     predicate = connection.predicate(schema if table is None else connection.table_schema() or schema)
     overwrite = settings.mode == WriteMode.overwrite.value and (table is not None)
-    options: dict[str, Any] = {"mode": "overwrite" if overwrite else "append"}
+    options: dict[str, Any] = {"mode": "overwrite" if overwrite else "append"}  # for write_deltalake's overloads
     if table is None:
         options["partition_by"] = connection.slice.partition_columns or None
         options["configuration"] = settings.table_config
@@ -54,7 +54,7 @@ def _write_options(connection: DeltaConnection, schema: pa.Schema) -> dict[str, 
     return options
 
 
-def write_arrow(connection: DeltaConnection, data: pa.Table) -> dict[str, Any]:
+def write_arrow(connection: DeltaConnection, data: pa.Table) -> OutputMetadata:
     """Write `data` into the slice under the I/O manager's mode; returns the materialization metadata."""
     from deltalake import write_deltalake
 

@@ -21,7 +21,7 @@ import pyarrow as pa
 
 from lakeload.dagster.config import WriteMode
 from lakeload.dagster.delta_arrow import open_for_read, selected_columns
-from lakeload.dagster.metadata import materialization_metadata
+from lakeload.dagster.metadata import OutputMetadata, materialization_metadata
 from lakeload.dagster.predicates import column_type, contains, typed_key, window_bounds
 from lakeload.delta.commit import DeltaTarget
 from lakeload.delta.spark_io import read_snapshot, write_frame
@@ -102,7 +102,7 @@ def _check_files(connection: DeltaConnection, spec: DeltaFileSpec, adds: list[di
     )
 
 
-def write_spark(connection: DeltaConnection, frame: DataFrame) -> dict[str, Any]:
+def write_spark(connection: DeltaConnection, frame: DataFrame) -> OutputMetadata:
     """Write `frame` into the slice under the I/O manager's mode; returns the materialization metadata."""
     if not connection.proceed():
         return materialization_metadata(connection, arrow_schema(frame), 0)

@@ -17,13 +17,17 @@ from __future__ import annotations
 
 import posixpath
 from dataclasses import dataclass, field
-from typing import Any
 
 from lakeload.config.credentials import Credentials, url_without_password
+from lakeload.config.open_types import CredentialFields, FsspecOptions
 from lakeload.dagster.config import PROVIDER_PROTOCOLS, ClientConfig, LakeloadConfig, StorageConfig
 from lakeload.delta.storage import StorageOptions, delta_protocol, storage_options, table_uri
 from lakeload.destinations.impl.filesystem.client import fsspec_kwargs, open_filesystem
-from lakeload.destinations.impl.filesystem.configuration import FilesystemConfiguration, resolve_configuration
+from lakeload.destinations.impl.filesystem.configuration import (
+    FilesystemArguments,
+    FilesystemConfiguration,
+    resolve_configuration,
+)
 from lakeload.errors import ConfigurationError
 
 
@@ -43,7 +47,7 @@ class DeltaLocation:
     config: FilesystemConfiguration
     root_path: str  # the root as an fsspec path (no protocol for buckets)
     storage_options: StorageOptions
-    fs_kwargs: dict[str, Any] = field(repr=False)
+    fs_kwargs: FsspecOptions = field(repr=False)
 
     def __repr__(self) -> str:
         return f"DeltaLocation({url_without_password(self.config.bucket_url)!r})"
@@ -74,7 +78,7 @@ def _check_provider(storage: StorageConfig, config: FilesystemConfiguration) -> 
     )
 
 
-def _credentials(resolved: Credentials | None, explicit: dict[str, Any]) -> Credentials | None:
+def _credentials(resolved: Credentials | None, explicit: CredentialFields) -> Credentials | None:
     """The explicit fields over the fields lakeload's configuration gives (each field on its own)."""
     if not explicit:
         return resolved
@@ -93,7 +97,7 @@ def resolve_location(
 ) -> DeltaLocation:
     """Resolve the I/O manager's storage: explicit settings first, then lakeload's configuration."""
     storage = storage or LakeloadConfig()
-    explicit: dict[str, Any] = {"bucket_url": root_uri}
+    explicit: FilesystemArguments = {"bucket_url": root_uri}
     config = resolve_configuration(explicit, destination_name, pipeline_name)
     _check_provider(storage, config)
     delta_protocol(config)  # a clear error for memory://, sftp://, ...

@@ -18,7 +18,12 @@ import pyarrow as pa
 
 from lakeload.dagster.slices import PartitionSlice, TableSlice
 
+OutputMetadata = dict[str, "MetadataValue | str | int | float | None"]
+"""The metadata of an output (what `handle_output` returns): a Dagster `MetadataValue`, a text or a number by name."""
+
 if TYPE_CHECKING:
+    from dagster import MetadataValue
+
     from lakeload.dagster.connection import DeltaConnection
 
 DATABASE = "deltalake"  # dagster-deltalake's database name, the first part of `dagster/table_name`
@@ -62,7 +67,7 @@ def _columns(schema: pa.Schema) -> Any:
     return TableSchema(columns=[TableColumn(name=field.name, type=str(field.type)) for field in schema])
 
 
-def _slice_stats(connection: DeltaConnection) -> dict[str, Any]:
+def _slice_stats(connection: DeltaConnection) -> OutputMetadata:
     """dagster-deltalake's `num_rows` and `size_bytes`: summed over the add actions of the slice's files."""
     from dagster import MetadataValue
 
@@ -73,7 +78,7 @@ def _slice_stats(connection: DeltaConnection) -> dict[str, Any]:
     }
 
 
-def materialization_metadata(connection: DeltaConnection, written: pa.Schema, written_rows: int) -> dict[str, Any]:
+def materialization_metadata(connection: DeltaConnection, written: pa.Schema, written_rows: int) -> OutputMetadata:
     """The metadata of a write of `written_rows` rows of Arrow schema `written` into the connection's slice,
     read from the table's snapshot after the write.
 
@@ -87,7 +92,7 @@ def materialization_metadata(connection: DeltaConnection, written: pa.Schema, wr
     from dagster import MetadataValue
 
     table = connection.open()
-    metadata: dict[str, Any] = {
+    metadata: OutputMetadata = {
         "table_columns": MetadataValue.table_schema(_columns(written)),
         "table_uri": connection.uri,
         "Query": select_statement(connection.slice),

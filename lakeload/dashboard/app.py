@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import argparse
 import sys
-from typing import Any
+from collections.abc import Mapping, Sequence
 
 import pandas as pd
 import streamlit as st
@@ -26,7 +26,7 @@ def _args() -> argparse.Namespace:
     return parser.parse_args(sys.argv[1:])
 
 
-def _table(rows: list[dict[str, Any]], empty: str) -> None:
+def _table(rows: Sequence[Mapping[str, object]], empty: str) -> None:
     """A static HTML table (its cells are in the page's DOM), or a note when there are no rows."""
     if rows:
         st.table(pd.DataFrame(rows))
@@ -59,7 +59,8 @@ def _trace(view: PipelineView) -> None:
         return
     bucket = f" at {trace['bucket_url']}" if trace.get("bucket_url") else ""
     st.write(f"Started {trace['started_at']}, destination {trace.get('destination_name')}{bucket}")
-    start = [{"step": "spark start", "seconds": round(trace["spark_start"]["elapsed"], 2), "error": ""}] if trace.get("spark_start") else []
+    spark_start = trace["spark_start"]
+    start = [{"step": "spark start", "seconds": round(spark_start["elapsed"], 2), "error": ""}] if spark_start else []
     _table(start + [{"step": s["step"], "seconds": round(s["elapsed"], 2), "error": s.get("error") or ""} for s in trace["steps"]], "")
     _table([{"load_id": p["load_id"], "rows": sum(p["row_counts"].values()), "files": p["files"],
              "normalize_s": round(p["normalize_seconds"], 2), "load_s": round(p["load_seconds"], 2),

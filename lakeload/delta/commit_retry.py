@@ -13,7 +13,7 @@ from __future__ import annotations
 
 import logging
 from collections.abc import Callable
-from typing import TYPE_CHECKING, Any, Protocol, TypeVar
+from typing import TYPE_CHECKING, Protocol, TypeVar
 
 from lakeload.kernel.filesystem.retry import call_with_retry
 
@@ -30,7 +30,7 @@ class RetriedTable(Protocol):
 
     name: str
     uri: str
-    storage_options: dict[str, Any]
+    storage_options: dict[str, str]
     retry: RetryPolicy
 
 

@@ -80,7 +80,7 @@ class StorageOptions(dict[str, str]):
     StorageOptions({'AWS_REGION': 'eu-west-1', 'AWS_SECRET_ACCESS_KEY': '***'})
     """
 
-    def masked(self) -> dict[str, Any]:
+    def masked(self) -> dict[str, str]:
         return masked_options(self)
 
     def __reduce__(self) -> tuple[type, tuple[dict[str, str]]]:
@@ -186,7 +186,7 @@ def s3_options(fs: Mapping[str, Any]) -> dict[str, str]:
     return {k: str(v) for k, v in options.items() if v not in (None, "")}
 
 
-def _connection_string_options(text: str) -> dict[str, Any]:
+def _connection_string_options(text: str) -> dict[str, str | None]:
     pairs = {k.lower(): v for k, v in parse_connection_string(text).items()}
     if pairs.get("usedevelopmentstorage", "").lower() == "true":
         return {"AZURE_STORAGE_USE_EMULATOR": "true"}
@@ -209,7 +209,7 @@ def azure_options(fs: Mapping[str, Any]) -> dict[str, str]:
     {'AZURE_STORAGE_ACCOUNT_NAME': 'a', 'AZURE_STORAGE_ACCOUNT_KEY': 'k', 'AZURE_STORAGE_ENDPOINT': 'http://127.0.0.1:1/a', 'AZURE_ALLOW_HTTP': 'true'}
     """
     host = fs.get("account_host")
-    options: dict[str, Any] = {
+    options: dict[str, str | None] = {
         "AZURE_STORAGE_ACCOUNT_NAME": fs.get("account_name"),
         "AZURE_STORAGE_ACCOUNT_KEY": fs.get("account_key"),
         "AZURE_STORAGE_SAS_TOKEN": fs.get("sas_token"),
@@ -238,7 +238,7 @@ def gcs_options(fs: Mapping[str, Any], user_has_credentials: bool = False) -> di
     {'GOOGLE_SKIP_SIGNATURE': 'true', 'GOOGLE_BASE_URL': 'http://127.0.0.1:4443', 'ALLOW_HTTP': 'true'}
     """
     token, endpoint = fs.get("token"), fs.get("endpoint_url")
-    options: dict[str, Any] = {}
+    options: dict[str, str | None] = {}
     if isinstance(token, Mapping) and token.get("private_key"):
         options["GOOGLE_SERVICE_ACCOUNT_KEY"] = json.dumps(dict(token))
     elif token == "anon":

@@ -57,6 +57,7 @@ from dataclasses import dataclass, field, fields
 from typing import Any, ClassVar, Protocol
 
 from lakeload.errors import ConfigurationError
+from lakeload.schema.typing import TTableSchema
 
 
 @dataclass(frozen=True)
@@ -110,7 +111,7 @@ class LoadPackage:
 
     load_id: str
     schema_name: str
-    tables: dict[str, dict[str, Any]]
+    tables: dict[str, TTableSchema]
     jobs: list[LoadJob]
     row_counts: dict[str, int]
     read_rows: Callable[[LoadJob], Iterator[dict[str, Any]]] = field(repr=False)

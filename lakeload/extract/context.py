@@ -15,7 +15,9 @@ from __future__ import annotations
 
 from collections.abc import Callable
 from dataclasses import dataclass, field, replace
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
+
+from lakeload.destinations.state_types import ResourceState, SourceState
 
 if TYPE_CHECKING:
     from pyspark.sql import SparkSession
@@ -28,10 +30,10 @@ class ExtractContext:
     pipeline_name: str | None = None
     schema_name: str = ""
     resource_name: str = ""
-    sources_state: dict[str, Any] = field(default_factory=dict)  # dlt's state["sources"], a working copy
+    sources_state: dict[str, SourceState] = field(default_factory=dict)  # dlt's state["sources"], a working copy
     spark_session: Callable[[], SparkSession] | None = None
 
-    def resource_state(self) -> dict[str, Any]:
+    def resource_state(self) -> ResourceState:
         """This resource's state, dlt's `state["sources"][<schema>]["resources"][<resource>]`, created on first use."""
         source = self.sources_state.setdefault(self.schema_name, {})
         return source.setdefault("resources", {}).setdefault(self.resource_name, {})  # type: ignore[no-any-return]

@@ -27,6 +27,7 @@ from lakeload.extract.resource import Resource
 from lakeload.extract.source import Source
 from lakeload.schema.contract import EVOLVE, ContractSetting, check_contract, contract_for, is_new_table
 from lakeload.schema.typing import TTable
+from lakeload.storage.manifest import ContractEntry
 
 
 @dataclass
@@ -72,7 +73,7 @@ class RootContracts:
                 )
             del table["columns"][column]  # not added to the schema; its values are dropped by normalize
 
-    def manifest(self) -> dict[str, Any]:
+    def manifest(self) -> ContractEntry:
         """What the package records for normalize: the schema's contract, when this run sets one."""
         return {"schema_contract": self.schema_contract} if self.schema_contract else {}
 

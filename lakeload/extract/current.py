@@ -27,9 +27,10 @@ named after the script, when there is none yet, as in dlt).
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
 from lakeload.common.context import SupportsPipeline, active_pipeline, active_pipeline_name, running_resource
+from lakeload.destinations.state_types import ResourceState, SourceState
 from lakeload.errors import ExtractError
 
 if TYPE_CHECKING:
@@ -53,15 +54,15 @@ def _active() -> RunningResource:
     return context
 
 
-def resource_state() -> dict[str, Any]:
+def resource_state() -> ResourceState:
     """The state of the resource being extracted (`state["sources"][<source>]["resources"][<resource>]`)."""
     return _active().resource_state()
 
 
-def source_state() -> dict[str, Any]:
+def source_state() -> SourceState:
     """The state of the source being extracted (`state["sources"][<source>]`), shared by its resources."""
     context = _active()
-    return context.sources_state.setdefault(context.schema_name, {})  # type: ignore[no-any-return]
+    return context.sources_state.setdefault(context.schema_name, {})
 
 
 state = source_state  # dlt's `dlt.current.state()` is the source state

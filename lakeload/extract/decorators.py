@@ -17,9 +17,11 @@ from typing import Any
 
 from lakeload.config.inject import configurable_resource, configurable_source
 from lakeload.errors import ExtractError
+from lakeload.extract.hint_types import AdditionalTableHints, ColumnsHint, NestedHints, TableReference
 from lakeload.extract.hints import TableHints, TableNameHint
 from lakeload.extract.incremental import Incremental
 from lakeload.extract.incremental.binding import IncrementalCall, incremental_parameter
+from lakeload.extract.incremental.incremental import IncrementalArgs
 from lakeload.extract.resource import Resource
 from lakeload.extract.source import Source
 from lakeload.kernel.filesystem.safe_paths import check_schema_name
@@ -35,18 +37,18 @@ def resource(
     write_disposition: str = "append",
     primary_key: str | Sequence[str] | None = None,
     merge_key: str | Sequence[str] | None = None,
-    columns: dict[str, dict[str, Any]] | None = None,
+    columns: ColumnsHint | None = None,
     table_format: str | None = None,
     file_format: str | None = None,
     max_table_nesting: int | None = None,
     selected: bool = True,
     parallelized: bool = False,
-    references: list[dict[str, Any]] | None = None,
-    nested_hints: dict[str | tuple[str, ...], dict[str, Any]] | None = None,
-    additional_table_hints: dict[str, Any] | None = None,
+    references: Sequence[TableReference] | None = None,
+    nested_hints: dict[str | tuple[str, ...], NestedHints] | None = None,
+    additional_table_hints: AdditionalTableHints | None = None,
     schema_contract: str | dict[str, str] | None = None,
     section: str | None = None,
-    incremental: Incremental[Any] | dict[str, Any] | None = None,
+    incremental: Incremental[Any] | IncrementalArgs | None = None,
 ) -> Any:
     """Declare a resource, as a decorator on a generator function or directly on data.
 
@@ -102,7 +104,7 @@ def transformer(
     selected: bool = True,
     parallelized: bool = False,
     section: str | None = None,
-    incremental: Incremental[Any] | dict[str, Any] | None = None,
+    incremental: Incremental[Any] | IncrementalArgs | None = None,
     **hints: Any,
 ) -> Any:
     """Declare a transformer: a function of each item another resource yields (dlt's `@transformer`).

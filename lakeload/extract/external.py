@@ -18,6 +18,7 @@ from dataclasses import dataclass, field
 from typing import Any
 from urllib.parse import urlsplit
 
+from lakeload.config.open_types import FsspecOptions
 from lakeload.extract import split_shapes
 
 GZIP_SUFFIXES = (".gz", ".gzip")
@@ -43,7 +44,7 @@ class ExternalFiles:
 
     bucket_url: str
     files: list[ExternalFile]
-    options: dict[str, Any] = field(default_factory=dict, repr=False)  # fsspec options, secrets in clear
+    options: FsspecOptions = field(default_factory=dict, repr=False)  # fsspec options, secrets in clear
     file_format: str = "jsonl"
     add_file_name: bool = False
     parallelism: int | None = None  # tasks the executors run at once, when known (shapes the splits)

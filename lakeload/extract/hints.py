@@ -12,7 +12,9 @@ from typing import Any
 
 from lakeload.errors import ExtractError
 from lakeload.extract import validation
+from lakeload.extract.hint_types import AdditionalTableHints, NestedHints, TableReference
 from lakeload.schema.contract import ContractSetting, check_contract
+from lakeload.schema.typing import TColumnSchema
 
 WRITE_DISPOSITIONS = ("append", "replace", "merge", "skip")
 TableNameHint = str | Callable[[Any], str] | None
@@ -26,14 +28,14 @@ class TableHints:
     write_disposition: str = "append"
     primary_key: Sequence[str] | None = None
     merge_key: Sequence[str] | None = None
-    columns: dict[str, dict[str, Any]] | None = None
+    columns: dict[str, TColumnSchema] | None = None
     table_format: str | None = None
     file_format: str | None = None
     max_table_nesting: int | None = None
     merge_strategy: str | None = None
-    references: list[dict[str, Any]] | None = None  # dlt's table references, stored in the schema as given
-    nested_hints: dict[str | tuple[str, ...], dict[str, Any]] | None = None  # hints of nested tables, by path
-    additional_table_hints: dict[str, Any] | None = None  # extra keys of the table schema (e.g. `x-` keys)
+    references: Sequence[TableReference] | None = None  # dlt's table references, stored in the schema as given
+    nested_hints: dict[str | tuple[str, ...], NestedHints] | None = None  # hints of nested tables, by path
+    additional_table_hints: AdditionalTableHints | None = None  # extra keys of the table schema (e.g. `x-` keys)
     schema_contract: ContractSetting = None  # as given (see `lakeload.schema.contract`)
     model: Any = None  # the pydantic model given as `columns` (its validator runs at extract)
     raw_primary_key: str | Sequence[str] | None = field(default=None, repr=False, compare=False)  # as given (hashes differ)
@@ -75,7 +77,7 @@ class TableHints:
             raise ExtractError(f"Unknown table_format {self.table_format!r}; the filesystem destination supports 'delta'.")
 
 
-def columns_dict(columns: Any) -> dict[str, dict[str, Any]] | None:
+def columns_dict(columns: Any) -> dict[str, TColumnSchema] | None:
     """Column hints as a dict by name (dlt takes a dict or a list of column dicts).
 
     >>> columns_dict([{"name": "id", "data_type": "bigint"}])

@@ -25,7 +25,16 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, cast
+
+from lakeload.extract.hint_types import (
+    AdditionalTableHints,
+    ColumnsHint,
+    NestedHints,
+    ResourceHints,
+    TableReference,
+    WriteDisposition,
+)
 
 __all__ = ["make_hints", "make_nested_hints", "materialize_table_schema", "with_hints", "with_table_name"]
 
@@ -36,7 +45,7 @@ class MarkedItem:
 
     data: Any
     table_name: str | None = None
-    hints: dict[str, Any] = field(default_factory=dict)
+    hints: ResourceHints = field(default_factory=lambda: ResourceHints())
     create_table_variant: bool = False  # hints for this table only; else they change the resource's hints
 
 
@@ -59,33 +68,33 @@ def materialize_table_schema() -> MaterializedEmptyList:
 
 def make_hints(
     table_name: str | None = None,
-    write_disposition: str | dict[str, Any] | None = None,
-    columns: dict[str, dict[str, Any]] | Sequence[dict[str, Any]] | None = None,
+    write_disposition: str | WriteDisposition | None = None,
+    columns: ColumnsHint | None = None,
     primary_key: str | Sequence[str] | None = None,
     merge_key: str | Sequence[str] | None = None,
     table_format: str | None = None,
     file_format: str | None = None,
     max_table_nesting: int | None = None,
-    references: Sequence[dict[str, Any]] | None = None,
-    nested_hints: dict[str | tuple[str, ...], dict[str, Any]] | None = None,
-    additional_table_hints: dict[str, Any] | None = None,
-) -> dict[str, Any]:
+    references: Sequence[TableReference] | None = None,
+    nested_hints: dict[str | tuple[str, ...], NestedHints] | None = None,
+    additional_table_hints: AdditionalTableHints | None = None,
+) -> ResourceHints:
     """Table hints as a dict (the ones given), for `with_hints` or `Resource.apply_hints(**hints)`."""
     given = dict(
         table_name=table_name, write_disposition=write_disposition, columns=columns, primary_key=primary_key,
         merge_key=merge_key, table_format=table_format, file_format=file_format, max_table_nesting=max_table_nesting,
         references=references, nested_hints=nested_hints, additional_table_hints=additional_table_hints,
     )
-    return {key: value for key, value in given.items() if value is not None}
+    return cast(ResourceHints, {key: value for key, value in given.items() if value is not None})
 
 
 def make_nested_hints(
-    columns: dict[str, dict[str, Any]] | Sequence[dict[str, Any]] | None = None,
+    columns: ColumnsHint | None = None,
     primary_key: str | Sequence[str] | None = None,
     merge_key: str | Sequence[str] | None = None,
-    references: Sequence[dict[str, Any]] | None = None,
-    additional_table_hints: dict[str, Any] | None = None,
-) -> dict[str, Any]:
+    references: Sequence[TableReference] | None = None,
+    additional_table_hints: AdditionalTableHints | None = None,
+) -> NestedHints:
     """Hints of one nested table, for a resource's `nested_hints={"path": make_nested_hints(...)}` (as dlt's).
 
     >>> make_nested_hints(columns=[{"name": "price", "data_type": "decimal"}])
@@ -93,7 +102,7 @@ def make_nested_hints(
     """
     given = dict(columns=columns, primary_key=primary_key, merge_key=merge_key, references=references,
                  additional_table_hints=additional_table_hints)
-    return {key: value for key, value in given.items() if value is not None}
+    return cast(NestedHints, {key: value for key, value in given.items() if value is not None})
 
 
 def with_table_name(item: Any, table_name: str) -> MarkedItem:
@@ -101,10 +110,10 @@ def with_table_name(item: Any, table_name: str) -> MarkedItem:
     return MarkedItem(item, table_name=table_name)
 
 
-def with_hints(item: Any, hints: dict[str, Any], create_table_variant: bool = False) -> MarkedItem:
+def with_hints(item: Any, hints: ResourceHints, create_table_variant: bool = False) -> MarkedItem:
     """`item` goes to the table of `hints` (its `table_name`, else the resource's), which takes these hints.
 
     As in dlt, the hints are applied to the resource (later items and tables keep them) unless
     `create_table_variant` is set: then they are the hints of that one table only.
     """
-    return MarkedItem(item, table_name=hints.get("table_name"), hints=dict(hints), create_table_variant=create_table_variant)
+    return MarkedItem(item, table_name=hints.get("table_name"), hints=ResourceHints(**hints), create_table_variant=create_table_variant)

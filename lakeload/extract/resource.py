@@ -16,11 +16,13 @@ from typing import Any
 
 from lakeload.errors import ExtractError
 from lakeload.extract.context import ExtractContext
+from lakeload.extract.hint_types import ColumnsHint, NestedHints
 from lakeload.extract.hints import TableHints, TableNameHint, merged_hints
 from lakeload.extract.incremental import Incremental
 from lakeload.extract.incremental.binding import IncrementalCall, bind_resource, filter_items
 from lakeload.extract.pipes import FilterStep, LimitStep, MapStep, Step, YieldMapStep, apply_steps, sync_items
 from lakeload.extract.validation import ModelValidator, model_contract
+from lakeload.schema.typing import TColumnSchema
 
 __all__ = ["Resource", "TableHints", "TableNameHint"]
 logger = logging.getLogger("lakeload.extract")
@@ -119,13 +121,13 @@ class Resource:
         self.apply_hints(write_disposition=value)
 
     @property
-    def columns(self) -> dict[str, dict[str, Any]] | None:
+    def columns(self) -> dict[str, TColumnSchema] | None:
         """The column hints, each with its `name`."""
         columns = self.hints.columns
         return None if columns is None else {name: {**c, "name": name} for name, c in columns.items()}
 
     @columns.setter
-    def columns(self, value: dict[str, dict[str, Any]] | None) -> None:
+    def columns(self, value: ColumnsHint | None) -> None:
         self.apply_hints(columns=value)
 
     @property
@@ -145,11 +147,11 @@ class Resource:
         self.apply_hints(merge_key=value if value is not None else "")
 
     @property
-    def nested_hints(self) -> dict[str | tuple[str, ...], dict[str, Any]] | None:
+    def nested_hints(self) -> dict[str | tuple[str, ...], NestedHints] | None:
         return self.hints.nested_hints
 
     @nested_hints.setter
-    def nested_hints(self, value: dict[str | tuple[str, ...], dict[str, Any]] | None) -> None:
+    def nested_hints(self, value: dict[str | tuple[str, ...], NestedHints] | None) -> None:
         self.apply_hints(nested_hints=value if value is not None else {})
 
     @property

@@ -28,6 +28,7 @@ from typing import Any, cast
 from lakeload.errors import DataValidationError, ExtractError
 from lakeload.schema import datatypes
 from lakeload.schema.contract import ContractSetting, SchemaContract, expand_contract
+from lakeload.schema.typing import TColumnSchema
 
 _UNIONS: tuple[Any, ...] = (typing.Union, types.UnionType)
 
@@ -73,13 +74,13 @@ def _data_type(annotation: Any) -> str | None:
         return "json" if isinstance(annotation, type) and issubclass(annotation, pydantic.BaseModel) else "text"
 
 
-def columns_from_model(model: Any) -> dict[str, dict[str, Any]]:
+def columns_from_model(model: Any) -> dict[str, TColumnSchema]:
     """The columns a pydantic model gives its table, in field order (dlt's mapping).
 
     `dlt_config = {"skip_nested_types": True}` on the model leaves lists, dicts and nested models out.
     """
     skip_nested = bool(getattr(model, "dlt_config", {}).get("skip_nested_types", False))
-    columns: dict[str, dict[str, Any]] = {}
+    columns: dict[str, TColumnSchema] = {}
     for field_name, field in model.model_fields.items():
         annotation = getattr(field.annotation, "inner_type", None) or field.annotation
         inner, nullable = _inner(annotation)
@@ -144,7 +145,7 @@ class ModelValidator:
         try:
             return self.model.model_validate(record).model_dump(by_alias=True)
         except pydantic.ValidationError as exc:
-            error = cast(dict[str, Any], exc.errors()[0])
+            error = exc.errors()[0]
             entity = "columns" if error["type"] == "extra_forbidden" else "data_type"
             if self.contract[entity] == "discard_row":  # type: ignore[literal-required]
                 return None

@@ -14,7 +14,7 @@ from lakeload.destinations.reference import Destination, JobClient, LoadJob, Loa
 from lakeload.errors import LakeloadError, LoadError
 from lakeload.kernel.load.sink import read_rows
 from lakeload.spark.errors import spark_exception_types
-from lakeload.storage.packages import PipelineStorage
+from lakeload.storage.packages import NORMALIZED, PipelineStorage
 
 
 def _file_format(path: str) -> str:
@@ -24,7 +24,7 @@ def _file_format(path: str) -> str:
 
 def load_package_view(storage: PipelineStorage, load_id: str) -> LoadPackage:
     """The normalized package `load_id` of `storage`, for `JobClient.load_package`."""
-    base, package = storage.normalized_package(load_id)
+    base, package = storage.data_base(NORMALIZED, load_id), storage.package_json(NORMALIZED, load_id)
     jobs = [LoadJob(f["table"], wio.join(base, f["path"]), _file_format(f["path"]), int(f.get("rows", 0))) for f in package["files"]]
     return LoadPackage(
         load_id=load_id,

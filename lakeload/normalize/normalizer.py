@@ -46,14 +46,14 @@ from lakeload.schema.schema import (
     schema_max_nesting,
 )
 from lakeload.schema.schema_update import schema_update
-from lakeload.schema.typing import TTable
+from lakeload.schema.typing import TStoredSchema, TTable
 from lakeload.spark.session import run_tasks
+from lakeload.storage.manifest import NormalizedPackage, PackageFile
 from lakeload.storage.packages import (
     EXTRACTED,
     NORMALIZED,
     NORMALIZING,
     PipelineStorage,
-    read_json,
     write_json_atomic,
 )
 
@@ -197,8 +197,7 @@ class Normalizer:
         """
         started = time.perf_counter()
         before = copy.deepcopy(schema.tables)
-        package = self.storage.package_dir(EXTRACTED, load_id)
-        manifest = read_json(os.path.join(package, "manifest.json"))
+        manifest = self.storage.manifest_json(load_id)
         if manifest.get("schema_contract") is not None:  # a source's or run()'s contract: the schema's setting
             schema.settings["schema_contract"] = manifest["schema_contract"]
         data_base = self.storage.data_base(EXTRACTED, load_id)
@@ -223,23 +222,21 @@ class Normalizer:
         row_counts: dict[str, int] = {}
         for f in files:
             row_counts[f["table"]] = row_counts.get(f["table"], 0) + f["rows"]
-        write_json_atomic(
-            os.path.join(out_dir, "package.json"),
-            {
-                "load_id": load_id,
-                "schema_name": schema.name,
-                "created_at": manifest["created_at"],
-                "file_format": self.file_format,
-                "root_tables": list(manifest["tables"]),
-                "files": files,
-                "row_counts": row_counts,
-                "schema": schema.to_dict(),
-                "state": manifest.get("state"),
-                "destination": manifest.get("destination"),
-                "refresh": manifest.get("refresh"),
-                "schema_update": update,
-            },
-        )
+        package: NormalizedPackage = {
+            "load_id": load_id,
+            "schema_name": schema.name,
+            "created_at": manifest["created_at"],
+            "file_format": self.file_format,
+            "root_tables": list(manifest["tables"]),
+            "files": cast(list[PackageFile], files),  # the kernel's file entries (table, path, rows, bytes, ...)
+            "row_counts": row_counts,
+            "schema": cast(TStoredSchema, schema.to_dict()),
+            "state": manifest.get("state"),
+            "destination": manifest.get("destination"),
+            "refresh": manifest.get("refresh"),
+            "schema_update": update,
+        }
+        write_json_atomic(os.path.join(out_dir, "package.json"), package)
         self.storage.move(load_id, NORMALIZING, NORMALIZED)
         self.storage.discard(EXTRACTED, load_id)
         return NormalizeResult(load_id, schema.name, row_counts, len(files), version, time.perf_counter() - started, update,

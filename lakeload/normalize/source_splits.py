@@ -17,11 +17,12 @@ import lakeload.kernel.spark.working as wio
 from lakeload.config.bucket_credentials import secret_values
 from lakeload.kernel.normalize.plan import Split
 from lakeload.kernel.normalize.split_io import SourceFile
+from lakeload.storage.manifest import SplitEntry
 
 OptionsFor = Callable[[str], Mapping[str, Any]]
 
 
-def source_file(entry: Mapping[str, Any], options_for: OptionsFor | None) -> SourceFile:
+def source_file(entry: SplitEntry, options_for: OptionsFor | None) -> SourceFile:
     """The `SourceFile` of a manifest split entry's `source`, with the bucket's options."""
     source = entry["source"]
     options = dict(options_for(source["bucket_url"])) if options_for is not None else {}
@@ -33,7 +34,7 @@ def source_file(entry: Mapping[str, Any], options_for: OptionsFor | None) -> Sou
     )
 
 
-def plan_splits(package: str, entries: list[dict[str, Any]], options_for: OptionsFor | None = None) -> list[Split]:
+def plan_splits(package: str, entries: list[SplitEntry], options_for: OptionsFor | None = None) -> list[Split]:
     """One `Split` per manifest entry, in order (the split index is the entry's position)."""
     splits = []
     for index, entry in enumerate(entries):

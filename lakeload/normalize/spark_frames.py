@@ -130,7 +130,7 @@ class FramePlan:
 Entries = list[tuple[str, "DataType", "Column"]]
 
 
-def _complete(column: TColumn, props: dict[str, Any]) -> None:
+def _complete(column: TColumn, props: TColumn) -> None:
     """Precision, scale and time zone of the Spark type, unless the column's hints set them."""
     for key, value in props.items():
         cast(dict[str, Any], column).setdefault(key, value)
@@ -204,7 +204,7 @@ class FramePlanner:
         dropped, self._drop_when = reduce(lambda a, b: a | b, self._drop_when), []
         return frame.filter(~dropped)
 
-    def _ensure(self, table_name: str, name: str, props: dict[str, Any], variant: bool = False) -> None:
+    def _ensure(self, table_name: str, name: str, props: TColumn, variant: bool = False) -> None:
         """Create the column (or complete a hints-only one) with the leaf's type, as dlt's coercer adds it."""
         columns = self.tables[table_name]["columns"]
         existing = columns.get(name)
@@ -212,7 +212,7 @@ class FramePlanner:
             self.coercer._add_column(table_name, columns, name, props["data_type"], existing, variant)
             _complete(columns[name], props)
 
-    def _column(self, table_name: str, name: str, props: dict[str, Any], expr: Column) -> tuple[str, Column]:
+    def _column(self, table_name: str, name: str, props: TColumn, expr: Column) -> tuple[str, Column]:
         """The column a leaf goes to (its own, a widened one or a variant) and the value expression."""
         existing = self.tables[table_name]["columns"].get(name)
         if existing is not None and existing.get("data_type"):

@@ -9,7 +9,9 @@ Example (a column expression needs a Spark session)::
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
+
+from lakeload.schema.typing import TColumnSchema
 
 if TYPE_CHECKING:
     from pyspark.sql import Column
@@ -36,10 +38,10 @@ def widen(column_type: str, expr: Column) -> Column:
     return expr.cast("string") if column_type == "text" else expr
 
 
-def _scalar(data_type: DataType) -> dict[str, Any] | None:
+def _scalar(data_type: DataType) -> TColumnSchema | None:
     from pyspark.sql import types as T
 
-    simple: list[tuple[type, dict[str, Any]]] = [
+    simple: list[tuple[type, TColumnSchema]] = [
         (T.BooleanType, {"data_type": "bool"}),
         (T.LongType, {"data_type": "bigint"}),
         (T.FloatType, {"data_type": "double"}),
@@ -52,7 +54,7 @@ def _scalar(data_type: DataType) -> dict[str, Any] | None:
     ]
     for spark_type, props in simple:
         if isinstance(data_type, spark_type):
-            return dict(props)
+            return TColumnSchema(**props)
     name = type(data_type).__name__
     if name in _INT_BITS:
         return {"data_type": "bigint", "precision": _INT_BITS[name]}
@@ -61,7 +63,7 @@ def _scalar(data_type: DataType) -> dict[str, Any] | None:
     return None
 
 
-def leaf_column(data_type: DataType, expr: Column) -> tuple[dict[str, Any], Column] | None:
+def leaf_column(data_type: DataType, expr: Column) -> tuple[TColumnSchema, Column] | None:
     """dlt column properties and value expression of a leaf; None for `NullType` (no column).
 
     Structs, arrays, maps and variants that stay whole (nesting limit, `json` hints) are `json`

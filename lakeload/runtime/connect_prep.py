@@ -19,7 +19,7 @@ import logging
 import os
 import socket
 import sys
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, TypedDict, cast
 from urllib.parse import urlsplit
 
 from lakeload.errors import WorkingUrlRequiredError
@@ -41,6 +41,18 @@ if TYPE_CHECKING:
     from lakeload.storage.packages import PipelineStorage
 SESSION_RECORD = "connect_session.json"
 logger = logging.getLogger("lakeload.spark")
+
+
+class SessionRecord(TypedDict, total=False):
+    """`connect_session.json`: the Connect session a run of the pipeline uses, and the process that runs it.
+
+    Written by another process (perhaps another lakeload version): values are checked where they are used."""
+
+    session_id: str
+    server: str  # host:port of the Connect server
+    pid: int
+    host: str
+    tag: str  # the process's operation tag on a shared session
 
 
 def planned_connect_url(pipeline_name: str, session: Any) -> str | None:
@@ -105,7 +117,7 @@ def stop_abandoned(root: str, url: str, session_id: str, shared: bool = False) -
     server = _server(url)
     try:
         with open(path, encoding="utf-8") as handle:
-            record = json.load(handle)
+            record = cast("SessionRecord | None", json.load(handle))
     except (OSError, ValueError):
         record = None
     if isinstance(record, dict) and record.get("server") == server and _client_died(record):
@@ -122,7 +134,7 @@ def stop_abandoned(root: str, url: str, session_id: str, shared: bool = False) -
     atexit.register(_forget, path, session_id)
 
 
-def _stop_dead_client(url: str, record: dict[str, Any], session_id: str) -> int:
+def _stop_dead_client(url: str, record: SessionRecord, session_id: str) -> int:
     """Interrupt what the dead client of `record` left running: its tagged operations on a shared session (the
     session lives on for the others), or its whole session of its own."""
     if isinstance(record.get("tag"), str) and record.get("session_id"):
@@ -132,7 +144,7 @@ def _stop_dead_client(url: str, record: dict[str, Any], session_id: str) -> int:
     return 0
 
 
-def _client_died(record: dict[str, Any]) -> bool:
+def _client_died(record: SessionRecord) -> bool:
     """True when the recorded client was a process on this host that no longer runs."""
     if record.get("host") != socket.gethostname() or not isinstance(record.get("pid"), int):
         return False  # another host's client (a shared pipeline folder): not ours to judge

@@ -123,11 +123,11 @@ class _Wait:
     def remaining(self) -> float:
         return self.started + self.policy.timeout - time.monotonic()
 
-    def refuse(self, holder: dict[str, Any]) -> PipelineLockedError:
+    def refuse(self, holder: dict[str, object]) -> PipelineLockedError:
         waited = time.monotonic() - self.started if self.policy.mode == WAIT else None
         return PipelineLockedError(self.lock.pipeline_name, self.lock.lock_path, holder, waited)
 
-    def announce(self, holder: dict[str, Any]) -> None:
+    def announce(self, holder: dict[str, object]) -> None:
         if not self.announced:
             self.announced = True
             logger.warning(
@@ -192,8 +192,9 @@ class PipelineLock:
                 shared.fd = None
             shared.threads.release()
 
-    def holder(self) -> dict[str, Any]:
-        """What the holder wrote about itself (`pid`, `host`, `started_at`); empty when unknown."""
+    def holder(self) -> dict[str, object]:
+        """What the holder wrote about itself (`pid`, `host`, `started_at`); empty when unknown. Untrusted JSON
+        another process wrote (perhaps another version): its values are checked where they are used."""
         try:
             with open(self.holder_path, "rb") as f:
                 value = orjson.loads(f.read())

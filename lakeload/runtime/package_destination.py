@@ -16,20 +16,12 @@ from __future__ import annotations
 
 import json
 import os
-from typing import Any, TypedDict
+from typing import Any
 
 from lakeload.config.credentials import url_without_password
 from lakeload.errors import LoadError
+from lakeload.storage.manifest import DestinationRecord
 from lakeload.storage.packages import EXTRACTED, LOADED, NORMALIZED, PipelineStorage, read_json
-
-
-class DestinationRecord(TypedDict):
-    """Where a package is meant to be loaded (no secret: URL passwords are masked)."""
-
-    destination_type: str
-    destination_name: str
-    bucket_url: str
-    dataset_name: str
 
 
 class PendingPackageDestinationError(LoadError):

@@ -25,23 +25,14 @@ from __future__ import annotations
 
 import copy
 import logging
-from typing import Any, TypedDict
 
+from lakeload.destinations.state_types import SourceState
 from lakeload.errors import ConfigurationError
 from lakeload.schema.schema import Schema, TTable
+from lakeload.storage.manifest import RefreshPlan
 
 logger = logging.getLogger("lakeload.pipeline")
 REFRESH_MODES = ("drop_sources", "drop_resources", "drop_data")
-
-
-class RefreshPlan(TypedDict):
-    """What a refresh does to one package's schema and bucket (stored in the manifest and `package.json`)."""
-
-    refresh: str
-    dropped_tables: list[TTable]  # tables that saw data: their files go (children first)
-    truncated_tables: list[TTable]  # tables that saw data: emptied, kept in the schema
-    schema_drops: list[str]  # every table removed from the schema (also those that never saw data)
-    delta_tables: list[str]  # the dropped or truncated tables that are Delta tables
 
 
 def check_refresh(refresh: str | None) -> str | None:
@@ -82,7 +73,7 @@ def _seen_data(table: TTable) -> bool:
     return bool(table.get("x-normalizer", {}).get("seen-data"))
 
 
-def _reset_state(sources_state: dict[str, Any], source_name: str, resource_names: list[str] | None) -> None:
+def _reset_state(sources_state: dict[str, SourceState], source_name: str, resource_names: list[str] | None) -> None:
     """dlt's state reset: the named resources' state (all of it and every other source key when None)."""
     source = sources_state.get(source_name)
     if not source:
@@ -96,7 +87,7 @@ def _reset_state(sources_state: dict[str, Any], source_name: str, resource_names
 
 
 def plan_refresh(
-    schema: Schema, sources_state: dict[str, Any], refresh: str, source_name: str, resource_names: list[str]
+    schema: Schema, sources_state: dict[str, SourceState], refresh: str, source_name: str, resource_names: list[str]
 ) -> RefreshPlan:
     """The refresh of one extract; `sources_state` (the extract's working copy) is reset in place.
 

@@ -25,7 +25,7 @@ import os
 import time
 from collections.abc import Iterator
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, TypedDict, cast
 
 import pendulum
 
@@ -38,10 +38,63 @@ from lakeload.storage.packages import read_json, write_json_atomic
 TRACE_FILE = "trace.json"
 
 
-def load_trace(folder: str) -> dict[str, Any] | None:
+class SparkStartRecord(TypedDict):
+    """When the run's Spark session started and how long that took (`thread`: started beside extract)."""
+
+    started_at: str
+    elapsed: float
+    thread: str  # the name of the thread that started it
+
+
+class StepRecord(TypedDict):
+    """One step of the run in `trace.json`."""
+
+    step: str
+    started_at: str
+    elapsed: float
+    error: str | None
+    spark_wait: float
+
+
+class PackageRecord(TypedDict):
+    """One package the run loaded, in `trace.json`."""
+
+    load_id: str
+    schema_name: str
+    row_counts: dict[str, int]
+    normalize_seconds: float
+    load_seconds: float
+    files: int
+    spark_tasks: int
+
+
+class TraceRecord(TypedDict):
+    """`trace.json`: the last run of the pipeline (`RunTrace.asdict`), read by `lakeload pipeline ... trace` and
+    the dashboard."""
+
+    pipeline_name: str
+    destination_name: str | None
+    destination_type: str | None
+    bucket_url: str | None
+    started_at: str
+    finished_at: str | None
+    spark_start: SparkStartRecord | None
+    steps: list[StepRecord]
+    load_ids: list[str]
+    row_counts: dict[str, int]
+    packages: list[PackageRecord]
+
+
+def read_trace(folder: str) -> TraceRecord | None:
     """The trace of the last `run()` saved in the working folder `folder` (None before the first run)."""
     path = os.path.join(folder, TRACE_FILE)
-    return read_json(path) if os.path.exists(path) else None
+    return cast(TraceRecord, read_json(path)) if os.path.exists(path) else None
+
+
+def load_trace(folder: str) -> dict[str, Any] | None:
+    """`read_trace` as a plain dict, for `runtime.pipeline_views` (which passes it on as one)."""
+    path = os.path.join(folder, TRACE_FILE)
+    return read_json(path) if os.path.exists(path) else None  # type: ignore[no-any-return]
 
 
 @dataclass
@@ -148,7 +201,7 @@ class RunTrace:
         self.load_info = info
         return info
 
-    def asdict(self) -> dict[str, Any]:
+    def asdict(self) -> TraceRecord:
         """The trace as JSON-ready values (what `trace.json` in the working folder holds)."""
         info = self.load_info
         start = self.spark_start
@@ -159,8 +212,8 @@ class RunTrace:
             "bucket_url": info.bucket_url if info else None,  # masked, as the load info's
             "started_at": self.started_at.isoformat(),
             "finished_at": self.steps[-1].finished_at.isoformat() if self.steps and self.steps[-1].finished_at else None,
-            "spark_start": {"started_at": start.started_at.isoformat(), "elapsed": start.elapsed, "thread": start.thread}
-            if start else None,
+            "spark_start": SparkStartRecord(started_at=start.started_at.isoformat(), elapsed=start.elapsed,
+                                            thread=start.thread) if start else None,
             "steps": [
                 {"step": s.step, "started_at": s.started_at.isoformat(), "elapsed": s.elapsed, "error": s.error,
                  "spark_wait": s.spark_wait}

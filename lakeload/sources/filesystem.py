@@ -25,6 +25,7 @@ from typing import Any
 
 import orjson
 
+from lakeload.config.open_types import FsspecOptions
 from lakeload.destinations.impl.filesystem.client import open_filesystem
 from lakeload.errors import SourceError
 from lakeload.extract.context import ExtractContext
@@ -33,6 +34,7 @@ from lakeload.extract.incremental.binding import bind_resource
 from lakeload.extract.incremental.items import filter_item
 from lakeload.extract.resource import Resource, TableHints
 from lakeload.sources.listing import (
+    FileItem,
     ListedFile,
     SourceConfiguration,
     configured_options,
@@ -56,8 +58,8 @@ class FileSelection:
     file_glob: str = "*"
     incremental: bool = False
     credentials: Any = field(default=None, repr=False)
-    kwargs: dict[str, Any] | None = field(default=None, repr=False)
-    client_kwargs: dict[str, Any] | None = field(default=None, repr=False)
+    kwargs: FsspecOptions | None = field(default=None, repr=False)
+    client_kwargs: FsspecOptions | None = field(default=None, repr=False)
 
     def select(self, context: ExtractContext, hinted: HintedFiles | None = None) -> tuple[SourceConfiguration, list[ListedFile]]:
         """The resolved bucket and the files to read: all matching ones, with `incremental` only new ones, and with
@@ -170,7 +172,7 @@ class FileReadResource(Resource):
         return replace(self, name=name, data=_reading(self.reader, hinted), hinted=hinted)
 
 
-def _file_items(selection: FileSelection, context: ExtractContext) -> Iterator[list[dict[str, Any]]]:
+def _file_items(selection: FileSelection, context: ExtractContext) -> Iterator[list[FileItem]]:
     _, files = selection.select(context)
     if files:
         yield [f.item() for f in files]
@@ -182,8 +184,8 @@ def filesystem(
     credentials: Any = None,
     *,
     incremental: bool = False,
-    kwargs: dict[str, Any] | None = None,
-    client_kwargs: dict[str, Any] | None = None,
+    kwargs: FsspecOptions | None = None,
+    client_kwargs: FsspecOptions | None = None,
     name: str = "filesystem",
 ) -> FilesystemResource:
     """The files below `bucket_url` that match `file_glob` (`**` spans folders), dlt-style.

@@ -17,12 +17,13 @@ import re
 import warnings
 from dataclasses import dataclass, field
 from datetime import datetime, timezone
-from typing import Any
+from typing import Any, TypedDict
 from urllib.parse import urlsplit
 
 from fsspec.utils import glob_translate
 
 from lakeload.config.bucket_credentials import fsspec_options
+from lakeload.config.open_types import FsspecOptions
 from lakeload.config.resolver import resolve
 from lakeload.destinations.impl.filesystem.client import bucket_error, open_filesystem
 from lakeload.destinations.impl.filesystem.configuration import (
@@ -30,6 +31,7 @@ from lakeload.destinations.impl.filesystem.configuration import (
     normalize_bucket_url,
     resolve_credentials,
 )
+from lakeload.destinations.state_types import ResourceState
 from lakeload.errors import ConfigurationError, DestinationError, SourceError
 from lakeload.extract.external import ExternalFile
 from lakeload.kernel.normalize.split_io import file_version
@@ -38,12 +40,33 @@ logger = logging.getLogger("lakeload.sources")
 SECTIONS = ("sources", "filesystem")
 
 
+FileInfo = dict[str, Any]
+"""One entry of fsspec's `find(detail=True)`/`info()`: `name`, `size`, `type` and keys of the backend's own
+(`mtime`, `LastModified`, `ETag`, `generation`, ...). Arbitrary by design: each backend has its own."""
+
+
+class _FileItem(TypedDict):
+    file_name: str
+    relative_path: str
+    file_url: str
+    mime_type: str
+    modification_date: datetime | None
+    size_in_bytes: int
+
+
+class FileItem(_FileItem, total=False):
+    """dlt's `FileItem`: what `filesystem()` yields for a file (and what its readers read)."""
+
+    encoding: str
+    file_content: bytes
+
+
 @dataclass(frozen=True)
 class SourceConfiguration:
     """A files source's resolved bucket: its normalized URL and fsspec options (secrets in clear, never shown)."""
 
     bucket_url: str
-    options: dict[str, Any] = field(default_factory=dict, repr=False, compare=False)
+    options: FsspecOptions = field(default_factory=dict, repr=False, compare=False)
 
     @property
     def protocol(self) -> str:
@@ -51,8 +74,8 @@ class SourceConfiguration:
 
 
 def resolve_source(
-    bucket_url: str | None, credentials: Any = None, kwargs: dict[str, Any] | None = None,
-    client_kwargs: dict[str, Any] | None = None, pipeline_name: str | None = None,
+    bucket_url: str | None, credentials: Any = None, kwargs: FsspecOptions | None = None,
+    client_kwargs: FsspecOptions | None = None, pipeline_name: str | None = None,
 ) -> SourceConfiguration:
     """Explicit arguments over `[sources.filesystem]` configuration (env vars, TOML), as for the destination.
 
@@ -77,7 +100,7 @@ def resolve_source(
     return SourceConfiguration(url, options)
 
 
-def configured_options(bucket_url: str, pipeline_name: str | None = None) -> dict[str, Any]:
+def configured_options(bucket_url: str, pipeline_name: str | None = None) -> FsspecOptions:
     """fsspec options for `bucket_url` from `[sources.filesystem]` configuration alone (no explicit arguments)."""
     return resolve_source(bucket_url, pipeline_name=pipeline_name).options
 
@@ -94,13 +117,13 @@ class ListedFile(ExternalFile):
     relative: str = ""
     modified: datetime | None = None
 
-    def item(self) -> dict[str, Any]:
+    def item(self) -> FileItem:
         """dlt's file item (what `filesystem()` alone yields, and what an `incremental=` hint on it filters): the
         same fields in the same order, so that the incremental's hashes of items at its boundary are dlt's too."""
         import mimetypes
 
         mime_type, encoding = mimetypes.guess_type(posixpath.basename(self.relative), strict=False)
-        item: dict[str, Any] = {
+        item: FileItem = {
             "file_name": posixpath.basename(self.relative), "relative_path": self.relative, "file_url": self.url,
             "mime_type": mime_type or "application/" + (posixpath.splitext(self.relative)[1][1:] or "octet-stream"),
             "modification_date": self.modified, "size_in_bytes": self.size,
@@ -110,7 +133,7 @@ class ListedFile(ExternalFile):
         return item
 
 
-def _modified(info: dict[str, Any]) -> datetime | None:
+def _modified(info: FileInfo) -> datetime | None:
     for key in ("mtime", "LastModified", "last_modified", "updated"):
         value = info.get(key)
         if isinstance(value, (int, float)):
@@ -120,7 +143,7 @@ def _modified(info: dict[str, Any]) -> datetime | None:
     return None
 
 
-def _find(config: SourceConfiguration, file_glob: str) -> tuple[str, dict[str, dict[str, Any]]]:
+def _find(config: SourceConfiguration, file_glob: str) -> tuple[str, dict[str, FileInfo]]:
     try:
         fs, root = open_filesystem(config.bucket_url, config.options)
     except DestinationError as exc:
@@ -155,7 +178,7 @@ def list_files(config: SourceConfiguration, file_glob: str) -> list[ListedFile]:
     return files
 
 
-def pick_new(files: list[ListedFile], resource_state: dict[str, Any], config: SourceConfiguration, file_glob: str) -> list[ListedFile]:
+def pick_new(files: list[ListedFile], resource_state: ResourceState, config: SourceConfiguration, file_glob: str) -> list[ListedFile]:
     """The files not loaded before (unknown URL or another version), recorded in `resource_state["files"]`.
 
     Files of this source's scope (bucket URL and glob) that are gone from the listing are forgotten,

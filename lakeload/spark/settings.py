@@ -35,6 +35,7 @@ from typing import TYPE_CHECKING, Any
 import orjson
 
 from lakeload.config.known_keys import note_lookup
+from lakeload.config.open_types import ConfigTree
 from lakeload.config.resolver import env_name, flat_text, read_toml_values, resolve, toml_files
 from lakeload.errors import ConfigurationError
 
@@ -172,7 +173,7 @@ def flatten(table: Mapping[str, Any], prefix: str = "") -> Iterator[tuple[str, A
             yield key, value
 
 
-def _json_object(text: str, source: str) -> dict[str, Any]:
+def _json_object(text: str, source: str) -> ConfigTree:
     try:
         value = orjson.loads(text)
     except orjson.JSONDecodeError as exc:

@@ -28,7 +28,7 @@ import os
 import shutil
 import time
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, cast
 
 import orjson
 
@@ -37,6 +37,7 @@ from lakeload.errors import WorkingFolderCorruptedError
 from lakeload.kernel.filesystem.safe_paths import check_schema_name
 from lakeload.kernel.spark.working import WorkingStore, remove_tree
 from lakeload.schema.schema import Schema
+from lakeload.storage.manifest import ExtractManifest, NormalizedPackage
 
 EXTRACTING, EXTRACTED, NORMALIZING, NORMALIZED, LOADED = (
     "extracting",
@@ -159,9 +160,19 @@ class PipelineStorage:
             remove_tree(self.data_base(stage, load_id), self.working)
 
     def normalized_package(self, load_id: str) -> tuple[str, dict[str, Any]]:
-        """The data base of a normalized package (see `data_base`) and its `package.json` (files, schema, state)."""
-        package_dir = self.package_dir(NORMALIZED, load_id)
-        return self.data_base(NORMALIZED, load_id), read_json(os.path.join(package_dir, "package.json"))
+        """The data base of a normalized package (see `data_base`) and its `package.json` (files, schema, state).
+
+        Untyped for the loaders (`load.loader`, `delta.loader`) that still take a plain dict; `package_json` is the
+        same file as a `NormalizedPackage`."""
+        return self.data_base(NORMALIZED, load_id), read_json(os.path.join(self.package_dir(NORMALIZED, load_id), "package.json"))
+
+    def package_json(self, stage: str, load_id: str) -> NormalizedPackage:
+        """The `package.json` of a package in `stage` (normalized or loaded): what normalize recorded."""
+        return cast(NormalizedPackage, read_json(os.path.join(self.package_dir(stage, load_id), "package.json")))
+
+    def manifest_json(self, load_id: str) -> ExtractManifest:
+        """The `manifest.json` of an extracted package: what extract wrote, for normalize."""
+        return cast(ExtractManifest, read_json(os.path.join(self.package_dir(EXTRACTED, load_id), "manifest.json")))
 
     def list_packages(self, stage: str) -> list[str]:
         """Load ids in `stage`, oldest first."""

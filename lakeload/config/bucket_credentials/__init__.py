@@ -23,6 +23,7 @@ from lakeload.config.bucket_credentials.base import TypedCredentials
 from lakeload.config.bucket_credentials.gcp import GcpCredentials
 from lakeload.config.bucket_credentials.sftp import SFTPCredentials
 from lakeload.config.credentials import MASK, Credentials, is_secret_key, url_without_password
+from lakeload.config.open_types import FsspecOptions
 from lakeload.errors import ConfigurationError
 
 __all__ = [
@@ -76,7 +77,7 @@ def typed_credentials(protocol: str, credentials: Credentials | Mapping[str, Any
     return None if cls is None else cls.from_credentials(credentials)
 
 
-def _merge(target: dict[str, Any], values: Mapping[str, Any]) -> None:
+def _merge(target: FsspecOptions, values: Mapping[str, Any]) -> None:
     for key, value in values.items():
         if key in _MERGED and isinstance(value, Mapping) and isinstance(target.get(key), Mapping):
             merged = dict(target[key])
@@ -90,7 +91,7 @@ def _merge(target: dict[str, Any], values: Mapping[str, Any]) -> None:
             target[key] = dict(value) if isinstance(value, Mapping) else value
 
 
-def _sftp_url_options(options: dict[str, Any], credentials: Credentials | None, bucket_url: str) -> None:
+def _sftp_url_options(options: FsspecOptions, credentials: Credentials | None, bucket_url: str) -> None:
     """Drop `port`/`username` the bucket URL already gives (fsspec refuses a second, different value)."""
     parts = urlsplit(bucket_url)
     given = credentials if credentials is not None else Credentials()
@@ -111,7 +112,7 @@ def fsspec_options(
     kwargs: Mapping[str, Any] | None = None,
     client_kwargs: Mapping[str, Any] | None = None,
     bucket_url: str | None = None,
-) -> dict[str, Any]:
+) -> FsspecOptions:
     """Constructor arguments for the fsspec filesystem of `protocol`, secrets in clear.
 
     Log `masked_options(...)` of the result, never the result. `bucket_url` lets SFTP drop a port or
@@ -122,7 +123,7 @@ def fsspec_options(
     4
     """
     key = protocol.lower()
-    options: dict[str, Any] = {}
+    options: FsspecOptions = {}
     extra = dict(kwargs or {})
     if client_kwargs:
         _merge(extra, {"client_kwargs": dict(client_kwargs)})
@@ -147,13 +148,13 @@ def fsspec_options(
     return options
 
 
-def masked_options(options: Mapping[str, Any]) -> dict[str, Any]:
+def masked_options(options: Mapping[str, Any]) -> FsspecOptions:
     """`options` for logs and errors: every secret value (also nested, e.g. a GCP `token` dict) is `'***'`.
 
     >>> masked_options({"account_name": "a", "account_key": "k", "client_kwargs": {"region_name": "r"}})
     {'account_name': 'a', 'account_key': '***', 'client_kwargs': {'region_name': 'r'}}
     """
-    masked: dict[str, Any] = {}
+    masked: FsspecOptions = {}
     for name, value in options.items():
         if name in _NOT_SECRET_OPTIONS:
             masked[name] = value

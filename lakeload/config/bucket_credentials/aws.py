@@ -13,7 +13,7 @@ Without an access key, nothing is passed and s3fs/botocore use their default cha
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Any, ClassVar
+from typing import ClassVar
 
 from lakeload.config.bucket_credentials.base import (
     TypedCredentials,
@@ -22,6 +22,7 @@ from lakeload.config.bucket_credentials.base import (
     secret,
     without_none,
 )
+from lakeload.config.open_types import FsspecOptions
 from lakeload.errors import ConfigurationError
 
 # botocore's addressing styles for the DuckDB-style `s3_url_style` values
@@ -66,9 +67,9 @@ class AwsCredentials(TypedCredentials):
         if self.aws_sts_token_expiration_hours <= 0:
             raise ConfigurationError("AwsCredentials: aws_sts_token_expiration_hours must be positive.")
 
-    def fsspec_kwargs(self) -> dict[str, Any]:
+    def fsspec_kwargs(self) -> FsspecOptions:
         """s3fs arguments: `key`, `secret`, `token`, `profile`, `endpoint_url`, `client_kwargs.region_name`."""
-        options = without_none(
+        options: FsspecOptions = without_none(
             {
                 "key": self.aws_access_key_id or None,
                 "secret": self.aws_secret_access_key or None,
@@ -82,14 +83,14 @@ class AwsCredentials(TypedCredentials):
         return options
 
     @classmethod
-    def protocol_defaults(cls) -> dict[str, Any]:
+    def protocol_defaults(cls) -> FsspecOptions:
         """No listing cache: executors write to the bucket behind the driver's back."""
         return {"use_listings_cache": False}
 
-    def fsspec_defaults(self) -> dict[str, Any]:
+    def fsspec_defaults(self) -> FsspecOptions:
         """botocore `config_kwargs` users may override: addressing style, and on S3-compatible endpoints
         checksums only when required (many S3-compatible stores reject botocore's default checksums)."""
-        config: dict[str, Any] = {}
+        config: FsspecOptions = {}
         if self.endpoint_url:
             config["request_checksum_calculation"] = "when_required"
             config["response_checksum_validation"] = "when_required"

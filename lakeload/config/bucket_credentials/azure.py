@@ -15,7 +15,7 @@ identity, Azure CLI) for the named storage account.
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Any, ClassVar
+from typing import ClassVar
 
 from lakeload.config.bucket_credentials.base import (
     TypedCredentials,
@@ -25,6 +25,7 @@ from lakeload.config.bucket_credentials.base import (
     without_none,
 )
 from lakeload.config.credentials import Credentials  # noqa: F401  (used by the doctest)
+from lakeload.config.open_types import CredentialFields, FsspecOptions
 from lakeload.errors import ConfigurationError
 
 # connection-string keys that fill typed fields (the whole string is kept as well)
@@ -79,9 +80,9 @@ class AzureCredentials(TypedCredentials):
     azure_connection_string: str | None = secret()
 
     @classmethod
-    def parse_native(cls, native: str) -> dict[str, Any]:
+    def parse_native(cls, native: str) -> CredentialFields:
         """A connection string: kept whole, and its account name, key and SAS fill the typed fields."""
-        fields: dict[str, Any] = {"azure_connection_string": native.strip()}
+        fields: CredentialFields = {"azure_connection_string": native.strip()}
         for key, value in parse_connection_string(native).items():
             name = _CONNECTION_STRING_FIELDS.get(key.lower())
             if name and value:
@@ -116,10 +117,10 @@ class AzureCredentials(TypedCredentials):
         if self.azure_sas_token_expiration_hours <= 0:
             raise ConfigurationError("AzureCredentials: azure_sas_token_expiration_hours must be positive.")
 
-    def fsspec_kwargs(self) -> dict[str, Any]:
+    def fsspec_kwargs(self) -> FsspecOptions:
         """adlfs arguments: `account_name`, `account_host` and one of `connection_string`,
         `account_key`/`sas_token`, `tenant_id`/`client_id`/`client_secret`."""
-        options: dict[str, Any] = without_none(
+        options: FsspecOptions = without_none(
             {"account_name": self.azure_storage_account_name, "account_host": self.azure_account_host}
         )
         kind = self.kind
@@ -136,11 +137,11 @@ class AzureCredentials(TypedCredentials):
         return options
 
     @classmethod
-    def protocol_defaults(cls) -> dict[str, Any]:
+    def protocol_defaults(cls) -> FsspecOptions:
         """`max_concurrency=1`: adlfs otherwise uploads 4 MB chunks of one blob concurrently, using lots of
         memory and connections for big files. No listing cache: other processes write to the bucket."""
         return {"max_concurrency": DEFAULT_MAX_CONCURRENCY, "use_listings_cache": False}
 
-    def fsspec_defaults(self) -> dict[str, Any]:
+    def fsspec_defaults(self) -> FsspecOptions:
         """`anon=False` with default credentials, so adlfs uses `DefaultAzureCredential`."""
         return {"anon": False} if self.kind == "default" else {}

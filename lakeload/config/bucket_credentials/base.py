@@ -18,9 +18,11 @@ from collections.abc import Mapping
 from typing import Any, ClassVar, TypeVar, Union
 
 from lakeload.config.credentials import MASK, Credentials, is_secret_key, parse_json_object
+from lakeload.config.open_types import CredentialFields, FsspecOptions
 from lakeload.errors import ConfigurationError
 
 T = TypeVar("T", bound="TypedCredentials")
+V = TypeVar("V")
 
 _TRUE = ("1", "true", "yes", "on", "y", "t")
 _FALSE = ("0", "false", "no", "off", "n", "f", "")
@@ -106,7 +108,7 @@ class TypedCredentials:
         return [f.name for f in dataclasses.fields(cls)]
 
     @classmethod
-    def parse_native(cls, native: str) -> dict[str, Any]:
+    def parse_native(cls, native: str) -> CredentialFields:
         """Fields from a backend's native credentials string; backends without one refuse it."""
         raise ConfigurationError(
             f"{cls.__name__} ({cls.backend}) has no native string form; give the credentials as fields "
@@ -126,7 +128,7 @@ class TypedCredentials:
             creds = credentials
         else:
             creds = Credentials.from_value(credentials)
-        values: dict[str, Any] = {}
+        values: CredentialFields = {}
         sources: dict[str, str | None] = {}
         if creds.native is not None:
             for name, value in cls.parse_native(creds.native).items():
@@ -152,24 +154,24 @@ class TypedCredentials:
         return typed
 
     @classmethod
-    def protocol_defaults(cls) -> dict[str, Any]:
+    def protocol_defaults(cls) -> FsspecOptions:
         """Constructor arguments for every bucket of the backend, overridable by user `kwargs`."""
         return {}
 
     def validate(self) -> None:
         """Raise `ConfigurationError` when fields are inconsistent (e.g. a key id without its secret)."""
 
-    def fsspec_kwargs(self) -> dict[str, Any]:
+    def fsspec_kwargs(self) -> FsspecOptions:
         """Constructor arguments for the backend's fsspec filesystem that override user `kwargs`."""
         return {}
 
-    def fsspec_defaults(self) -> dict[str, Any]:
+    def fsspec_defaults(self) -> FsspecOptions:
         """Constructor arguments used only when user `kwargs` do not set them (default credential chains)."""
         return {}
 
-    def masked(self) -> dict[str, Any]:
+    def masked(self) -> CredentialFields:
         """The fields that are not None, secrets replaced by `'***'`."""
-        shown: dict[str, Any] = {}
+        shown: CredentialFields = {}
         for field in dataclasses.fields(self):
             value = getattr(self, field.name)
             if value is not None:
@@ -194,6 +196,6 @@ def require(owner: TypedCredentials, what: str, names: list[str]) -> None:
         )
 
 
-def without_none(values: Mapping[str, Any]) -> dict[str, Any]:
+def without_none(values: Mapping[str, V]) -> dict[str, V]:
     """`values` without the entries that are None (so library defaults apply)."""
     return {k: v for k, v in values.items() if v is not None}

@@ -13,7 +13,7 @@ Google default credentials (`gcloud auth application-default login`, metadata se
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Any, ClassVar
+from typing import ClassVar, TypedDict, cast
 
 from lakeload.config.bucket_credentials.base import (
     TypedCredentials,
@@ -23,11 +23,28 @@ from lakeload.config.bucket_credentials.base import (
     without_none,
 )
 from lakeload.config.credentials import parse_json_object
+from lakeload.config.open_types import CredentialFields, FsspecOptions
 from lakeload.errors import ConfigurationError
 
 TOKEN_URI = "https://oauth2.googleapis.com/token"
 AUTH_URI = "https://accounts.google.com/o/oauth2/auth"
 # keys of a service-account JSON file that go to google-auth as they are
+class ServiceAccountInfo(TypedDict, total=False):
+    """A Google service account key (the JSON file's fields), as google-auth reads it; unset fields are left out."""
+
+    type: str
+    project_id: str
+    private_key_id: str
+    private_key: str
+    client_email: str
+    client_id: str
+    token_uri: str
+    auth_uri: str
+    auth_provider_x509_cert_url: str
+    client_x509_cert_url: str
+    universe_domain: str
+
+
 _SERVICE_ACCOUNT_KEYS = (
     "type", "project_id", "private_key_id", "private_key", "client_email", "client_id", "token_uri", "auth_uri",
     "auth_provider_x509_cert_url", "client_x509_cert_url", "universe_domain",
@@ -69,7 +86,7 @@ class GcpCredentials(TypedCredentials):
     universe_domain: str | None = None
 
     @classmethod
-    def parse_native(cls, native: str) -> dict[str, Any]:
+    def parse_native(cls, native: str) -> CredentialFields:
         """The JSON of a service account (or of an OAuth client, `{"installed": {...}}`)."""
         info = parse_json_object(native)
         if info is None:
@@ -116,15 +133,15 @@ class GcpCredentials(TypedCredentials):
             key = key.replace("\\n", "\n")
         return key if key.endswith("\n") else key + "\n"
 
-    def service_account_info(self) -> dict[str, Any]:
+    def service_account_info(self) -> ServiceAccountInfo:
         """The dict google-auth's `Credentials.from_service_account_info` reads."""
         info = without_none({k: getattr(self, k) for k in _SERVICE_ACCOUNT_KEYS})
         info["private_key"] = self.normalized_private_key()
-        return info
+        return cast(ServiceAccountInfo, info)
 
-    def fsspec_kwargs(self) -> dict[str, Any]:
+    def fsspec_kwargs(self) -> FsspecOptions:
         """gcsfs arguments: `project`, and `token` as a dict (service account, OAuth) or an access token."""
-        options: dict[str, Any] = without_none({"project": self.project_id or None})
+        options: FsspecOptions = without_none({"project": self.project_id or None})
         if self.kind == "service_account":
             options["token"] = self.service_account_info()
         elif self.kind == "oauth":
@@ -142,10 +159,10 @@ class GcpCredentials(TypedCredentials):
         return options
 
     @classmethod
-    def protocol_defaults(cls) -> dict[str, Any]:
+    def protocol_defaults(cls) -> FsspecOptions:
         """No listing cache: executors write to the bucket behind the driver's back."""
         return {"use_listings_cache": False}
 
-    def fsspec_defaults(self) -> dict[str, Any]:
+    def fsspec_defaults(self) -> FsspecOptions:
         """With no credentials: Google default credentials (a `token` in kwargs, e.g. `"anon"`, wins)."""
         return {"token": "google_default"} if self.kind == "default" else {}

@@ -14,7 +14,7 @@ The host comes from the bucket URL (`sftp://host/path`).
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Any, ClassVar
+from typing import ClassVar
 
 from lakeload.config.bucket_credentials.base import (
     TypedCredentials,
@@ -22,6 +22,7 @@ from lakeload.config.bucket_credentials.base import (
     secret,
     without_none,
 )
+from lakeload.config.open_types import FsspecOptions
 from lakeload.errors import ConfigurationError
 
 # typed field -> paramiko SSHClient.connect / VerifiedSFTPFileSystem argument
@@ -88,7 +89,7 @@ class SFTPCredentials(TypedCredentials):
             if value is not None and value <= 0:
                 raise ConfigurationError(f"SFTPCredentials: {name}={value} must be positive.")
 
-    def fsspec_kwargs(self) -> dict[str, Any]:
+    def fsspec_kwargs(self) -> FsspecOptions:
         """`VerifiedSFTPFileSystem` arguments (paramiko `SSHClient.connect` plus host-key settings)."""
         return without_none({option: getattr(self, name) for name, option in FIELD_TO_OPTION.items()})
 

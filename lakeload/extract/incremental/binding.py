@@ -16,6 +16,7 @@ import typing
 from collections.abc import Callable, Iterator
 from typing import Any
 
+from lakeload.destinations.state_types import ResourceState
 from lakeload.errors import IncrementalError
 from lakeload.extract.incremental.cursor import parse_cursor_path
 from lakeload.extract.incremental.incremental import Incremental
@@ -127,7 +128,7 @@ class IncrementalCall:
 
 def bind_resource(
     resource_name: str, data: Any, hint: Incremental[Any] | None, primary_key: KeyHint,
-    resource_state: Callable[[], dict[str, Any]],
+    resource_state: Callable[[], ResourceState],
 ) -> tuple[Incremental[Any] | None, Any]:
     """The live incremental of one run of a resource (None without one) and the data to iterate."""
     call = data if isinstance(data, IncrementalCall) else None

@@ -30,10 +30,11 @@ from __future__ import annotations
 import datetime as dt
 import typing
 from collections.abc import Callable, Mapping
-from typing import Any, Generic, Literal, TypeVar
+from typing import Any, Generic, Literal, TypedDict, TypeVar, cast
 
 import pendulum
 
+from lakeload.destinations.state_types import ResourceState
 from lakeload.errors import IncrementalCursorPathMissing, IncrementalError
 from lakeload.extract.incremental.cursor import parse_cursor_path
 from lakeload.extract.incremental.lag import lagged_last_value
@@ -41,7 +42,33 @@ from lakeload.extract.incremental.transform import Filter, RunRange
 from lakeload.kernel.spark.incremental import KeyHint
 
 TCursorValue = TypeVar("TCursorValue")
-IncrementalState = dict[str, Any]  # {"initial_value", "last_value", "unique_hashes", "start_value"}
+
+
+class IncrementalState(TypedDict, total=False):
+    """An incremental's state, `resource_state["incremental"][<cursor_path>]` (dlt's shape)."""
+
+    initial_value: Any  # the cursor's type: a datetime, a number, a string ...
+    last_value: Any
+    unique_hashes: list[str]  # hashes of the rows at `last_value` (de-duplication at the boundary)
+    start_value: Any
+
+
+class IncrementalArgs(TypedDict, total=False):
+    """`incremental=` as a dict of `Incremental`'s settings (dlt's `IncrementalArgs`)."""
+
+    cursor_path: str | None
+    initial_value: Any
+    last_value_func: Callable[[Any], Any] | Literal["min", "max"]
+    primary_key: KeyHint
+    end_value: Any
+    row_order: Literal["asc", "desc"] | None
+    allow_external_schedulers: bool | None
+    on_cursor_value_missing: Literal["raise", "include", "exclude"]
+    lag: float | None
+    range_start: Literal["open", "closed"]
+    range_end: Literal["open", "closed"]
+
+
 RANGES = ("open", "closed")
 ON_MISSING = ("raise", "include", "exclude")
 ROW_ORDERS = ("asc", "desc")
@@ -91,7 +118,7 @@ class Incremental(Generic[TCursorValue]):
         self.start_out_of_range = self.end_out_of_range = False
 
     # -- configuration ---------------------------------------------------------------------------------------
-    def _settings(self) -> dict[str, Any]:
+    def _settings(self) -> IncrementalArgs:
         return {
             "cursor_path": self.cursor_path, "initial_value": self.initial_value, "end_value": self.end_value,
             "last_value_func": self.last_value_func, "primary_key": self.primary_key, "row_order": self.row_order,
@@ -107,7 +134,7 @@ class Incremental(Generic[TCursorValue]):
         5
         """
         settings = self._settings()
-        settings.update({k: v for k, v in other._settings().items() if v is not None})
+        settings.update(cast(IncrementalArgs, {k: v for k, v in other._settings().items() if v is not None}))
         merged: Incremental[TCursorValue] = type(self)(**settings)
         merged.resource_name = other.resource_name or self.resource_name
         merged._key_from_hints = self._key_from_hints and other._key_from_hints
@@ -121,12 +148,12 @@ class Incremental(Generic[TCursorValue]):
         return self.merge(self)
 
     @classmethod
-    def ensure_instance(cls, value: Incremental[Any] | Mapping[str, Any]) -> Incremental[Any]:
+    def ensure_instance(cls, value: Incremental[Any] | IncrementalArgs) -> Incremental[Any]:
         """`value` as an incremental: an instance as it is, a dict of settings (dlt's `IncrementalArgs`) made one."""
         if isinstance(value, Incremental):
             return value
         if isinstance(value, Mapping):
-            return cls(**value)
+            return cls(**cast(IncrementalArgs, value))
         raise IncrementalError(f"incremental= takes lakeload.sources.incremental(...) or a dict of its settings, got {value!r}.")
 
     def is_partial(self) -> bool:
@@ -146,7 +173,7 @@ class Incremental(Generic[TCursorValue]):
         return type(self.initial_value) if self.initial_value is not None else None
 
     # -- state and binding -----------------------------------------------------------------------------------
-    def bind(self, resource_name: str, resource_state: Callable[[], dict[str, Any]]) -> Incremental[TCursorValue]:
+    def bind(self, resource_name: str, resource_state: Callable[[], ResourceState]) -> Incremental[TCursorValue]:
         """Bind to the state of `resource_name` for one run (`resource_state()` gives the resource's state)."""
         if self.is_partial():
             raise IncrementalCursorPathMissing(resource_name, "", None, "The incremental was created without a cursor_path. ")

@@ -13,6 +13,7 @@ from fsspec import AbstractFileSystem
 
 from lakeload.config.bucket_credentials import fsspec_options, masked_options, secret_values
 from lakeload.config.credentials import url_without_password
+from lakeload.config.open_types import FsspecOptions
 from lakeload.destinations.impl.filesystem.configuration import FilesystemConfiguration
 from lakeload.errors import DestinationError, LakeloadError, StorageUnavailableError
 from lakeload.kernel.filesystem.fs import url_to_fs
@@ -26,7 +27,7 @@ T = TypeVar("T")
 E = TypeVar("E", bound=LakeloadError)
 
 
-def fsspec_kwargs(config: FilesystemConfiguration) -> dict[str, Any]:
+def fsspec_kwargs(config: FilesystemConfiguration) -> FsspecOptions:
     """Constructor arguments for the bucket's fsspec filesystem, credentials included (in clear).
 
     See `credentials.fsspec_options` for the mapping; log `masked_options(...)` of it, never the dict.

@@ -6,16 +6,19 @@
 
 from __future__ import annotations
 
+import datetime
 import ntpath
 import os
 import re
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import PureWindowsPath
-from typing import Any
+from typing import Any, TypedDict
 from urllib.parse import unquote, urlparse
 
 from lakeload.config.credentials import Credentials, parse_json_object, url_without_password
 from lakeload.config.known_keys import RETRY_KEYS
+from lakeload.config.open_types import FsspecOptions
 from lakeload.config.resolver import Resolved, resolve, resolve_section
 from lakeload.errors import ConfigurationError
 from lakeload.kernel.filesystem.retry import RetryPolicy
@@ -134,6 +137,29 @@ def normalize_bucket_url(bucket_url: str) -> str:
     return url
 
 
+ExtraPlaceholders = dict[str, "str | int | float | datetime.date | Callable[..., str]"]
+"""Values of a layout's extra placeholders (dlt's `extra_placeholders`): a value, or a callable that returns one."""
+
+DeltaStorageArguments = dict[str, Any]
+"""delta-rs storage options the user passes (`deltalake_storage_options`, names as delta-rs spells them): strings,
+also booleans and numbers from TOML (made text when used). Arbitrary by design: delta-rs' option names."""
+
+
+class FilesystemArguments(TypedDict, total=False):
+    """What the `filesystem(...)` factory (or the Dagster I/O manager) passes explicitly; None: not given."""
+
+    bucket_url: str | None
+    credentials: Any  # a dict, a connection string or a lakeload credentials object
+    layout: str | None
+    extra_placeholders: ExtraPlaceholders | None
+    current_datetime: Any  # a datetime, or a callable that returns one
+    kwargs: FsspecOptions | None
+    client_kwargs: FsspecOptions | None
+    always_refresh_views: bool | None
+    max_state_files: int | None
+    deltalake_storage_options: DeltaStorageArguments | None
+
+
 @dataclass
 class FilesystemConfiguration:
     """Resolved settings of one filesystem destination; `repr` never shows secrets in clear."""
@@ -141,12 +167,12 @@ class FilesystemConfiguration:
     bucket_url: str
     destination_name: str = "filesystem"
     layout: str = DEFAULT_LAYOUT
-    extra_placeholders: dict[str, Any] | None = None
+    extra_placeholders: ExtraPlaceholders | None = None
     current_datetime: Any = None
     credentials: Credentials | None = None
-    kwargs: dict[str, Any] = field(default_factory=dict)
-    client_kwargs: dict[str, Any] = field(default_factory=dict)
-    deltalake_storage_options: dict[str, Any] = field(default_factory=dict)
+    kwargs: FsspecOptions = field(default_factory=dict)
+    client_kwargs: FsspecOptions = field(default_factory=dict)
+    deltalake_storage_options: DeltaStorageArguments = field(default_factory=dict)
     max_state_files: int = DEFAULT_MAX_STATE_FILES
     always_refresh_views: bool = False
     retry: RetryPolicy = field(default_factory=RetryPolicy)
@@ -166,7 +192,7 @@ class FilesystemConfiguration:
         )
 
 
-def as_dict(resolved: Resolved, key: str) -> dict[str, Any]:
+def as_dict(resolved: Resolved, key: str) -> FsspecOptions:
     """`kwargs`/`client_kwargs`/`deltalake_storage_options` as a dict: a TOML table, a dict, or a stringified JSON object."""
     value = resolved.value
     if value is None:
@@ -219,7 +245,7 @@ def resolve_retry_policy(get: Any) -> RetryPolicy:
     return RetryPolicy(**values)
 
 
-def resolve_configuration(explicit: dict[str, Any], destination_name: str, pipeline_name: str | None) -> FilesystemConfiguration:
+def resolve_configuration(explicit: FilesystemArguments, destination_name: str, pipeline_name: str | None) -> FilesystemConfiguration:
     """Merge explicit factory arguments with env vars and TOML files (see `lakeload.config.resolver`).
 
     >>> resolve_configuration({"bucket_url": "/tmp/b"}, "filesystem", None).bucket_url

@@ -7,7 +7,14 @@ from dataclasses import fields, replace
 from typing import Any
 
 from lakeload.config.credentials import url_without_password
-from lakeload.destinations.impl.filesystem.configuration import FilesystemConfiguration, resolve_configuration
+from lakeload.config.open_types import FsspecOptions
+from lakeload.destinations.impl.filesystem.configuration import (
+    DeltaStorageArguments,
+    ExtraPlaceholders,
+    FilesystemArguments,
+    FilesystemConfiguration,
+    resolve_configuration,
+)
 from lakeload.destinations.reference import Destination, DestinationCapabilities
 
 _CAPABILITY_NAMES = {f.name for f in fields(DestinationCapabilities)}
@@ -24,10 +31,10 @@ class filesystem(Destination):  # noqa: N801 - dlt's factory name
     destination_type = "filesystem"
 
     def __init__(self, bucket_url: str | None = None, credentials: Any = None, layout: str | None = None,
-                 extra_placeholders: dict[str, Any] | None = None, current_datetime: Any = None,
-                 destination_name: str | None = None, kwargs: dict[str, Any] | None = None,
-                 client_kwargs: dict[str, Any] | None = None, always_refresh_views: bool | None = None,
-                 max_state_files: int | None = None, deltalake_storage_options: dict[str, Any] | None = None,
+                 extra_placeholders: ExtraPlaceholders | None = None, current_datetime: Any = None,
+                 destination_name: str | None = None, kwargs: FsspecOptions | None = None,
+                 client_kwargs: FsspecOptions | None = None, always_refresh_views: bool | None = None,
+                 max_state_files: int | None = None, deltalake_storage_options: DeltaStorageArguments | None = None,
                  **capabilities: Any) -> None:
         unknown = set(capabilities) - _CAPABILITY_NAMES
         if unknown:
@@ -52,7 +59,7 @@ class filesystem(Destination):  # noqa: N801 - dlt's factory name
 
     def configuration(self, pipeline_name: str | None = None) -> FilesystemConfiguration:
         """Resolve this destination's settings from arguments, env vars and TOML files."""
-        explicit = {
+        explicit: FilesystemArguments = {
             "bucket_url": self.bucket_url,
             "credentials": self.credentials,
             "layout": self.layout,

@@ -23,10 +23,11 @@ import datetime as _dt
 import uuid
 import zlib
 from decimal import Decimal
-from typing import Any
+from typing import Any, cast
 
 import orjson
 
+from lakeload.destinations.state_types import LoadsRecord, StateRecord, VersionRecord
 from lakeload.errors import DestinationError
 from lakeload.schema import dlt_typed_text
 
@@ -276,7 +277,8 @@ def _problem(table: str, path: str, what: str) -> str:
     return f"{where} {what} (truncated or garbled?). {_FIXES[table]}"
 
 
-def _parse_record(content: bytes, table: str, path: str = "") -> dict[str, Any]:
+def _parse_record(content: bytes, table: str, path: str = "") -> Any:
+    """The JSON object of a `table` file, checked to hold its record's fields (the caller casts it to the record)."""
     try:
         doc = orjson.loads(content)
     except orjson.JSONDecodeError as exc:
@@ -289,7 +291,7 @@ def _parse_record(content: bytes, table: str, path: str = "") -> dict[str, Any]:
     return doc
 
 
-def parse_loads_record(content: bytes) -> dict[str, Any]:
+def parse_loads_record(content: bytes) -> LoadsRecord:
     """Parse a ``_dlt_loads`` file into a dict (fields in file order).
 
     Example:
@@ -297,10 +299,10 @@ def parse_loads_record(content: bytes) -> dict[str, Any]:
         ...     inserted_at=_dt.datetime(2026, 1, 1, tzinfo=_dt.timezone.utc))[1])["status"]
         0
     """
-    return _parse_record(content, LOADS_TABLE)
+    return cast(LoadsRecord, _parse_record(content, LOADS_TABLE))
 
 
-def parse_version_record(content: bytes, path: str = "") -> dict[str, Any]:
+def parse_version_record(content: bytes, path: str = "") -> VersionRecord:
     """Parse a ``_dlt_version`` file into a dict; ``schema`` stays JSON text.
 
     Example:
@@ -308,10 +310,10 @@ def parse_version_record(content: bytes, path: str = "") -> dict[str, Any]:
         ...     b'"inserted_at":"2026-01-01T00:00:00+00:00","schema":"{}"}')["version"]
         1
     """
-    return _parse_record(content, VERSION_TABLE, path)
+    return cast(VersionRecord, _parse_record(content, VERSION_TABLE, path))
 
 
-def parse_state_record(content: bytes, path: str = "") -> dict[str, Any]:
+def parse_state_record(content: bytes, path: str = "") -> StateRecord:
     """Parse a ``_dlt_pipeline_state`` file into a dict; ``state`` stays encoded (see :func:`decode_state`).
 
     A ``dlt_load_id`` key written by dlt before 0.5 is renamed to ``_dlt_load_id``, as dlt does.
@@ -324,4 +326,4 @@ def parse_state_record(content: bytes, path: str = "") -> dict[str, Any]:
     doc = _parse_record(content, STATE_TABLE, path)
     if "dlt_load_id" in doc:
         doc["_dlt_load_id"] = doc.pop("dlt_load_id")
-    return doc
+    return cast(StateRecord, doc)
