@@ -21,6 +21,7 @@ from urllib.parse import unquote
 import pyarrow as pa
 import pyarrow.parquet as pq
 
+from lakeload.kernel.contracts import TFsOptions
 from lakeload.kernel.delta.files import FILE_COLUMN, ROW_INDEX, conform
 from lakeload.kernel.filesystem.fs import url_to_fs
 
@@ -33,7 +34,7 @@ class SnapshotSpec:
     """Which table to read and how; shipped to executors (credentials stay in fs_kwargs)."""
 
     bucket_url: str
-    fs_kwargs: dict[str, Any]
+    fs_kwargs: TFsOptions
     table_dir: str
     schema: pa.Schema  # the output schema (the table's, then FILE_COLUMN when with_file, then ROW_INDEX when with_row_index)
     with_file: bool = False

@@ -25,6 +25,7 @@ import fsspec
 import pyarrow as pa
 import pyarrow.parquet as pq
 
+from lakeload.kernel.contracts import TFsOptions, TRow
 from lakeload.kernel.filesystem.fs import url_to_fs
 
 BATCH_ROWS = 10_000
@@ -36,7 +37,7 @@ class ReadPayload:
     """What read tasks need: the bucket, each column's dlt type, and the Arrow schema to produce."""
 
     bucket_url: str
-    fs_kwargs: dict[str, Any]
+    fs_kwargs: TFsOptions
     columns: list[tuple[str, str]]
     schema: pa.Schema
 
@@ -74,7 +75,7 @@ def convert(value: Any, data_type: str, target: pa.DataType, from_text: bool) ->
     return value if isinstance(value, str) else json.dumps(value) if isinstance(value, (dict, list)) else str(value)
 
 
-def _records_table(records: list[dict[str, Any]], payload: ReadPayload, from_text: bool) -> pa.Table:
+def _records_table(records: list[TRow], payload: ReadPayload, from_text: bool) -> pa.Table:
     arrays = []
     for (name, data_type), field in zip(payload.columns, payload.schema, strict=True):
         values = [convert(r.get(name), data_type, field.type, from_text) for r in records]
