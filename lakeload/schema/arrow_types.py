@@ -64,7 +64,7 @@ def to_arrow_type(
         "binary": lambda: pa.binary(precision or -1),
         "decimal": lambda: _arrow_for_decimal(precision, scale),
         "wei": lambda: _arrow_decimal(*WEI_PRECISION),
-        "time": lambda: pa.time32(_arrow_unit(ts_precision)) if ts_precision <= 3 else pa.time64(_arrow_unit(ts_precision)),  # type: ignore[arg-type]
+        "time": lambda: pa.time32(_arrow_unit(ts_precision)) if ts_precision <= 3 else pa.time64(_arrow_unit(ts_precision)),
     }  # fmt: skip
     if data_type not in simple:
         raise ValueError(data_type)

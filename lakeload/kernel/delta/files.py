@@ -72,9 +72,8 @@ def partition_value(value: Any) -> str | None:
     if isinstance(value, bool):
         return "true" if value else "false"
     if isinstance(value, _dt.datetime):
-        if value.tzinfo is not None:
-            value = value.astimezone(_dt.timezone.utc).replace(tzinfo=None)
-        return value.isoformat(sep=" ", timespec="microseconds")
+        moment: _dt.datetime = value if value.tzinfo is None else value.astimezone(_dt.timezone.utc).replace(tzinfo=None)
+        return moment.isoformat(sep=" ", timespec="microseconds")
     if isinstance(value, _dt.date):
         return value.isoformat()
     if isinstance(value, bytes):
@@ -104,7 +103,7 @@ def _stat_value(value: Any, is_max: bool) -> Any:
 
 
 def _has_min_max(arrow_type: pa.DataType) -> bool:
-    return (
+    return bool(
         pa.types.is_integer(arrow_type) or pa.types.is_floating(arrow_type) or pa.types.is_string(arrow_type)
         or pa.types.is_large_string(arrow_type) or pa.types.is_date(arrow_type) or pa.types.is_timestamp(arrow_type)
     )  # fmt: skip

@@ -55,7 +55,7 @@ def _partition_column(value: str | None, arrow_type: pa.DataType, rows: int) -> 
         parsed = pa.array([value.lower() == "true"])
     else:
         parsed = text.cast(arrow_type)
-    return pa.repeat(parsed[0], rows)  # type: ignore[call-overload, no-any-return]
+    return pa.repeat(parsed[0], rows)
 
 
 def file_name(path: str) -> str:
