@@ -244,7 +244,7 @@ class Schema:
 
     @classmethod
     def from_json(cls, text: str | bytes) -> Schema:
-        return cls.from_dict(orjson.loads(text))
+        return cls.from_dict(cast(TStoredSchema, orjson.loads(text)))
 
     def clone(self) -> Schema:
         return Schema.from_dict(copy.deepcopy(self.to_dict()))

@@ -15,6 +15,18 @@ from __future__ import annotations
 
 from typing import Any, TypedDict
 
+
+class TTableReference(TypedDict, total=False):
+    """A table's reference to another table (dlt's `references` hint): its columns and the ones they point to."""
+
+    columns: list[str]
+    referenced_table: str
+    referenced_columns: list[str]
+    table: str | None
+    label: str | None
+    cardinality: str | None  # dlt's `one_to_many`, `many_to_one`, ...
+
+
 # What dlt's normalizer records on a column (`x-normalizer`): the column was seen with nulls first
 TColumnNormalizerHints = TypedDict("TColumnNormalizerHints", {"seen-null-first": bool}, total=False)
 
@@ -72,7 +84,7 @@ TTableSchema = TypedDict(
         "x-merge-strategy": str,
         "x-replace-strategy": str,
         "x-incremental": Any,
-        "references": list[dict[str, Any]],
+        "references": list[TTableReference],
     },
     total=False,
 )

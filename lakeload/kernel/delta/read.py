@@ -15,7 +15,7 @@ import json
 import posixpath
 from collections.abc import Iterator
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, cast
 from urllib.parse import unquote
 
 import pyarrow as pa
@@ -98,5 +98,6 @@ def read_task(spec: SnapshotSpec, listings: Iterator[pa.RecordBatch]) -> Iterato
     """The `mapInArrow` body: read every file listed in this task's rows."""
     for listing in listings:
         for row in listing.to_pylist():
-            for table in read_file(spec, row["path"], json.loads(row["partition_values"])):
+            partition_values = cast(dict[str, str | None], json.loads(row["partition_values"]))
+            for table in read_file(spec, row["path"], partition_values):
                 yield from table.to_batches()

@@ -19,7 +19,7 @@ import io
 import json
 from collections.abc import Iterator
 from dataclasses import dataclass
-from typing import IO, Any
+from typing import IO, Any, cast
 
 import fsspec
 import pyarrow as pa
@@ -110,7 +110,8 @@ def read_file(fs: fsspec.AbstractFileSystem, path: str, payload: ReadPayload) ->
             return _parquet_table(raw, payload)
         text = _text(raw, path)
         if name.endswith(".jsonl"):
-            return _records_table([json.loads(line) for line in text if line.strip()], payload, from_text=False)
+            rows = [cast(TRow, json.loads(line)) for line in text if line.strip()]
+            return _records_table(rows, payload, from_text=False)
         if name.endswith(".csv"):
             return _records_table(list(csv.DictReader(text)), payload, from_text=True)
     raise ValueError(f"Not a parquet, jsonl or csv file: {path}")
