@@ -24,6 +24,13 @@ from typing import Any, Protocol
 DEFAULT_FACTORY = "lakeload.runtime.pipeline"  # registers `pipeline()` as the factory when imported
 
 
+TSourcesState = dict[str, Any]
+"""dlt's `state["sources"]`: source name -> the state its resources keep (JSON the user's code writes)."""
+
+TResourceState = dict[str, Any]
+"""One resource's own state (`state["sources"][<source>]["resources"][<resource>]`): whatever the user's code keeps."""
+
+
 class SupportsPipeline(Protocol):
     """What lower layers may use of a pipeline."""
 
@@ -37,9 +44,9 @@ class RunningResource(Protocol):
     pipeline_name: str | None
     schema_name: str
     resource_name: str
-    sources_state: dict[str, Any]
+    sources_state: TSourcesState
 
-    def resource_state(self) -> dict[str, Any]: ...
+    def resource_state(self) -> TResourceState: ...
 
 
 _running: contextvars.ContextVar[RunningResource | None] = contextvars.ContextVar("lakeload_running", default=None)

@@ -12,7 +12,7 @@ from __future__ import annotations
 
 import heapq
 from collections.abc import Callable
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, cast
 
 import pyarrow as pa
 
@@ -61,7 +61,7 @@ def drops_in_tasks(
     done: Rewritten = {}
     for result in results:
         for table, adds in result["adds"].items():
-            done.setdefault(table, ([], []))[0].extend(adds)
+            done.setdefault(table, ([], []))[0].extend(cast(list[dict[str, Any]], adds))  # TAddActions
         for table, paths in result["removes"].items():
             done.setdefault(table, ([], []))[1].extend(by_path[(table, p)] for p in paths)
     return done

@@ -12,7 +12,7 @@ from typing import Any, cast
 from lakeload.errors import ExtractError
 from lakeload.extract.hints import TableHints, columns_dict
 from lakeload.schema.naming import NamingConvention
-from lakeload.schema.typing import TColumn, TTable
+from lakeload.schema.typing import TColumn, TTable, TTableReference
 
 # The merge strategies each table format's loader implements (other tables take dlt's fallback). This is the one
 # place that refuses the others: a strategy the Delta loader learns is added here, and nothing else changes.
@@ -77,7 +77,7 @@ def table_schema_from_hints(name: str, resource_name: str, hints: TableHints, na
     if hints.table_contract:
         table["schema_contract"] = hints.table_contract
     if hints.references:
-        table["references"] = [dict(r) for r in hints.references]
+        table["references"] = [cast(TTableReference, dict(r)) for r in hints.references]
     cast(dict[str, Any], table).update(hints.additional_table_hints or {})  # any of dlt's table hints
     return table
 

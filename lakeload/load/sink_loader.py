@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import time
 from dataclasses import replace
-from typing import TYPE_CHECKING, Any, cast
+from typing import TYPE_CHECKING, cast
 
 from lakeload.destinations.impl.sink.factory import sink
 from lakeload.destinations.reference import (
@@ -21,6 +21,7 @@ from lakeload.destinations.reference import (
     register_job_client,
 )
 from lakeload.errors import LakeloadError, LoadError
+from lakeload.kernel.contracts import TPackageFile, TSinkResult
 from lakeload.kernel.load.sink import SinkPayload, deliver_file
 from lakeload.spark.session import run_tasks
 from lakeload.storage.packages import PipelineStorage
@@ -65,10 +66,10 @@ class SinkLoader:
         return result
 
     @staticmethod
-    def _deliver_here(payload: SinkPayload, files: list[dict[str, Any]], description: str) -> list[dict[str, Any]]:
+    def _deliver_here(payload: SinkPayload, files: list[TPackageFile], description: str) -> list[TSinkResult]:
         """Every file's batches to the sink function in this thread, one file after the other (streamed: one batch
         of rows in memory at a time); the function's own error becomes a `LoadError` naming it, as a task's does."""
-        delivered = []
+        delivered: list[TSinkResult] = []
         for file in files:
             try:
                 delivered.append(deliver_file(payload, file))

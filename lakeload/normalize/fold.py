@@ -9,11 +9,13 @@ Parquet files of the vectorized path already fit their final table.
 from __future__ import annotations
 
 import copy
-from typing import Any, cast
+from typing import cast
 
 from lakeload.errors import DataValidationError
+from lakeload.kernel.contracts import TPackageFile
 from lakeload.kernel.normalize.plan import NormalizePlan, Split
 from lakeload.kernel.normalize.report import SplitReport
+from lakeload.kernel.normalize.tasks import FinalizeJob
 from lakeload.kernel.normalize.writers import arrow_schema, complete_columns, schema_signature
 from lakeload.schema.typing import TTable
 
@@ -74,12 +76,14 @@ def fold(tables: dict[str, TTable], result: SplitReport) -> None:
 
 
 def settle_drafts(
-    tables: dict[str, TTable], drafts: list[tuple[Split, dict[str, Any]]], final: list[dict[str, Any]],
-    jobs: list[dict[str, Any]],
+    tables: dict[str, TTable], drafts: list[tuple[Split, TPackageFile]], final: list[TPackageFile],
+    jobs: list[FinalizeJob],
 ) -> None:
     """Keep the draft files whose columns and types are their table's final ones; finalize the others."""
     for split, meta in drafts:
         if meta["draft"] == schema_signature(arrow_schema(complete_columns(tables[meta["table"]]))):
-            final.append({k: v for k, v in meta.items() if k != "draft"})
+            kept = meta.copy()
+            del kept["draft"]
+            final.append(kept)
         else:
             jobs.append({"split": split, "chunks": [meta]})

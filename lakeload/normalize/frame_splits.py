@@ -10,12 +10,13 @@ from __future__ import annotations
 
 import os
 from collections.abc import Callable
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
 import orjson
 
 import lakeload.kernel.spark.working as wio
 from lakeload.extract.spark_parts import read_frame_parts
+from lakeload.kernel.contracts import TPackageFile
 from lakeload.kernel.normalize.coerce import RowCoercer
 from lakeload.kernel.normalize.contract import ContractChecker
 from lakeload.kernel.normalize.frames import META_SCHEMA, FrameWriteSpec, write_partition
@@ -72,9 +73,9 @@ def write_frame_tables(
     plan: NormalizePlan,
     planned: list[tuple[Split, FramePlan]],
     on_progress: Callable[[int], None] | None = None,
-) -> list[dict[str, Any]]:
+) -> list[TPackageFile]:
     """Write every table of the planned DataFrame splits with its final schema; returns the files."""
-    files: list[dict[str, Any]] = []
+    files: list[TPackageFile] = []
     for split, frame_plan in planned:
         for table in frame_plan.tables:
             spec = FrameWriteSpec(

@@ -16,6 +16,7 @@ import uuid
 from typing import Any, cast
 
 import lakeload.kernel.spark.working as wio
+from lakeload.kernel.contracts import TPackageFile
 from lakeload.kernel.filesystem.safe_paths import check_table_name
 from lakeload.kernel.normalize.coerce import _compile_hints, _matches
 from lakeload.kernel.normalize.plan import NormalizePlan
@@ -31,7 +32,7 @@ from lakeload.schema.typing import TColumn, TTable
 SYSTEM_COLUMNS = ("_dlt_load_id", "_dlt_id")  # what dlt's normalizer adds to a root table, in its order
 
 
-def write_materialized(plan: NormalizePlan, schema: Schema, names: list[str], files: list[dict[str, Any]]) -> list[dict[str, Any]]:
+def write_materialized(plan: NormalizePlan, schema: Schema, names: list[str], files: list[TPackageFile]) -> list[TPackageFile]:
     """One empty file for each table of `names` that `files` has none of; its system columns added to `schema`."""
     have = {f["table"] for f in files}
     written = []
@@ -56,7 +57,7 @@ def _add_system_columns(table: TTable, default_hints: dict[str, list[str]]) -> N
         table["columns"][name] = column
 
 
-def _empty_file(plan: NormalizePlan, name: str, columns: dict[str, Any]) -> dict[str, Any]:
+def _empty_file(plan: NormalizePlan, name: str, columns: dict[str, TColumn]) -> TPackageFile:
     """An empty file of the table in the package's output, in the format its rows would have had."""
     file_format = plan.format_for(name)
     ext = file_extension(file_format, plan.compressed)

@@ -23,15 +23,16 @@ import os
 import time
 from collections.abc import Callable
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Any, cast
+from typing import TYPE_CHECKING, cast
 
 import lakeload.kernel.spark.working as wio
 from lakeload.errors import NormalizeError
+from lakeload.kernel.contracts import TPackageFile
 from lakeload.kernel.normalize.contract import ContractSettings
 from lakeload.kernel.normalize.plan import FRAME_FORMAT, NormalizePlan, Split
 from lakeload.kernel.normalize.relational import C_OCCURRENCE, NormalizerSettings, RootTableSettings
 from lakeload.kernel.normalize.report import SplitReport
-from lakeload.kernel.normalize.tasks import finalize_split, normalize_split
+from lakeload.kernel.normalize.tasks import FinalizeJob, finalize_split, normalize_split
 from lakeload.normalize.fold import conflicts, contract_conflicts, fold, raise_violation, settle_drafts
 from lakeload.normalize.frame_splits import plan_frame_split, write_frame_tables
 from lakeload.normalize.materialize import write_materialized
@@ -216,7 +217,8 @@ class Normalizer:
         schema.tables = _without_occurrence(plan.tables)
         _clean_evolve_once(schema.tables)
         written += write_materialized(plan, schema, manifest.get("materialized", []), written)
-        files = sorted((dict(f, path=wio.relative(f["path"], out_base)) for f in written), key=lambda f: f.get("split", -1))
+        relative: list[TPackageFile] = [{**f, "path": wio.relative(f["path"], out_base)} for f in written]
+        files = sorted(relative, key=lambda f: f.get("split", -1))
         version, _ = schema.bump_version()
         update = copy.deepcopy(schema_update(before, schema.tables))
         row_counts: dict[str, int] = {}
@@ -278,7 +280,7 @@ class Normalizer:
 
     def _first_pass(
         self, plan: NormalizePlan, early: dict[int, SplitReport]
-    ) -> tuple[list[dict[str, Any]], list[dict[str, Any]]]:
+    ) -> tuple[list[TPackageFile], list[FinalizeJob]]:
         """Run pass 1 (splits without an early result) and fold all results in split order.
 
         Returns the final files written and the finalize jobs.
@@ -297,9 +299,9 @@ class Normalizer:
         self.null_only: dict[str, set[str]] = {}
         self.row_path: dict[str, list[int]] = {}  # reason -> the plain JSON splits the Arrow path left to the row path
         self.collisions: dict[tuple[str, str], list[str]] = {}
-        final_files: list[dict[str, Any]] = []
-        jobs: list[dict[str, Any]] = []
-        drafts: list[tuple[Split, dict[str, Any]]] = []
+        final_files: list[TPackageFile] = []
+        jobs: list[FinalizeJob] = []
+        drafts: list[tuple[Split, TPackageFile]] = []
         frames = []
         for split in plan.splits:
             if split.file_format == FRAME_FORMAT:  # planned against the schema folded so far

@@ -11,7 +11,7 @@ from __future__ import annotations
 import base64
 import gzip
 from collections.abc import Callable
-from typing import Any, Literal, cast
+from typing import Literal
 
 import pyarrow as pa
 
@@ -64,7 +64,7 @@ def to_arrow_type(
         "binary": lambda: pa.binary(precision or -1),
         "decimal": lambda: _arrow_for_decimal(precision, scale),
         "wei": lambda: _arrow_decimal(*WEI_PRECISION),
-        "time": lambda: pa.time32(_arrow_unit(ts_precision)) if ts_precision <= 3 else pa.time64(_arrow_unit(ts_precision)),  # type: ignore[arg-type]
+        "time": lambda: pa.time32(_arrow_unit(ts_precision)) if ts_precision <= 3 else pa.time64(_arrow_unit(ts_precision)),
     }  # fmt: skip
     if data_type not in simple:
         raise ValueError(data_type)
@@ -93,7 +93,7 @@ def nested_type(text: str) -> pa.DataType:
 
 def column_arrow_type(column: TColumn) -> pa.DataType:
     """The Arrow type of a complete dlt column: a `json` column with `x-nested-type` keeps its Arrow type."""
-    text = cast(dict[str, Any], column).get(NESTED_TYPE_HINT)
+    text = column.get("x-nested-type")  # NESTED_TYPE_HINT
     if column["data_type"] == "json" and text:
         return nested_type(text)
     return to_arrow_type(column["data_type"], column.get("precision"), column.get("scale"), column.get("timezone", True))
@@ -102,7 +102,7 @@ def column_arrow_type(column: TColumn) -> pa.DataType:
 _UNITS = {"s": 0, "ms": 3, "us": 6, "ns": 9}
 
 
-def data_type_of(arrow_type: pa.DataType) -> dict[str, Any] | None:
+def data_type_of(arrow_type: pa.DataType) -> TColumn | None:
     """The dlt type hints of an Arrow column of a user's item (None: a null-typed column makes no column yet).
 
     Nested types (struct, list, map) are `json` columns keeping their Arrow type in `x-nested-type`; integers
@@ -120,7 +120,7 @@ def data_type_of(arrow_type: pa.DataType) -> dict[str, Any] | None:
     if t.is_boolean(arrow_type):
         return {"data_type": "bool"}
     if t.is_timestamp(arrow_type):
-        found: dict[str, Any] = {"data_type": "timestamp", "precision": _UNITS[arrow_type.unit]}
+        found: TColumn = {"data_type": "timestamp", "precision": _UNITS[arrow_type.unit]}
         return found if arrow_type.tz else {**found, "timezone": False}
     if t.is_date(arrow_type):
         return {"data_type": "date"}
@@ -135,5 +135,5 @@ def data_type_of(arrow_type: pa.DataType) -> dict[str, Any] | None:
     if t.is_decimal(arrow_type):
         return {"data_type": "decimal", "precision": arrow_type.precision, "scale": arrow_type.scale}
     if t.is_nested(arrow_type):
-        return {"data_type": "json", NESTED_TYPE_HINT: nested_type_text(arrow_type)}
+        return {"data_type": "json", "x-nested-type": nested_type_text(arrow_type)}  # NESTED_TYPE_HINT
     raise ValueError(f"Arrow type {arrow_type} has no dlt data type")

@@ -51,7 +51,7 @@ def check_contract(setting: Any) -> ContractSetting:
     {'columns': 'freeze'}
     """
     if setting is None or setting == {}:
-        return setting
+        return cast(ContractSetting, setting)
     if isinstance(setting, str):
         if setting not in MODES:
             raise SchemaError(f"Unknown schema_contract mode {setting!r}; use one of {', '.join(MODES)}.")

@@ -15,7 +15,7 @@ from typing import Any, cast
 import orjson
 
 from lakeload.errors import TableNotFoundError
-from lakeload.schema.typing import TColumn, TTable
+from lakeload.schema.typing import TColumn, TNormalizersConfig, TSchemaSettings, TStoredSchema, TTable
 
 ENGINE_VERSION = 11
 DLT_TABLE_PREFIX = "_dlt"
@@ -201,12 +201,12 @@ class Schema:
         self.version_hash = ""
         self.previous_hashes: list[str] = []
         self.tables: dict[str, TTable] = _system_tables()
-        self.settings: dict[str, Any] = {"detections": ["iso_timestamp"], "default_hints": copy.deepcopy(DEFAULT_HINTS)}
-        self.normalizers: dict[str, Any] = {"names": naming, "json": {"module": DLT_JSON_NORMALIZER}}
+        self.settings: TSchemaSettings = {"detections": ["iso_timestamp"], "default_hints": copy.deepcopy(DEFAULT_HINTS)}
+        self.normalizers: TNormalizersConfig = {"names": naming, "json": {"module": DLT_JSON_NORMALIZER}}
         self.version_hash = self.content_hash()
 
     # -- persistence -------------------------------------------------------------------------------
-    def to_dict(self) -> dict[str, Any]:
+    def to_dict(self) -> TStoredSchema:
         """The schema as dlt stores it (key order as dlt's)."""
         return {
             "version": self.version,
@@ -223,7 +223,7 @@ class Schema:
         return orjson.dumps(self.to_dict(), option=orjson.OPT_INDENT_2 if pretty else 0).decode()
 
     @classmethod
-    def from_dict(cls, data: dict[str, Any]) -> Schema:
+    def from_dict(cls, data: TStoredSchema) -> Schema:
         schema = cls.__new__(cls)
         schema.name = data["name"]
         schema.version = int(data.get("version", 1))
@@ -244,7 +244,7 @@ class Schema:
 
     @classmethod
     def from_json(cls, text: str | bytes) -> Schema:
-        return cls.from_dict(orjson.loads(text))
+        return cls.from_dict(cast(TStoredSchema, orjson.loads(text)))
 
     def clone(self) -> Schema:
         return Schema.from_dict(copy.deepcopy(self.to_dict()))

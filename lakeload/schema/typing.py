@@ -15,6 +15,27 @@ from __future__ import annotations
 
 from typing import Any, TypedDict
 
+
+class TTableReference(TypedDict, total=False):
+    """A table's reference to another table (dlt's `references` hint): its columns and the ones they point to."""
+
+    columns: list[str]
+    referenced_table: str
+    referenced_columns: list[str]
+    table: str | None
+    label: str | None
+    cardinality: str | None  # dlt's `one_to_many`, `many_to_one`, ...
+
+
+# What dlt's normalizer records on a column (`x-normalizer`): the column was seen with nulls first
+TColumnNormalizerHints = TypedDict("TColumnNormalizerHints", {"seen-null-first": bool}, total=False)
+
+# What dlt's normalizer records on a table (`x-normalizer`): rows were seen, a contract lets its columns evolve
+# once, a source's nesting limit for it
+TTableNormalizerHints = TypedDict(
+    "TTableNormalizerHints", {"seen-data": bool, "evolve-columns-once": bool, "max_nesting": int}, total=False
+)
+
 # A column: its name and data type, nullability, and dlt's hints (`primary_key`, `merge_key`, `partition`, ...).
 TColumnSchema = TypedDict(
     "TColumnSchema",
@@ -39,7 +60,7 @@ TColumnSchema = TypedDict(
         "dedup_sort": str,
         "incremental": bool,
         "variant": bool,
-        "x-normalizer": dict[str, Any],
+        "x-normalizer": TColumnNormalizerHints,
         "x-nested-type": str,
     },
     total=False,
@@ -59,14 +80,48 @@ TTableSchema = TypedDict(
         "file_format": str,
         "schema_contract": Any,
         "table_sealed": bool,
-        "x-normalizer": dict[str, Any],
+        "x-normalizer": TTableNormalizerHints,
         "x-merge-strategy": str,
         "x-replace-strategy": str,
         "x-incremental": Any,
-        "references": list[dict[str, Any]],
+        "references": list[TTableReference],
     },
     total=False,
 )
+
+
+class TSchemaSettings(TypedDict, total=False):
+    """A schema's `settings`: its contract, type detections and default column hints (hint -> name patterns)."""
+
+    schema_contract: Any  # a mode or a dict of entity -> mode, as users write it (`schema.contract.ContractSetting`)
+    detections: list[str]
+    default_hints: dict[str, list[str]]
+    preferred_types: dict[str, str]
+
+
+class TRelationalNormalizerConfig(TypedDict, total=False):
+    """The relational normalizer's options a source sets (`normalizers.json.config`)."""
+
+    max_nesting: int
+    root_key_propagation: bool
+    propagation: Any  # dlt's root -> table -> column propagation map, kept as stored
+
+
+class TJSONNormalizer(TypedDict, total=False):
+    """`normalizers.json`: the dotted name of dlt's normalizer module, and its options."""
+
+    module: str
+    config: TRelationalNormalizerConfig
+
+
+class TNormalizersConfig(TypedDict, total=False):
+    """A schema's `normalizers`: the naming convention's name and the JSON normalizer."""
+
+    names: str
+    allow_identifier_change_on_table_with_data: bool
+    use_break_path_on_normalize: bool
+    detections: list[str]
+    json: TJSONNormalizer
 
 
 class TStoredSchema(TypedDict, total=False):
@@ -78,8 +133,8 @@ class TStoredSchema(TypedDict, total=False):
     engine_version: int
     name: str
     tables: dict[str, TTableSchema]
-    settings: dict[str, Any]
-    normalizers: dict[str, Any]
+    settings: TSchemaSettings
+    normalizers: TNormalizersConfig
 
 
 TTable = TTableSchema

@@ -21,7 +21,7 @@ Imports only pyarrow, numpy and executor-safe lakeload modules.
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import Any, TypedDict
+from typing import TypedDict
 
 import numpy as np
 import pyarrow as pa
@@ -29,6 +29,7 @@ import pyarrow.compute as pc
 import pyarrow.parquet as pq
 
 import lakeload.kernel.spark.working as wio
+from lakeload.kernel.contracts import TAddAction
 from lakeload.kernel.delta.files import task_tag, write_files
 from lakeload.kernel.delta.read import SnapshotSpec, read_file
 from lakeload.kernel.delta.rewrite import RewriteListing, RewriteSpec, kept_rows
@@ -65,7 +66,7 @@ class DropItem:
 class DropResult(TypedDict):
     """What a task returns: per table, the add actions of its new files and the log paths of those they replace."""
 
-    adds: dict[str, list[dict[str, Any]]]
+    adds: dict[str, list[TAddAction]]
     removes: dict[str, list[str]]
 
 

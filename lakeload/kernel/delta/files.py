@@ -18,7 +18,7 @@ import tempfile
 import time
 from collections.abc import Iterable, Iterator
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, cast
 from urllib.parse import quote
 
 import pyarrow as pa
@@ -26,6 +26,7 @@ import pyarrow.compute as pc
 import pyarrow.parquet as pq
 
 import lakeload.kernel.spark.working as wio
+from lakeload.kernel.contracts import TAddAction, TFsOptions, TPackageFile, TTableActions
 from lakeload.kernel.filesystem.fs import url_to_fs
 from lakeload.kernel.filesystem.retry import RetryPolicy, call_with_retry
 
@@ -71,9 +72,8 @@ def partition_value(value: Any) -> str | None:
     if isinstance(value, bool):
         return "true" if value else "false"
     if isinstance(value, _dt.datetime):
-        if value.tzinfo is not None:
-            value = value.astimezone(_dt.timezone.utc).replace(tzinfo=None)
-        return value.isoformat(sep=" ", timespec="microseconds")
+        moment: _dt.datetime = value if value.tzinfo is None else value.astimezone(_dt.timezone.utc).replace(tzinfo=None)
+        return moment.isoformat(sep=" ", timespec="microseconds")
     if isinstance(value, _dt.date):
         return value.isoformat()
     if isinstance(value, bytes):
@@ -103,7 +103,7 @@ def _stat_value(value: Any, is_max: bool) -> Any:
 
 
 def _has_min_max(arrow_type: pa.DataType) -> bool:
-    return (
+    return bool(
         pa.types.is_integer(arrow_type) or pa.types.is_floating(arrow_type) or pa.types.is_string(arrow_type)
         or pa.types.is_large_string(arrow_type) or pa.types.is_date(arrow_type) or pa.types.is_timestamp(arrow_type)
     )  # fmt: skip
@@ -150,7 +150,7 @@ class DeltaFileSpec:
     """Where and how a task writes Delta data files; shipped to executors (credentials stay in fs_kwargs)."""
 
     bucket_url: str
-    fs_kwargs: dict[str, Any]
+    fs_kwargs: TFsOptions
     table_dir: str  # filesystem path of the table folder (no protocol for buckets)
     schema: pa.Schema  # the Delta table schema, partition columns included
     partition_by: tuple[str, ...] = ()
@@ -182,7 +182,7 @@ class _OpenFile:
         self.writer.write_table(table)
         self.stats.add(table)
 
-    def publish(self, spec: DeltaFileSpec) -> dict[str, Any]:
+    def publish(self, spec: DeltaFileSpec) -> TAddAction:
         self.writer.close()
         size = os.path.getsize(self.local)
         if spec.is_local:
@@ -224,7 +224,7 @@ def _partitions(table: pa.Table, partition_by: tuple[str, ...]) -> Iterator[tupl
         yield values, table.filter(mask).drop_columns(list(partition_by))
 
 
-def write_files(spec: DeltaFileSpec, batches: Iterable[pa.RecordBatch | pa.Table], tag: str) -> list[dict[str, Any]]:
+def write_files(spec: DeltaFileSpec, batches: Iterable[pa.RecordBatch | pa.Table], tag: str) -> list[TAddAction]:
     """Write `batches` as data files of the table (one per partition); returns add-action metadata."""
     file_schema = pa.schema([f for f in spec.schema if f.name not in spec.partition_by])
     open_files: dict[tuple[Any, ...], _OpenFile] = {}
@@ -260,20 +260,21 @@ def write_task(spec: DeltaFileSpec, batches: Iterator[pa.RecordBatch]) -> Iterat
     yield pa.RecordBatch.from_pydict({"action": [json.dumps(a) for a in actions]}, schema=ACTION_SCHEMA)
 
 
-def write_package_files(spec: DeltaFileSpec, files: list[dict[str, Any]]) -> list[dict[str, Any]]:
+def write_package_files(spec: DeltaFileSpec, files: list[TPackageFile]) -> list[TAddAction]:
     """A `run_tasks` task: rewrite normalized Parquet files of a package as data files of the table.
 
     File names derive from the package file ids, so a load run again overwrites what a crashed run left.
     """
-    actions: list[dict[str, Any]] = []
+    actions: list[TAddAction] = []
     for file in files:
         with wio.open_input(file["path"]) as raw:
             actions += write_files(spec, pq.ParquetFile(raw).iter_batches(batch_size=64_000), file["file_id"])
     return actions
 
 
-def write_tables_package_files(specs: dict[str, DeltaFileSpec], item: tuple[str, list[dict[str, Any]]]) -> dict[str, Any]:
+def write_tables_package_files(specs: dict[str, DeltaFileSpec], item: tuple[str, list[TPackageFile]]) -> dict[str, Any]:
     """A `run_tasks` task over several tables: `item` is a table name and some of its package files, rewritten
     as data files of that table (see `write_package_files`); returns the table name and the add actions."""
     table, files = item
-    return {"table": table, "actions": write_package_files(specs[table], files)}
+    result: TTableActions = {"table": table, "actions": write_package_files(specs[table], files)}
+    return cast(dict[str, Any], result)  # a `TTableActions`: `lakeload.delta.loader` still declares its actions as dicts

@@ -40,7 +40,7 @@ class KeySummary(TypedDict):
 
 
 def _exact_in_json(arrow_type: pa.DataType) -> bool:
-    return pa.types.is_integer(arrow_type) or pa.types.is_string(arrow_type) or pa.types.is_large_string(arrow_type)
+    return bool(pa.types.is_integer(arrow_type) or pa.types.is_string(arrow_type) or pa.types.is_large_string(arrow_type))
 
 
 def key_summary(columns: KeyColumns, files: list[str]) -> KeySummary:

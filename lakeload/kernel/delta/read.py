@@ -15,12 +15,13 @@ import json
 import posixpath
 from collections.abc import Iterator
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, cast
 from urllib.parse import unquote
 
 import pyarrow as pa
 import pyarrow.parquet as pq
 
+from lakeload.kernel.contracts import TFsOptions
 from lakeload.kernel.delta.files import FILE_COLUMN, ROW_INDEX, conform
 from lakeload.kernel.filesystem.fs import url_to_fs
 
@@ -33,7 +34,7 @@ class SnapshotSpec:
     """Which table to read and how; shipped to executors (credentials stay in fs_kwargs)."""
 
     bucket_url: str
-    fs_kwargs: dict[str, Any]
+    fs_kwargs: TFsOptions
     table_dir: str
     schema: pa.Schema  # the output schema (the table's, then FILE_COLUMN when with_file, then ROW_INDEX when with_row_index)
     with_file: bool = False
@@ -54,7 +55,7 @@ def _partition_column(value: str | None, arrow_type: pa.DataType, rows: int) -> 
         parsed = pa.array([value.lower() == "true"])
     else:
         parsed = text.cast(arrow_type)
-    return pa.repeat(parsed[0], rows)  # type: ignore[call-overload, no-any-return]
+    return pa.repeat(parsed[0], rows)
 
 
 def file_name(path: str) -> str:
@@ -97,5 +98,6 @@ def read_task(spec: SnapshotSpec, listings: Iterator[pa.RecordBatch]) -> Iterato
     """The `mapInArrow` body: read every file listed in this task's rows."""
     for listing in listings:
         for row in listing.to_pylist():
-            for table in read_file(spec, row["path"], json.loads(row["partition_values"])):
+            partition_values = cast(dict[str, str | None], json.loads(row["partition_values"]))
+            for table in read_file(spec, row["path"], partition_values):
                 yield from table.to_batches()

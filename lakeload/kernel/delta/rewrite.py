@@ -14,7 +14,6 @@ from __future__ import annotations
 import json
 from collections.abc import Iterator
 from dataclasses import dataclass
-from typing import Any
 
 import numpy as np
 import pyarrow as pa
@@ -75,7 +74,7 @@ def rewrite_task(
     for table, files in by_table.items():
         spec = specs[table]
         kept = (t for entry, drop in files for t in kept_rows(spec.read, entry.path, entry.partition_values, drop))
-        actions: list[dict[str, Any]] = write_files(spec.write, kept, task_tag())
+        actions = write_files(spec.write, kept, task_tag())
         for kind, value in [*(("add", json.dumps(a)) for a in actions), *(("remove", entry.path) for entry, _ in files)]:
             out["table"].append(table)
             out["kind"].append(kind)

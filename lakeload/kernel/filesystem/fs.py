@@ -5,7 +5,7 @@ a plain value, is built here, where the filesystem is opened:
 - a GCP service-account key (a dict with `type: service_account`) becomes google-auth credentials
   (gcsfs reads a `token` dict as an OAuth user token);
 - `sftp://` opens lakeload's host-key-checking SFTP filesystem.
-Imports only fsspec, the standard library and `kernel.filesystem.retry` (google-auth and paramiko lazily).
+Imports only fsspec, the standard library, `kernel.contracts` and `kernel.filesystem.retry` (google-auth and paramiko lazily).
 """
 
 from __future__ import annotations
@@ -16,6 +16,7 @@ from urllib.parse import urlsplit
 
 import fsspec
 
+from lakeload.kernel.contracts import TFsOptions
 from lakeload.kernel.filesystem.protocols import SFTP_PROTOCOLS
 from lakeload.kernel.filesystem.retry import RetryPolicy, bound_client, bounded_options
 
@@ -27,13 +28,14 @@ def _gcs_token(token: Any) -> Any:
         from google.oauth2 import service_account
 
         try:
-            return service_account.Credentials.from_service_account_info(dict(token), scopes=list(GCS_SCOPES))
+            info = dict(token)  # google-auth has no type hints for it
+            return service_account.Credentials.from_service_account_info(info, scopes=list(GCS_SCOPES))  # type: ignore[no-untyped-call]
         except (ValueError, KeyError) as exc:
             raise ValueError(f"Invalid GCP service-account credentials ({type(exc).__name__}: {exc})") from exc
     return token
 
 
-def prepare_options(bucket_url: str, options: Mapping[str, Any]) -> dict[str, Any]:
+def prepare_options(bucket_url: str, options: Mapping[str, Any]) -> TFsOptions:
     """The fsspec constructor arguments for `bucket_url`, with non-plain values built in this process."""
     protocol = urlsplit(bucket_url).scheme.lower()
     prepared = dict(options)

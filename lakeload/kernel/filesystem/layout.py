@@ -164,8 +164,9 @@ class Layout:
         return placeholders(self.template)
 
     def _identity(self, names: set[str], schema_name: str, table_name: str, load_id: str | None,
-                  file_id: str | None, ext: str | None) -> dict[str, Any]:
-        values: dict[str, Any] = {"schema_name": schema_name, "table_name": table_name, "load_id": load_id,
+                  file_id: str | None, ext: str | None) -> dict[str, object]:
+        """Placeholder name -> value (rendered with `format`): the identity placeholders and the extra ones."""
+        values: dict[str, object] = {"schema_name": schema_name, "table_name": table_name, "load_id": load_id,
                                   "file_id": file_id, "ext": ext}
         for name, value in self.extra_placeholders:
             if name not in names:

@@ -16,7 +16,7 @@ never by message text; the `__cause__`/`__context__` chain is followed, because 
   operation's start, so that a wrong endpoint fails fast.
 
 The client libraries' own retries are switched off where lakeload retries (`bounded_options`), so the
-attempts never multiply. Imports only the standard library (client libraries are looked up in
+attempts never multiply. Imports only the standard library and `kernel.contracts` (client libraries are looked up in
 `sys.modules`: an exception of a library that was never imported cannot occur).
 
 >>> classify(ConnectionResetError()), classify(ConnectionRefusedError()), classify(PermissionError())
@@ -33,6 +33,8 @@ import time
 from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any, TypeVar
+
+from lakeload.kernel.contracts import TFsOptions
 
 logger = logging.getLogger("lakeload.storage")
 T = TypeVar("T")
@@ -73,7 +75,7 @@ class RetryPolicy:
 
     def backoff(self, retry: int, rng: random.Random | None = None) -> float:
         """Seconds to wait before retry number `retry` (1-based)."""
-        base = min(self.max_backoff, self.initial_backoff * 2 ** (retry - 1))
+        base = min(self.max_backoff, self.initial_backoff * 2.0 ** (retry - 1))
         return base * (1.0 - self.jitter * (rng or random).random())
 
 
@@ -224,7 +226,7 @@ def call_with_retry(policy: RetryPolicy, operation: Callable[[], T], what: str) 
             attempt += 1
 
 
-def bounded_options(protocol: str, options: dict[str, Any], policy: RetryPolicy) -> dict[str, Any]:
+def bounded_options(protocol: str, options: TFsOptions, policy: RetryPolicy) -> TFsOptions:
     """fsspec constructor arguments with the policy's time-outs and the library's own retries off
     (lakeload retries the whole operation). Options the user set stay as they are.
 

@@ -33,13 +33,16 @@ GSS_OPTIONS = ("gss_auth", "gss_kex", "gss_deleg_creds", "gss_host", "gss_trust_
 # paramiko 5 dropped GSS-API: its SSHClient.connect has no gss_* arguments any more
 PARAMIKO_HAS_GSS = "gss_auth" in inspect.signature(paramiko.SSHClient.connect).parameters
 PROTOCOLS = SFTP_PROTOCOLS
+SshOptions = dict[str, Any]
+"""Keyword arguments of paramiko's `SSHClient.connect` (a subset of the sftp filesystem's options): paramiko's own
+names (`password`, `key_filename`, `pkey`, `gss_auth`, ...), passed on as the user gave them."""
 
 
-class HostKeyVerificationError(paramiko.SSHException):
+class HostKeyVerificationError(paramiko.SSHException):  # type: ignore[misc]  # paramiko has no type hints
     """The server's host key is unknown or differs from the one in known_hosts."""
 
 
-def auth_methods(ssh_kwargs: dict[str, Any]) -> list[str]:
+def auth_methods(ssh_kwargs: SshOptions) -> list[str]:
     """The authentication methods the options enable, in the order they are tried.
 
     >>> auth_methods({"key_filename": "/k", "password": "p", "allow_agent": False, "look_for_keys": False})
@@ -59,7 +62,7 @@ def auth_methods(ssh_kwargs: dict[str, Any]) -> list[str]:
     return methods
 
 
-def auth_attempts(ssh_kwargs: dict[str, Any]) -> list[tuple[str, dict[str, Any]]]:
+def auth_attempts(ssh_kwargs: SshOptions) -> list[tuple[str, SshOptions]]:
     """The `SSHClient.connect` arguments of each connection attempt, in priority order.
 
     The first attempt offers key file, agent, `~/.ssh` keys and password (paramiko tries them in that
@@ -71,7 +74,7 @@ def auth_attempts(ssh_kwargs: dict[str, Any]) -> list[tuple[str, dict[str, Any]]
     gss = {k: ssh_kwargs[k] for k in GSS_OPTIONS if k in ssh_kwargs}
     base = {k: v for k, v in ssh_kwargs.items() if k not in GSS_OPTIONS}
     methods = auth_methods(ssh_kwargs)
-    attempts: list[tuple[str, dict[str, Any]]] = []
+    attempts: list[tuple[str, SshOptions]] = []
     if set(methods) - {"gssapi"}:
         first = dict(base)
         if PARAMIKO_HAS_GSS:
@@ -84,7 +87,7 @@ def auth_attempts(ssh_kwargs: dict[str, Any]) -> list[tuple[str, dict[str, Any]]
     return attempts
 
 
-class VerifiedSFTPFileSystem(SFTPFileSystem):
+class VerifiedSFTPFileSystem(SFTPFileSystem):  # type: ignore[misc]  # fsspec's implementations have no type hints
     """fsspec's `SFTPFileSystem` that verifies host keys and tries auth methods in dlt's order.
 
     Example (connects to the server)::

@@ -15,11 +15,12 @@ import os
 import posixpath
 import shutil
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, cast
 
 import pendulum
 
 import lakeload.kernel.spark.working as wio
+from lakeload.kernel.contracts import TFsOptions, TLoadedFile, TPackageFile
 from lakeload.kernel.filesystem.fs import url_to_fs
 from lakeload.kernel.filesystem.layout import Layout
 from lakeload.kernel.filesystem.retry import RetryPolicy, call_with_retry
@@ -32,7 +33,7 @@ class CopyPayload:
     """What copy tasks need; shipped to executors (credentials stay inside fs_kwargs)."""
 
     bucket_url: str
-    fs_kwargs: dict[str, Any]
+    fs_kwargs: TFsOptions
     dataset_path: str
     package_dir: str
     layout: Layout
@@ -48,7 +49,7 @@ class CopyPayload:
         return f"CopyPayload(bucket_url={self.bucket_url!r}, load_id={self.load_id!r})"
 
 
-def target_path(payload: CopyPayload, file: dict[str, Any]) -> str:
+def target_path(payload: CopyPayload, file: TPackageFile) -> str:
     """The file's path relative to the dataset, from the layout."""
     return payload.layout.render(
         schema_name=payload.schema_name,
@@ -60,11 +61,17 @@ def target_path(payload: CopyPayload, file: dict[str, Any]) -> str:
     )
 
 
-def copy_files(payload: CopyPayload, files: list[dict[str, Any]]) -> list[dict[str, Any]]:
-    """Copy `files` (package-relative metadata) to the bucket; returns table and bucket-relative path."""
+# `copy_files` and `link_files` still take and give `dict[str, Any]`: that is how `lakeload.load.loader` declares
+# the `files` of `package.json` it passes (read as JSON). They are `TPackageFile`s in and `TLoadedFile`s out; the
+# casts go when the loader declares those types.
+PackageFiles = list[dict[str, Any]]
+
+
+def copy_files(payload: CopyPayload, files: PackageFiles) -> PackageFiles:
+    """Copy `files` (package-relative `TPackageFile`s) to the bucket; returns `TLoadedFile`s (bucket-relative paths)."""
     fs, _ = url_to_fs(payload.bucket_url, payload.fs_kwargs, payload.retry)
-    copied = []
-    for file in files:
+    copied: list[TLoadedFile] = []
+    for file in cast(list[TPackageFile], files):
         path = target_path(payload, file)
         package_path = wio.join(payload.package_dir, file["path"])
         with wio.local_source(package_path, payload.working) as source:
@@ -73,10 +80,10 @@ def copy_files(payload: CopyPayload, files: list[dict[str, Any]]) -> list[dict[s
             copy = functools.partial(_copy_one, payload, fs, source, target)
             call_with_retry(payload.retry, copy, f"copy to {target}")
         copied.append(_copied(file, path))
-    return copied
+    return cast(PackageFiles, copied)
 
 
-def link_files(payload: CopyPayload, files: list[dict[str, Any]]) -> tuple[list[dict[str, Any]], list[dict[str, Any]]]:
+def link_files(payload: CopyPayload, files: PackageFiles) -> tuple[PackageFiles, PackageFiles]:
     """Hard-link `files` of a package on a local disk into a local bucket: `(linked, left)`.
 
     For a local bucket beside the package (a local Spark, no working bucket) a load needs no copy at all,
@@ -85,9 +92,9 @@ def link_files(payload: CopyPayload, files: list[dict[str, Any]]) -> tuple[list[
     `copy_files`, which copies them or raises the load's error; a rename that fails raises here. The loader
     checked every file of the package (`check_package_files`) before any is linked.
     """
-    linked: list[dict[str, Any]] = []
-    left: list[dict[str, Any]] = []
-    for file in files:
+    linked: list[TLoadedFile] = []
+    left: list[TPackageFile] = []
+    for file in cast(list[TPackageFile], files):
         path = target_path(payload, file)
         target = posixpath.join(payload.dataset_path, path)
         tmp = _aside(target)
@@ -99,10 +106,10 @@ def link_files(payload: CopyPayload, files: list[dict[str, Any]]) -> tuple[list[
             continue
         _rename(tmp, target)
         linked.append(_copied(file, path))
-    return linked, left
+    return cast(PackageFiles, linked), cast(PackageFiles, left)
 
 
-def _copied(file: dict[str, Any], path: str) -> dict[str, Any]:
+def _copied(file: TPackageFile, path: str) -> TLoadedFile:
     return {"table": file["table"], "path": path, "rows": file["rows"], "bytes": file["bytes"]}
 
 

@@ -8,20 +8,20 @@ normalize recorded in `package.json` (its size in bytes and, for Parquet, its ro
 its footer: the magic bytes `PAR1` at both ends and the footer's metadata. Only the footer is read, never
 the data, so the check costs a few small reads per file.
 
-Imports only the standard library, `lakeload.errors` and (when a Parquet file is checked) pyarrow.
+Imports only the standard library, `lakeload.errors`, `kernel.contracts` and (when a Parquet file is checked) pyarrow.
 """
 
 from __future__ import annotations
 
 import os
-from typing import Any
 
 from lakeload.errors import DamagedPackageFileError
+from lakeload.kernel.contracts import TPackageFile
 
 PARQUET_MAGIC = b"PAR1"
 
 
-def check_package_file(local_path: str, file: dict[str, Any], load_id: str, shown_path: str | None = None) -> None:
+def check_package_file(local_path: str, file: TPackageFile, load_id: str, shown_path: str | None = None) -> None:
     """Raise `DamagedPackageFileError` unless the file at `local_path` is the one normalize wrote.
 
     `file` is the file's entry in `package.json` (`table`, `ext`, `rows`, `bytes`); `shown_path` is the name
@@ -32,13 +32,13 @@ def check_package_file(local_path: str, file: dict[str, Any], load_id: str, show
         raise DamagedPackageFileError(shown_path or local_path, file.get("table", "?"), load_id, problem)
 
 
-def check_package_files(package_dir: str, files: list[dict[str, Any]], load_id: str) -> None:
+def check_package_files(package_dir: str, files: list[TPackageFile], load_id: str) -> None:
     """`check_package_file` for every file of a package on a local disk, before any of them is published."""
     for file in files:
         check_package_file(os.path.join(package_dir, file["path"]), file, load_id)
 
 
-def check_listed_sizes(sizes: dict[str, int], files: list[dict[str, Any]], load_id: str, base: str) -> None:
+def check_listed_sizes(sizes: dict[str, int], files: list[TPackageFile], load_id: str, base: str) -> None:
     """Compare the sizes a listing of a package's working-bucket folder `base` found (`sizes`, by relative path)
     with the package's record, before any file is published (the copy tasks read each footer next)."""
     for file in files:
@@ -52,7 +52,7 @@ def check_listed_sizes(sizes: dict[str, int], files: list[dict[str, Any]], load_
         raise DamagedPackageFileError(f"{base}/{file['path']}", file.get("table", "?"), load_id, problem)
 
 
-def damage(path: str, file: dict[str, Any]) -> str | None:
+def damage(path: str, file: TPackageFile) -> str | None:
     """What is wrong with the file at `path` compared with its `package.json` entry `file`, or None."""
     try:
         size = os.path.getsize(path)

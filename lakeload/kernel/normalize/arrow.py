@@ -25,13 +25,14 @@ from __future__ import annotations
 import logging
 import os
 from collections.abc import Callable
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
 import numpy as np
 import orjson
 import pyarrow as pa
 
 import lakeload.kernel.spark.working as wio
+from lakeload.kernel.contracts import TPackageFile, TRow
 from lakeload.kernel.filesystem.safe_paths import check_table_name
 from lakeload.kernel.normalize.arrow_convert import Converter, key_ids
 from lakeload.kernel.normalize.arrow_flatten import Flattener, Part, Tree, Unsupported, first_valid
@@ -52,8 +53,10 @@ from lakeload.kernel.normalize.relational import (
 from lakeload.kernel.normalize.report import SplitReport, split_report
 from lakeload.kernel.normalize.row_ids import nested_ids, random_ids
 from lakeload.kernel.normalize.writers import (
+    TableFileWriter,
     arrow_schema,
     complete_columns,
+    of_split,
     rows_to_arrow,
     schema_signature,
     write_ipc,
@@ -69,7 +72,7 @@ SWITCH = "LAKELOAD_ARROW_NORMALIZE"
 MAX_PYTHON_SHARE = 0.2  # more Python records than that: the Python path is as fast
 MAX_ROUNDS = 16
 FILE_NAME = "_file_name"
-Writer = Callable[[str, dict[str, Any]], Any]  # (table, tables) -> a TableFileWriter for final jsonl
+Writer = Callable[[str, dict[str, TTable]], TableFileWriter]  # (table, tables) -> the writer of a final file
 
 
 def enabled() -> bool:
@@ -229,7 +232,7 @@ class _Run:
         return out
 
     def _table(
-        self, part: Part | None, columns: dict[str, pa.Array], python: list[tuple[int, dict[str, Any]]], table: TTable
+        self, part: Part | None, columns: dict[str, pa.Array], python: list[tuple[int, TRow]], table: TTable
     ) -> pa.Table:
         """The rows of one table in dlt's order: the Arrow rows of `part` and the Python records' rows."""
         complete = complete_columns(table)
@@ -260,10 +263,10 @@ class _Run:
 
     def _write(
         self, tree: Tree, done: Replay, converted: dict[str, dict[str, pa.Array]], new_writer: Writer
-    ) -> list[dict[str, Any]]:
+    ) -> list[TPackageFile]:
         system = self._system(tree)
         staged = self.plan.format_for(self.split.root_table) != "jsonl"
-        files: list[dict[str, Any]] = []
+        files: list[TPackageFile] = []
         try:
             for name in done.coercer.row_counts:
                 part = tree.parts.get(name) if name in converted else None
@@ -280,7 +283,7 @@ class _Run:
             raise
         return files
 
-    def _staged(self, name: str, data: pa.Table, tables: dict[str, Any], new_writer: Writer) -> dict[str, Any]:
+    def _staged(self, name: str, data: pa.Table, tables: dict[str, TTable], new_writer: Writer) -> TPackageFile:
         """The rows of one table for the driver's fold: a draft Parquet file, or an Arrow IPC chunk (csv).
 
         A draft is a final file in the split's own columns; the driver keeps it when those are the table's
@@ -296,16 +299,16 @@ class _Run:
             except BaseException:
                 writer.abort()
                 raise
-            return dict(meta, split=split, draft=schema_signature(data.schema))
+            return {**meta, "split": split, "draft": schema_signature(data.schema)}
         stem = wio.join(self.plan.output_dir, f"_chunks.{split:06d}.{check_table_name(name)}")
         path = f"{stem}.0000.arrow"  # named and laid out like `ArrowChunkWriter`'s
         write_ipc(path, data)
-        return {"table": name, "path": path, "rows": data.num_rows, "chunk": True, "split": split}
+        return TPackageFile(table=name, path=path, rows=data.num_rows, chunk=True, split=split)
 
     def _jsonl(
-        self, name: str, part: Part | None, columns: dict[str, pa.Array], python: list[tuple[int, dict[str, Any]]],
+        self, name: str, part: Part | None, columns: dict[str, pa.Array], python: list[tuple[int, TRow]],
         done: Replay, new_writer: Writer,
-    ) -> list[dict[str, Any]]:
+    ) -> list[TPackageFile]:
         """One final jsonl file: Arrow rows rendered by Arrow, the Python records' rows by orjson, in order."""
         pieces: list[pa.Array] = []
         recs: list[np.ndarray] = []
@@ -325,7 +328,7 @@ class _Run:
         writer = new_writer(name, done.tables)
         try:
             writer.write_lines(payload[int(bounds[0]) : int(bounds[-1])].to_pybytes(), len(lines))
-            return [dict(meta, split=self.split.index) for meta in writer.close()]
+            return of_split(writer.close(), self.split.index)
         except BaseException:
             writer.abort()
             raise

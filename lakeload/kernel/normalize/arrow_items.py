@@ -13,7 +13,7 @@ from __future__ import annotations
 
 import copy
 from collections.abc import Callable, Iterator
-from typing import TYPE_CHECKING, Any, cast
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 import pyarrow as pa
@@ -21,6 +21,7 @@ import pyarrow.parquet as pq
 
 import lakeload.kernel.spark.working as wio
 from lakeload.errors import NormalizeError
+from lakeload.kernel.contracts import TPackageFile
 from lakeload.kernel.filesystem.safe_paths import check_table_name
 from lakeload.kernel.normalize.coerce import RowCoercer
 from lakeload.kernel.normalize.relational import (
@@ -34,12 +35,12 @@ from lakeload.kernel.normalize.report import SplitReport, split_report
 from lakeload.kernel.normalize.row_ids import key_ids_rows, random_ids
 from lakeload.kernel.normalize.writers import TableFileWriter, complete_columns, schema_signature, write_ipc
 from lakeload.schema.arrow_types import column_arrow_type, data_type_of
-from lakeload.schema.typing import TColumn
+from lakeload.schema.typing import TColumn, TTable
 
 if TYPE_CHECKING:
     from lakeload.kernel.normalize.plan import NormalizePlan, Split
 
-NewWriter = Callable[[str, dict[str, Any]], TableFileWriter]
+NewWriter = Callable[[str, dict[str, TTable]], TableFileWriter]
 BATCH_ROWS = 64_000
 MAX_TIMESTAMP_PRECISION = 6  # the filesystem destination's (and its Parquet writer's) default and maximum
 
@@ -57,12 +58,13 @@ def field_names(schema: pa.Schema, naming: Any, table: str) -> dict[str, str]:
     return names
 
 
-def fit_filesystem(hints: dict[str, Any]) -> dict[str, Any]:
+def fit_filesystem(hints: TColumn) -> TColumn:
     """The type hints of an Arrow field as dlt stores them for the filesystem destination: timestamps and times
     at most microseconds, the default (microseconds) and the time zone flag left out (the data is made UTC)."""
     if hints["data_type"] not in ("timestamp", "time"):
         return hints
-    fitted = {k: v for k, v in hints.items() if k != "timezone"}
+    fitted = hints.copy()
+    fitted.pop("timezone", None)
     precision = min(fitted.get("precision", MAX_TIMESTAMP_PRECISION), MAX_TIMESTAMP_PRECISION)
     if precision == MAX_TIMESTAMP_PRECISION:
         fitted.pop("precision", None)
@@ -91,7 +93,7 @@ class _ArrowItems:
         for f in schema:
             found = data_type_of(f.type)
             if found is not None:
-                column = cast(TColumn, {"name": self.names[f.name], **fit_filesystem(found), "nullable": f.nullable})
+                column: TColumn = {"name": self.names[f.name], **fit_filesystem(found), "nullable": f.nullable}
                 self.coercer.add_typed_column(self.table, column)
         system = {C_DLT_LOAD_ID: plan.load_id, C_DLT_ID: "", **({C_OCCURRENCE: 0} if self.root.occurrence else {})}
         self.coercer.coerce_row(self.table, None, system)  # the `_dlt_*` columns, typed and hinted as for records
@@ -120,7 +122,7 @@ class _ArrowItems:
             arrays = [by_name.get(n, pa.nulls(batch.num_rows, column_arrow_type(c))) for n, c in columns.items()]
             yield pa.Table.from_arrays(arrays, names=list(columns))
 
-    def _system(self, batch: pa.RecordBatch, by_name: dict[str, Any], position: int) -> dict[str, pa.Array]:
+    def _system(self, batch: pa.RecordBatch, by_name: dict[str, pa.Array], position: int) -> dict[str, pa.Array]:
         """`_dlt_load_id`, `_dlt_id` (the primary key's digest for Delta merge tables, as for records, else
         random) and, for Delta merge tables, the package-only row occurrence."""
         rows = batch.num_rows
@@ -140,7 +142,7 @@ class _ArrowItems:
             out[C_OCCURRENCE] = pa.array(np.arange(base, base + rows, dtype=np.int64))
         return out
 
-    def _write(self, parquet: pq.ParquetFile, new_writer: NewWriter) -> list[dict[str, Any]]:
+    def _write(self, parquet: pq.ParquetFile, new_writer: NewWriter) -> list[TPackageFile]:
         """One final file: parquet as a draft (kept when its types are the table's final ones), jsonl rows,
         or an Arrow chunk (csv) that `finalize_split` writes."""
         file_format = self.plan.format_for(self.table)
@@ -148,7 +150,7 @@ class _ArrowItems:
             path = wio.join(self.plan.output_dir, f"_chunks.{self.split.index:06d}.{check_table_name(self.table)}.0000.arrow")
             data = pa.concat_tables(self._batches(parquet))
             write_ipc(path, data)
-            return [{"table": self.table, "path": path, "rows": data.num_rows, "chunk": True, "split": self.split.index}]
+            return [TPackageFile(table=self.table, path=path, rows=data.num_rows, chunk=True, split=self.split.index)]
         writer = new_writer(self.table, self.tables)
         schema = None
         try:
@@ -164,5 +166,5 @@ class _ArrowItems:
             writer.abort()
             raise
         if file_format == "parquet" and schema is not None:
-            return [dict(meta, split=self.split.index, draft=schema_signature(schema))]
-        return [dict(meta, split=self.split.index)]
+            return [{**meta, "split": self.split.index, "draft": schema_signature(schema)}]
+        return [{**meta, "split": self.split.index}]

@@ -41,6 +41,10 @@ _ROW = re.compile(r"in row (\d+)")
 _KIND = {str: "string", bool: "boolean", dict: "object", list: "array", type(None): "null"}
 _STARTS = {"string": rb'"', "number": rb"[-0-9]", "boolean": rb"[tf]", "object": rb"\{", "array": rb"\[", "null": rb"n"}
 ITEM = "[]"  # path component of a list's items in Arrow type paths
+# The fields to read as strings, as a trie of field names (ITEM for a list's items): an empty node is a leaf
+StringTrie = dict[str, "StringTrie"]
+# Known Arrow types of fields, as a trie: a leaf is an Arrow type, a node a struct's fields (or {ITEM: ...}, a list)
+TypeTrie = dict[str, "TypeTrie | pa.DataType"]
 
 
 @dataclass
@@ -106,14 +110,14 @@ class Parsed:
     aliases: dict[str, str] = field(default_factory=dict)  # renamed key -> the record's key (`rename_rare`)
 
 
-def _read(buf: pa.Buffer, strings: dict[str, Any], known: dict[str, Any]) -> pa.Table:
+def _read(buf: pa.Buffer, strings: StringTrie, known: TypeTrie) -> pa.Table:
     options = pajson.ReadOptions(use_threads=False, block_size=max(buf.size + 1, 1 << 16))
     schema = _explicit(_merged(known, strings))
     parse = pajson.ParseOptions(explicit_schema=schema) if len(schema) else None
     return pajson.read_json(pa.BufferReader(buf), read_options=options, parse_options=parse)
 
 
-def _merged(known: dict[str, Any], strings: dict[str, Any]) -> dict[str, Any]:
+def _merged(known: TypeTrie, strings: StringTrie) -> TypeTrie:
     """The type trie `known` with the paths of `strings` typed as strings (a string path wins)."""
     out = dict(known)
     for name, node in strings.items():
@@ -125,11 +129,11 @@ def _merged(known: dict[str, Any], strings: dict[str, Any]) -> dict[str, Any]:
     return out
 
 
-def _explicit(trie: dict[str, Any]) -> pa.Schema:
+def _explicit(trie: TypeTrie) -> pa.Schema:
     """An Arrow schema from a type trie: leaves are Arrow types, nodes structs or lists (`ITEM`); other
     fields are still inferred."""
 
-    def build(node: Any) -> pa.DataType:
+    def build(node: TypeTrie | pa.DataType) -> pa.DataType:
         if isinstance(node, pa.DataType):
             return node
         if not node:
@@ -141,7 +145,7 @@ def _explicit(trie: dict[str, Any]) -> pa.Schema:
     return pa.schema([pa.field(k, build(v)) for k, v in trie.items()])
 
 
-def _known(dtype: pa.DataType) -> Any:
+def _known(dtype: pa.DataType) -> TypeTrie | pa.DataType | None:
     """The type trie of a probed type, or None: null types, empty structs and timestamps are left to inference
     (timestamps become strings through `strings`); a parse with known types is ~5% faster than inferring."""
     if pa.types.is_struct(dtype):
@@ -155,7 +159,7 @@ def _known(dtype: pa.DataType) -> Any:
     return dtype
 
 
-def known_types(schema: pa.Schema) -> dict[str, Any]:
+def known_types(schema: pa.Schema) -> TypeTrie:
     """The type trie of the fields a probe read found typed (see `_known`)."""
     found = {f.name: _known(f.type) for f in schema}
     return {k: v for k, v in found.items() if v is not None}
@@ -171,7 +175,7 @@ def _timestamp_paths(dtype: pa.DataType, path: tuple[str, ...], out: list[tuple[
         _timestamp_paths(dtype.value_type, (*path, ITEM), out)
 
 
-def _add_strings(trie: dict[str, Any], schema: pa.Schema) -> bool:
+def _add_strings(trie: StringTrie, schema: pa.Schema) -> bool:
     """Add the timestamp-typed paths of `schema` to `trie`; False when there were none."""
     paths: list[tuple[str, ...]] = []
     for f in schema:
@@ -274,8 +278,8 @@ def parse_records(lines: LineIndex, python: set[int], max_python: int, checked_u
     if len(lines.data) > MAX_BYTES:
         return None
     python = set(python)
-    strings: dict[str, Any] = {}
-    known: dict[str, Any] = {}  # the probe's types, for the full read
+    strings: StringTrie = {}
+    known: TypeTrie = {}  # the probe's types, for the full read
     aliases: dict[str, str] = {}  # keys renamed for a rare type's values (`kernel.normalize.arrow_alias`)
     budget = [2 * len(lines)]  # records parsed in Python to find the records of a rare type
     everything = np.arange(len(lines), dtype=np.int64)

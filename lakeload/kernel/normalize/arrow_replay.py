@@ -20,6 +20,7 @@ from typing import TYPE_CHECKING, Any
 import orjson
 
 from lakeload.errors import SchemaError
+from lakeload.kernel.contracts import TRow
 from lakeload.kernel.normalize.arrow_flatten import LIST_ITEM, RawPath, Tree, Unsupported
 from lakeload.kernel.normalize.arrow_lines import LineIndex
 from lakeload.kernel.normalize.arrow_read import NullScan
@@ -42,7 +43,7 @@ class Replay:
     coercer: RowCoercer
     collisions: dict[str, dict[str, list[str]]]
     created: dict[tuple[str, str], int] = field(default_factory=dict)  # (table, column) -> record that added it
-    rows: dict[str, list[tuple[int, dict[str, Any]]]] = field(default_factory=dict)  # table -> (record, row)
+    rows: dict[str, list[tuple[int, TRow]]] = field(default_factory=dict)  # table -> (record, row)
 
 
 def load_record(lines: LineIndex, rec: int, file_name: str | None) -> Any:

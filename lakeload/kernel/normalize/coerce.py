@@ -19,6 +19,7 @@ from collections.abc import Iterable
 from typing import Any, cast
 
 from lakeload.errors import SchemaError
+from lakeload.kernel.contracts import TRow
 from lakeload.kernel.normalize.contract import DISCARD, ContractChecker
 from lakeload.schema import coercion, datatypes
 from lakeload.schema.naming import NamingConvention
@@ -102,7 +103,7 @@ class RowCoercer:
         return types
 
     # -- public ------------------------------------------------------------------------------------
-    def coerce_row(self, table_name: str, parent_table: str | None, row: dict[str, Any]) -> dict[str, Any]:
+    def coerce_row(self, table_name: str, parent_table: str | None, row: TRow) -> TRow:
         """The row with coerced values and without nulls; unknown columns are added to the table.
 
         Rows of one table mostly repeat a shape (same keys, same value types). A shape seen before
@@ -150,7 +151,7 @@ class RowCoercer:
                 converts.append((name, _converter(col_type, py_type)))
         return types, converts, drops
 
-    def _coerce_row(self, table_name: str, parent_table: str | None, row: dict[str, Any]) -> dict[str, Any]:
+    def _coerce_row(self, table_name: str, parent_table: str | None, row: TRow) -> TRow:
         table = self.tables.get(table_name)
         if self.contracts is not None:
             self._row_was_new = table is None or not any(c.get("data_type") for c in table["columns"].values())
@@ -163,7 +164,7 @@ class RowCoercer:
         types = self._types.get(table_name)
         if types is None:
             types = self._column_types(table_name, columns)
-        out: dict[str, Any] = {}
+        out: TRow = {}
         py_types = _PY_TYPES
         for name, value in row.items():
             if value is None:

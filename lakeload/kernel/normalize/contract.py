@@ -16,8 +16,9 @@ column loses it (or is dropped) before it is coerced.
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import Any, TypedDict
+from typing import TypedDict
 
+from lakeload.kernel.contracts import TRow
 from lakeload.schema.contract import ContractSetting, SchemaContract, contract_for, is_new_table
 from lakeload.schema.typing import TTable
 
@@ -73,7 +74,7 @@ class ContractChecker:
         return found
 
     # -- rows --------------------------------------------------------------------------------------
-    def pre_filter(self, table_name: str, parent_table: str | None, row: dict[str, Any]) -> bool:
+    def pre_filter(self, table_name: str, parent_table: str | None, row: TRow) -> bool:
         """Apply what earlier rows decided; False: drop the row (and its nested rows)."""
         if parent_table is None:
             self._dropped_ids.clear()
@@ -89,7 +90,7 @@ class ContractChecker:
             del row[name]  # discard_value, or a null in a discard_row column of an Arrow item
         return True
 
-    def drop(self, row: dict[str, Any]) -> bool:
+    def drop(self, row: TRow) -> bool:
         """Drop `row`: its nested rows (which name it as parent) go too."""
         row_id = row.get(C_DLT_ID)
         if row_id:

@@ -12,12 +12,12 @@ from __future__ import annotations
 import uuid
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass
-from typing import Any
 
 import orjson
 import pyarrow as pa
 
 import lakeload.kernel.spark.working as wio
+from lakeload.kernel.contracts import TRow
 from lakeload.kernel.filesystem.safe_paths import check_table_name
 from lakeload.kernel.normalize.tasks import conform
 from lakeload.kernel.normalize.writers import TableFileWriter, arrow_schema, file_extension
@@ -49,10 +49,10 @@ def conform_batch(batch: pa.RecordBatch, schema: pa.Schema) -> pa.Table:
     return conform(pa.Table.from_batches([batch]), schema)
 
 
-def _json_rows(table: pa.Table, json_columns: frozenset[str]) -> Iterator[dict[str, Any]]:
+def _json_rows(table: pa.Table, json_columns: frozenset[str]) -> Iterator[TRow]:
     """Rows as the jsonl writer wants them: no null values, json columns embedded as JSON."""
     for row in table.to_pylist():
-        out = {}
+        out: TRow = {}
         for name, value in row.items():
             if value is None:
                 continue

@@ -20,8 +20,9 @@ from __future__ import annotations
 
 from collections.abc import Iterator
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, TypedDict
 
+from lakeload.kernel.contracts import TDataRecord, TRow
 from lakeload.kernel.normalize.row_ids import key_row_id, nested_row_id, random_row_id
 from lakeload.schema.naming import NamingConvention
 
@@ -39,7 +40,24 @@ C_VALUE = "value"
 OCCURRENCE_SHIFT = 40
 
 # (table name, parent table name, row) in the order dlt emits them: a row, then its child rows depth first
-NormalizedRow = tuple[str, "str | None", dict[str, Any]]
+NormalizedRow = tuple[str, "str | None", TRow]
+# what every child row of a record gets from its root row ("_dlt_root_id", "_lakeload_seq": C_DLT_ROOT_ID, C_OCCURRENCE)
+class RootColumns(TypedDict, total=False):
+    _dlt_root_id: str
+    _lakeload_seq: int
+
+
+class _Names:
+    """The cached names of one record key under one path: its column, its path for nested dicts (with the cache
+    node below it) and, once it held a list, its child table's path."""
+
+    __slots__ = ("column", "path", "node", "list_path")
+
+    def __init__(self, column: str, path: tuple[str, ...]) -> None:
+        self.column = column
+        self.path = path
+        self.node: dict[str, _Names] = {}
+        self.list_path: tuple[str, ...] | None = None
 
 
 @dataclass(frozen=True)
@@ -80,7 +98,7 @@ class RelationalNormalizer:
         self._shorten = naming.shorten_fragments
         self._load_id = settings.load_id
         self._default_root = RootTableSettings()
-        self._name_cache: dict[str, dict[str, list[Any]]] = {}
+        self._name_cache: dict[str, dict[str, _Names]] = {}  # table -> record key -> its names
         self.collisions: dict[str, dict[str, list[str]]] = {}  # table -> column -> original keys
         self._table_names: dict[tuple[str, tuple[str, ...]], str] = {}
         self.occurrence_base = 0  # split index << OCCURRENCE_SHIFT, set by the task that owns this normalizer
@@ -93,24 +111,23 @@ class RelationalNormalizer:
         root = self.settings.roots.get(root_table, self._default_root)
         yield from self._row(item, root_table, None, root, None, None, None, root.max_nesting, is_root=True)
 
-    def _names(self, node: dict[str, list[Any]], path: tuple[str, ...], key: str) -> list[Any]:
-        """Cache entry of `key` under `path`: [column name, child path, child node, list path or None]."""
+    def _names(self, node: dict[str, _Names], path: tuple[str, ...], key: str) -> _Names:
+        """The cache entry of `key` under `path` (made and stored in `node`)."""
         norm_key = self._norm(key) if key and not key.isspace() else EMPTY_KEY
         name = self._shorten(*path, norm_key) if path else norm_key
-        entry: list[Any] = [name, (*path, norm_key), {}, None]
-        node[key] = entry
+        entry = node[key] = _Names(name, (*path, norm_key))
         return entry
 
     def _flatten(
-        self, table: str, record: dict[str, Any], level: int
-    ) -> tuple[dict[str, Any], list[tuple[tuple[str, ...], list[Any]]]]:
-        row: dict[str, Any] = {}
+        self, table: str, record: TDataRecord, level: int
+    ) -> tuple[TRow, list[tuple[tuple[str, ...], list[Any]]]]:
+        row: TRow = {}
         lists: dict[tuple[str, ...], list[Any]] = {}
         root_node = self._name_cache.get(table)
         if root_node is None:
             root_node = self._name_cache[table] = {}
         json_columns = self.settings.json_columns.get(table, ())
-        stack: list[tuple[dict[str, Any], int, tuple[str, ...], dict[str, list[Any]]]] = [(record, level, (), root_node)]
+        stack: list[tuple[TDataRecord, int, tuple[str, ...], dict[str, _Names]]] = [(record, level, (), root_node)]
         while stack:
             current, lvl, path, node = stack.pop()
             for key, value in current.items():
@@ -118,19 +135,20 @@ class RelationalNormalizer:
                 if entry is None:
                     entry = self._names(node, path, key)
                 value_type = type(value)
+                column = entry.column
                 if value_type is dict:
-                    if lvl > 0 and entry[0] not in json_columns:  # else: kept whole, as a json value
-                        stack.append((value, lvl - 1, entry[1], entry[2]))
+                    if lvl > 0 and column not in json_columns:  # else: kept whole, as a json value
+                        stack.append((value, lvl - 1, entry.path, entry.node))
                         continue
-                elif value_type is list and lvl > 0 and entry[0] not in json_columns:
-                    list_path = entry[3]
+                elif value_type is list and lvl > 0 and column not in json_columns:
+                    list_path = entry.list_path
                     if list_path is None:
-                        list_path = entry[3] = (*path, self._norm_table(key))
+                        list_path = entry.list_path = (*path, self._norm_table(key))
                     lists[list_path] = value
                     continue
-                if entry[0] in row:
-                    self._collision(table, entry[0], [k for k in current if k in node and node[k][0] == entry[0]])
-                row[entry[0]] = value
+                if column in row:
+                    self._collision(table, column, [k for k in current if k in node and node[k].column == column])
+                row[column] = value
         return row, list(lists.items())
 
     def _collision(self, table: str, column: str, keys: list[str]) -> None:
@@ -140,11 +158,11 @@ class RelationalNormalizer:
 
     def _row(
         self,
-        record: dict[str, Any],
+        record: TDataRecord,
         table: str,
         parent_table: str | None,
         root: RootTableSettings,
-        extend: dict[str, Any] | None,
+        extend: RootColumns | None,
         parent_id: str | None,
         pos: int | None,
         level: int,
@@ -159,11 +177,11 @@ class RelationalNormalizer:
         if not row_id:
             row_id = self._add_row_id(table, row, root, parent_id, pos, is_root)
         if is_root and root.propagate_root_key:
-            extend = {C_DLT_ROOT_ID: row_id}
+            extend = {"_dlt_root_id": row_id}
         if is_root and root.occurrence:
-            row[C_OCCURRENCE] = self.occurrence_base + self._records
+            occurrence = row[C_OCCURRENCE] = self.occurrence_base + self._records
             self._records += 1
-            extend = {**(extend or {}), C_OCCURRENCE: row[C_OCCURRENCE]}
+            extend = {**(extend or {}), "_lakeload_seq": occurrence}
         yield table, parent_table, row
         for path, items in lists:
             child = self._table_names.get((table, path))
@@ -174,7 +192,7 @@ class RelationalNormalizer:
     def _add_row_id(
         self,
         table: str,
-        row: dict[str, Any],
+        row: TRow,
         root: RootTableSettings,
         parent_id: str | None,
         pos: int | None,
@@ -198,7 +216,7 @@ class RelationalNormalizer:
         table: str,
         parent_table: str,
         root: RootTableSettings,
-        extend: dict[str, Any] | None,
+        extend: RootColumns | None,
         parent_id: str,
         level: int,
     ) -> Iterator[NormalizedRow]:
@@ -209,7 +227,7 @@ class RelationalNormalizer:
             elif value_type is list:
                 yield from self._row({"list": value}, table, parent_table, root, extend, parent_id, idx, level - 1)
             else:
-                row: dict[str, Any] = {C_VALUE: value}
+                row: TRow = {C_VALUE: value}
                 if extend:
                     row.update(extend)
                 self._add_row_id(table, row, root, parent_id, idx, False)

@@ -9,8 +9,9 @@ the reports in split order (`lakeload.normalize.fold`); from executors they arri
 
 from __future__ import annotations
 
-from typing import Any, TypedDict
+from typing import TypedDict
 
+from lakeload.kernel.contracts import TPackageFile
 from lakeload.kernel.normalize.contract import Violation
 from lakeload.schema.typing import TTable
 
@@ -25,7 +26,7 @@ class _SplitReport(TypedDict):
     collisions: dict[str, dict[str, list[str]]]  # table -> column -> the record keys that normalize to it
     violation: Violation | None  # a schema contract's violation (the driver raises it or normalizes again)
     discarded_rows: int  # rows a contract discarded
-    files: list[dict[str, Any]]  # the files written (final, drafts or Arrow chunks)
+    files: list[TPackageFile]  # the files written (final, drafts or Arrow chunks)
 
 
 class SplitReport(_SplitReport, total=False):
@@ -36,7 +37,7 @@ def split_report(
     split: int, *, new_tables: list[str], added: dict[str, list[str]], tables: dict[str, TTable],
     row_counts: dict[str, int], null_only: dict[str, list[str]] | None = None,
     collisions: dict[str, dict[str, list[str]]] | None = None, violation: Violation | None = None,
-    discarded_rows: int = 0, files: list[dict[str, Any]] | None = None,
+    discarded_rows: int = 0, files: list[TPackageFile] | None = None,
 ) -> SplitReport:
     """The report of one split (see `SplitReport`)."""
     return SplitReport(

@@ -33,6 +33,7 @@ import orjson
 import pyarrow as pa
 import pyarrow.compute as pc
 
+from lakeload.kernel.contracts import TRow
 from lakeload.schema import dlt_typed_text
 
 ID_LENGTH_BYTES = 10
@@ -123,7 +124,7 @@ def _encode(value: Any) -> Any:
     return text if text is not None else str(value)
 
 
-def key_row_id(row: dict[str, Any], primary_key: tuple[str, ...] | list[str]) -> str:
+def key_row_id(row: TRow, primary_key: tuple[str, ...] | list[str]) -> str:
     """`_dlt_id` of a root row of an upserted table, from its primary key columns (normalized names).
 
     >>> key_row_id({"b": "x", "a": 1, "c": 2.5}, ("b", "a"))
@@ -132,7 +133,7 @@ def key_row_id(row: dict[str, Any], primary_key: tuple[str, ...] | list[str]) ->
     return digest_id(_key_json(row, primary_key))
 
 
-def _key_json(row: dict[str, Any], primary_key: tuple[str, ...] | list[str]) -> bytes:
+def _key_json(row: TRow, primary_key: tuple[str, ...] | list[str]) -> bytes:
     """The text dlt hashes for a key id: the compact JSON of the key values, keys sorted, typed values tagged."""
     return orjson.dumps({k: row[k] for k in primary_key}, default=_encode, option=_KEY_JSON_OPTIONS)
 
@@ -148,7 +149,7 @@ def key_ids_array(keys: pa.Array) -> pa.Array:
     return key_ids_rows(keys.to_pylist(), names)
 
 
-def key_ids_rows(rows: list[dict[str, Any]], primary_key: tuple[str, ...]) -> pa.Array:
+def key_ids_rows(rows: list[TRow], primary_key: tuple[str, ...]) -> pa.Array:
     """`key_row_id` of every row (dicts holding at least the primary key columns), as one Arrow array.
 
     >>> key_ids_rows([{"id": 1}], ("id",)).to_pylist()

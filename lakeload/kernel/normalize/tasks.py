@@ -23,20 +23,21 @@ import gzip
 import os
 import uuid
 from collections.abc import Iterator
-from typing import Any
+from typing import Any, TypedDict
 
 import pyarrow as pa
 import pyarrow.parquet as pq
 
 import lakeload.kernel.spark.working as wio
 from lakeload.errors import NormalizeError
+from lakeload.kernel.contracts import TPackageFile
 from lakeload.kernel.filesystem.safe_paths import check_table_name
 from lakeload.kernel.normalize import arrow as executor_arrow
 from lakeload.kernel.normalize.arrow_items import normalize_arrow_items
 from lakeload.kernel.normalize.coerce import RowCoercer
 from lakeload.kernel.normalize.contract import ContractChecker, ContractViolation, Violation
 from lakeload.kernel.normalize.plan import NormalizePlan, Split
-from lakeload.kernel.normalize.relational import OCCURRENCE_SHIFT, RelationalNormalizer
+from lakeload.kernel.normalize.relational import OCCURRENCE_SHIFT, NormalizedRow, RelationalNormalizer
 from lakeload.kernel.normalize.report import SplitReport, split_report
 from lakeload.kernel.normalize.split_io import SourceFile, iter_split_lines, read_split_bytes
 from lakeload.kernel.normalize.writers import (
@@ -45,12 +46,21 @@ from lakeload.kernel.normalize.writers import (
     arrow_schema,
     complete_columns,
     file_extension,
+    of_split,
     read_staged,
 )
 from lakeload.schema import typed_json
 from lakeload.schema.typing import TTable
 
 CONTRACT_ROWS = "a schema contract: rows are checked one by one"
+Writers = dict[str, TableFileWriter | ArrowChunkWriter]  # table -> the writer of its rows in this split
+
+
+class FinalizeJob(TypedDict):
+    """One `finalize_split` task: a split and its staged files (Arrow chunks, draft files) to rewrite."""
+
+    split: Split
+    chunks: list[TPackageFile]
 
 
 def read_records(split: Split) -> Iterator[Any]:
@@ -103,7 +113,7 @@ def _normalizer(plan: NormalizePlan, split: Split) -> RelationalNormalizer:
 
 def _rows(
     plan: NormalizePlan, split: Split, normalizer: RelationalNormalizer | None = None
-) -> Iterator[tuple[str, str | None, dict[str, Any]]]:
+) -> Iterator[NormalizedRow]:
     normalizer = normalizer or _normalizer(plan, split)
     for item in read_records(split):
         yield from normalizer.normalize(item, split.root_table)
@@ -118,7 +128,7 @@ def _coercer(plan: NormalizePlan, split: Split, tables: dict[str, TTable]) -> Ro
 
 def _report(
     split: Split, coercer: RowCoercer, tables: dict[str, TTable], normalizer: RelationalNormalizer,
-    files: list[dict[str, Any]], violation: Violation | None = None,
+    files: list[TPackageFile], violation: Violation | None = None,
 ) -> SplitReport:
     touched = set(coercer.added) | set(coercer.new_tables) | set(coercer.row_counts)
     return split_report(
@@ -142,14 +152,14 @@ def _final_writer(plan: NormalizePlan, split: Split, table_name: str, tables: di
     return TableFileWriter(path, file_format, columns, plan.compressed, table_name, file_id, ext)
 
 
-def _close_all(writers: dict[str, Any], split: Split) -> list[dict[str, Any]]:
-    files: list[dict[str, Any]] = []
+def _close_all(writers: Writers, split: Split) -> list[TPackageFile]:
+    files: list[TPackageFile] = []
     for writer in writers.values():
-        files.extend(dict(meta, split=split.index) for meta in writer.close())
+        files.extend(of_split(writer.close(), split.index))
     return files
 
 
-def _abort_all(writers: dict[str, Any]) -> None:
+def _abort_all(writers: Writers) -> None:
     for writer in writers.values():
         writer.abort()
 
@@ -209,7 +219,7 @@ def _row_path(plan: NormalizePlan, split: Split) -> SplitReport:
     """Pass 1 record by record: dlt's relational normalizer and coercion in Python, for any split."""
     tables = copy.deepcopy(plan.tables)
     coercer = _coercer(plan, split, tables)
-    writers: dict[str, Any] = {}
+    writers: Writers = {}
     staged = plan.format_for(split.root_table) != "jsonl"
     normalizer = _normalizer(plan, split)
     try:
@@ -249,10 +259,10 @@ def conform(table: pa.Table, schema: pa.Schema) -> pa.Table:
     return pa.Table.from_arrays(arrays, schema=schema)
 
 
-def finalize_split(plan: NormalizePlan, job: dict[str, Any]) -> list[dict[str, Any]]:
+def finalize_split(plan: NormalizePlan, job: FinalizeJob) -> list[TPackageFile]:
     """Pass 2 for one split: its Arrow chunks and unfitting draft files to final files in the final schema."""
-    split: Split = job["split"]
-    files: list[dict[str, Any]] = []
+    split = job["split"]
+    files: list[TPackageFile] = []
     by_table: dict[str, list[str]] = {}
     for chunk in job["chunks"]:
         by_table.setdefault(chunk["table"], []).append(chunk["path"])
@@ -262,7 +272,7 @@ def finalize_split(plan: NormalizePlan, job: dict[str, Any]) -> list[dict[str, A
         try:
             for path in paths:
                 writer.write_arrow(conform(read_staged(path), schema))
-            files.extend(dict(meta, split=split.index) for meta in writer.close())
+            files.extend(of_split(writer.close(), split.index))
         except BaseException:
             writer.abort()
             raise

@@ -22,6 +22,7 @@ import pyarrow.parquet as pq
 
 import lakeload.kernel.spark.working as wio
 from lakeload.errors import IntegerOutOfRangeError
+from lakeload.kernel.contracts import TPackageFile, TRow
 from lakeload.schema import datatypes
 from lakeload.schema.arrow_types import column_arrow_type
 from lakeload.schema.typing import TColumn, TTable
@@ -52,7 +53,7 @@ def arrow_schema(columns: dict[str, TColumn]) -> pa.Schema:
     return pa.schema(fields)
 
 
-def rows_to_arrow(rows: list[dict[str, Any]], columns: dict[str, TColumn], schema: pa.Schema, table: str = "") -> pa.Table:
+def rows_to_arrow(rows: list[TRow], columns: dict[str, TColumn], schema: pa.Schema, table: str = "") -> pa.Table:
     """Rows to an Arrow table of `schema` (of table `table`); `json` columns become JSON strings as dlt stores them.
 
     Filled row by row, touching only the keys a row has: wide tables whose rows are sparse (event
@@ -95,6 +96,11 @@ def read_staged(path: str) -> pa.Table:
     return read_ipc(path)
 
 
+def of_split(files: list[TPackageFile], split: int) -> list[TPackageFile]:
+    """`files` (as a writer's `close()` returns them) marked with the index of the split they came from."""
+    return [{**meta, "split": split} for meta in files]
+
+
 def schema_signature(schema: pa.Schema) -> dict[str, str]:
     """Column name -> Arrow type text: what decides whether a draft file already fits its final table."""
     return {f.name: str(f.type) for f in schema}
@@ -120,16 +126,18 @@ class TableFileWriter:
         self.file_format = file_format
         self.columns = columns
         self.compressed = compressed and file_format != "parquet"
-        self.meta = {"table": table, "file_id": file_id, "ext": ext or file_extension(file_format, compressed)}
+        self.table = table
+        self.file_id = file_id
+        self.ext = ext or file_extension(file_format, compressed)
         self.rows = 0
-        self._buffer: list[dict[str, Any]] = []
+        self._buffer: list[TRow] = []
         self._schema = arrow_schema(columns) if file_format != "jsonl" else None
         self._raw: IO[bytes] | None = None
         self._stream: IO[bytes] | None = None
         self._parquet: pq.ParquetWriter | None = None
         self._csv: pacsv.CSVWriter | None = None
 
-    def write(self, row: dict[str, Any]) -> None:
+    def write(self, row: TRow) -> None:
         self._buffer.append(row)
         if len(self._buffer) >= FLUSH_ROWS:
             self._flush()
@@ -155,7 +163,7 @@ class TableFileWriter:
             self._open_stream().write(b"".join(dumps(r, default=default, option=option) + b"\n" for r in rows))
             return
         assert self._schema is not None
-        self.write_arrow(rows_to_arrow(rows, self.columns, self._schema, self.meta["table"]))
+        self.write_arrow(rows_to_arrow(rows, self.columns, self._schema, self.table))
 
     def write_lines(self, lines: bytes, rows: int) -> None:
         """Append `rows` rows already rendered as jsonl lines, each ending with a newline (jsonl only)."""
@@ -179,7 +187,7 @@ class TableFileWriter:
                 self._csv = pacsv.CSVWriter(self._open_stream(), table.schema, write_options=options)
             self._csv.write_table(table)
 
-    def close(self) -> list[dict[str, Any]]:
+    def close(self) -> list[TPackageFile]:
         """Flush, close and publish the file under its final name."""
         self._flush()
         for closable in (self._parquet, self._csv, self._stream, self._raw):
@@ -191,7 +199,7 @@ class TableFileWriter:
             os.remove(self.tmp_path)
         else:
             os.replace(self.tmp_path, self.path)
-        return [{**self.meta, "path": self.path, "rows": self.rows, "bytes": size}]
+        return [TPackageFile(table=self.table, file_id=self.file_id, ext=self.ext, path=self.path, rows=self.rows, bytes=size)]
 
     def abort(self) -> None:
         """Close and remove the temporary file of a failed task."""
@@ -212,10 +220,10 @@ class ArrowChunkWriter:
         self.stem = stem
         self.table = table
         self.tables = tables  # the split's live local schema: grows while rows are coerced
-        self._buffer: list[dict[str, Any]] = []
-        self._chunks: list[dict[str, Any]] = []
+        self._buffer: list[TRow] = []
+        self._chunks: list[TPackageFile] = []
 
-    def write(self, row: dict[str, Any]) -> None:
+    def write(self, row: TRow) -> None:
         self._buffer.append(row)
         if len(self._buffer) >= FLUSH_ROWS:
             self._flush()
@@ -228,9 +236,9 @@ class ArrowChunkWriter:
         data = rows_to_arrow(rows, columns, arrow_schema(columns), self.table)
         path = f"{self.stem}.{len(self._chunks):04d}.arrow"
         write_ipc(path, data)
-        self._chunks.append({"table": self.table, "path": path, "rows": data.num_rows, "chunk": True})
+        self._chunks.append(TPackageFile(table=self.table, path=path, rows=data.num_rows, chunk=True))
 
-    def close(self) -> list[dict[str, Any]]:
+    def close(self) -> list[TPackageFile]:
         self._flush()
         return self._chunks
 

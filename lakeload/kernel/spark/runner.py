@@ -19,6 +19,7 @@ import orjson
 import pyarrow as pa
 
 from lakeload.errors import LakeloadError
+from lakeload.kernel.contracts import TLakeloadFailure, TTaskError, TTaskOk
 from lakeload.kernel.spark.working import WorkingStore, use
 
 RESULT_SCHEMA = "result string"
@@ -65,6 +66,7 @@ def task_runner(
     def run_one(index: int) -> str:
         use(working)
         _freeze_imports()
+        result: TTaskOk | TTaskError
         try:
             result = {"ok": task(payload, items[index]), "index": index}
         except Exception as exc:  # returned to the driver, which raises a lakeload error
@@ -83,7 +85,7 @@ def task_runner(
 PLAIN = (str, int, float, bool, type(None))
 
 
-def lakeload_failure(exc: BaseException) -> dict[str, Any]:
+def lakeload_failure(exc: BaseException) -> TLakeloadFailure:
     """What the driver needs to raise `exc`'s class again: its name when it is one of `lakeload.errors` (user
     code's own exception classes are not rebuilt), its message and its plain attributes (`table_name`, `path`...:
     text and numbers only, never an item or a client); {} for any other exception.

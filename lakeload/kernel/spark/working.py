@@ -88,7 +88,7 @@ def size(path: str, store: WorkingStore | None = None) -> int:
 
 
 def exists(path: str, store: WorkingStore | None = None) -> bool:
-    return _fs(path, store).exists(path) if is_remote(path) else os.path.exists(path)  # type: ignore[no-any-return]
+    return _fs(path, store).exists(path) if is_remote(path) else os.path.exists(path)
 
 
 def remove(path: str, store: WorkingStore | None = None) -> None:

@@ -19,12 +19,13 @@ import io
 import json
 from collections.abc import Iterator
 from dataclasses import dataclass
-from typing import IO, Any
+from typing import IO, Any, cast
 
 import fsspec
 import pyarrow as pa
 import pyarrow.parquet as pq
 
+from lakeload.kernel.contracts import TFsOptions, TRow
 from lakeload.kernel.filesystem.fs import url_to_fs
 
 BATCH_ROWS = 10_000
@@ -36,7 +37,7 @@ class ReadPayload:
     """What read tasks need: the bucket, each column's dlt type, and the Arrow schema to produce."""
 
     bucket_url: str
-    fs_kwargs: dict[str, Any]
+    fs_kwargs: TFsOptions
     columns: list[tuple[str, str]]
     schema: pa.Schema
 
@@ -74,7 +75,7 @@ def convert(value: Any, data_type: str, target: pa.DataType, from_text: bool) ->
     return value if isinstance(value, str) else json.dumps(value) if isinstance(value, (dict, list)) else str(value)
 
 
-def _records_table(records: list[dict[str, Any]], payload: ReadPayload, from_text: bool) -> pa.Table:
+def _records_table(records: list[TRow], payload: ReadPayload, from_text: bool) -> pa.Table:
     arrays = []
     for (name, data_type), field in zip(payload.columns, payload.schema, strict=True):
         values = [convert(r.get(name), data_type, field.type, from_text) for r in records]
@@ -109,7 +110,8 @@ def read_file(fs: fsspec.AbstractFileSystem, path: str, payload: ReadPayload) ->
             return _parquet_table(raw, payload)
         text = _text(raw, path)
         if name.endswith(".jsonl"):
-            return _records_table([json.loads(line) for line in text if line.strip()], payload, from_text=False)
+            rows = [cast(TRow, json.loads(line)) for line in text if line.strip()]
+            return _records_table(rows, payload, from_text=False)
         if name.endswith(".csv"):
             return _records_table(list(csv.DictReader(text)), payload, from_text=True)
     raise ValueError(f"Not a parquet, jsonl or csv file: {path}")
