@@ -28,7 +28,8 @@ import logging
 
 from lakeload.destinations.state_types import SourceState
 from lakeload.errors import ConfigurationError
-from lakeload.schema.schema import Schema, TTable
+from lakeload.schema.schema import Schema
+from lakeload.schema.typing import TTable
 from lakeload.storage.manifest import RefreshPlan
 
 logger = logging.getLogger("lakeload.pipeline")
