@@ -24,7 +24,7 @@ from lakeload.destinations.impl.filesystem.client import FilesystemClient
 from lakeload.destinations.impl.filesystem.configuration import FilesystemConfiguration
 from lakeload.destinations.reference import Destination, JobClient, LoadContext
 from lakeload.errors import ConfigurationError, LakeloadError
-from lakeload.extract.extractor import FILE_MAX_BYTES
+from lakeload.extract.writer import FILE_MAX_BYTES
 from lakeload.kernel.filesystem.layout import Layout
 from lakeload.load.loader import checked_layout
 from lakeload.runtime.package_destination import DestinationRecord, destination_record
