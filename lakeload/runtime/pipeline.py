@@ -55,10 +55,8 @@ _P = TypeVar("_P", bound="Pipeline")
 class Pipeline:
     """Moves data from resources to a dataset in a bucket. Create it with `lakeload.pipeline(...)`.
 
-    It holds its parts and delegates to them: the settings (destination, dataset, configuration lookups), its
-    Spark session, the state in its working folder (`Maintenance`), what it shows of itself (`Inspect`) and the
-    steps (`Steps`); each part is given the others it needs.
-    """
+    It delegates to its parts, each given what it needs: `PipelineSettings`, `SparkPart`, `Maintenance` (state),
+    `Inspect` and `Steps`."""
 
     def __init__(
         self,
@@ -79,16 +77,18 @@ class Pipeline:
         self.dev_mode = dev_mode  # each instance: a new working folder and its own dataset (see `pipeline_modes`)
         self.refresh = check_refresh(refresh)  # applied on every run() and extract()
         self._instance_suffix = dev_instance_suffix()
-        self._settings = PipelineSettings(pipeline_name, resolved, self._dataset_name(dataset_name or f"{pipeline_name}_dataset"))
+        self._settings = PipelineSettings(self.pipeline_name, resolved,
+                                          self._dataset_name(dataset_name or f"{pipeline_name}_dataset"))
         self.pipelines_dir = os.path.expanduser(pipelines_dir or DEFAULT_PIPELINES_DIR)
         self.storage = pipeline_storage(self.pipelines_dir, pipeline_name)
         if not attached:  # `attach()` takes the working folder as it is
             prepare_working_folder(self.storage, pipeline_name, dev_mode)
-        self._spark = SparkPart(pipeline_name, self.storage, spark)
+        reporter = make_progress(progress)
+        self._spark = SparkPart(self.pipeline_name, self.storage, spark)
         early = EarlyRuns()  # load id -> its normalize begun during extract
         self._maintenance = Maintenance(self._settings, self.storage, self._spark.session, early)
         self._inspect = Inspect(self._settings, self.storage, self._maintenance)
-        self._steps = Steps(self._settings, self.storage, self._maintenance, self._spark, make_progress(progress), early)
+        self._steps = Steps(self._settings, self.storage, self._maintenance, self._spark, reporter, early)
         self._early = early
         self.dev_mode = self._maintenance.keep_dev_mode(None if attached else dev_mode)
         self.last_trace: RunTrace | None = None
@@ -151,9 +151,7 @@ class Pipeline:
     def destination_client(self) -> FilesystemClient:
         """The client of the pipeline's filesystem destination and dataset, its configuration resolved (as dlt's
         `pipeline.destination_client()`); a `ConfigurationError` when the bucket is not configured.
-
-        Example: `pipeline.destination_client().dataset_path` is `'/bucket/my_dataset'` for `memory://bucket`.
-        """
+        Example: `pipeline.destination_client().dataset_path` is `'/bucket/my_dataset'` for `memory://bucket`."""
         return self._settings.client()
 
     # -- inspecting (`pipeline_inspect`) -------------------------------------------------------------
@@ -205,9 +203,7 @@ class Pipeline:
 
     def get_load_package_info(self, load_id: str) -> PackageInfo:
         """The package `load_id` as the working folder has it: its state, schema, row counts and files.
-
-        Example: `pipeline.get_load_package_info(load_id).state` is `'extracted'`, then `'normalized'`, `'loaded'`.
-        """
+        Example: `pipeline.get_load_package_info(load_id).state` is `'extracted'`, then `'normalized'`, `'loaded'`."""
         return self._inspect.get_load_package_info(load_id)
 
     def sql_client(self, schema: str | None = None) -> FilesystemSqlClient:
@@ -232,9 +228,7 @@ class Pipeline:
     def sync_schema(self, schema_name: str | None = None) -> None:
         """Store the schema `schema_name` (the default one when None) in the bucket's `_dlt_version` when that
         version is not stored yet, initializing the dataset first: dlt's `sync_schema()` on a filesystem bucket.
-
-        Example: after `pipeline.extract(...)`, `pipeline.sync_schema()` writes `mydata/_dlt_version/quick_start__...`.
-        """
+        Example: after `pipeline.extract(...)`, `pipeline.sync_schema()` writes `mydata/_dlt_version/quick_start__...`."""
         self._maintenance.sync_schema(schema_name)
 
     def drop(self: _P) -> _P:
