@@ -19,6 +19,7 @@ from lakeload.extract.context import ExtractContext
 from lakeload.extract.contracts import root_contracts
 from lakeload.extract.decorators import resources_from
 from lakeload.extract.extractor import check_extract_names, extract_resources
+from lakeload.extract.resource import Resource
 from lakeload.load.package_view import load_with
 from lakeload.normalize.early import EarlyNormalize
 from lakeload.normalize.normalizer import Normalizer
@@ -66,16 +67,7 @@ class Steps:
         settings, state = self._settings, self._maintenance.state
         check_shared_working(settings.pipeline_name, self._spark.current, self._storage)  # a remote Connect server
         refresh = check_refresh(refresh) or default_refresh
-        resources, source_name = resources_from(data, overrides["table_name"] or settings.pipeline_name)
-        if any(v is not None for v in overrides.values()):
-            resources = [r.with_hints(**overrides) for r in resources]
-        schema_name = (seed_schema(self._storage, schema, data) or source_name or state.get("default_schema_name")
-                       or settings.pipeline_name)
-        check_extract_names(resources, schema_name, settings.naming, overrides["table_name"])  # before any extract
-        if not state.get("default_schema_name"):
-            state["default_schema_name"] = schema_name
-        if schema_name not in state["schema_names"]:
-            state["schema_names"].append(schema_name)
+        resources, schema_name = self._resources(data, overrides, schema)
         stored = self._schema(schema_name)  # read once: only read below
         naming = settings.schema_naming(stored)
         contracts = root_contracts(data, resources, overrides, stored)
@@ -127,6 +119,22 @@ class Steps:
             seconds = self._spark.stage_seconds
             seconds["normalize"] = seconds.get("normalize", 0.0) + waited
         return result.load_id
+
+    def _resources(self, data: Any, overrides: dict[str, Any], schema: str | Schema | None) -> tuple[list[Resource], str]:
+        """The resources of `data` with the call's hints, and the schema they go into (named in the state), their
+        names checked before anything is extracted."""
+        settings, state = self._settings, self._maintenance.state
+        resources, source_name = resources_from(data, overrides["table_name"] or settings.pipeline_name)
+        if any(v is not None for v in overrides.values()):
+            resources = [r.with_hints(**overrides) for r in resources]
+        schema_name = (seed_schema(self._storage, schema, data) or source_name or state.get("default_schema_name")
+                       or settings.pipeline_name)
+        check_extract_names(resources, schema_name, settings.naming, overrides["table_name"])
+        if not state.get("default_schema_name"):
+            state["default_schema_name"] = schema_name
+        if schema_name not in state["schema_names"]:
+            state["schema_names"].append(schema_name)
+        return resources, schema_name
 
     def _early_normalize(self, schema_name: str, loader_file_format: str | None, plan: RefreshPlan | None) -> EarlyNormalize:
         """Normalize that starts on extracted files while extract goes on (`run()` only)."""
