@@ -88,7 +88,7 @@ def _first(getters: list[Callable[[], Resolved]]) -> Resolved:
 
 
 def _runtime_lines(pipeline_name: str | None) -> list[ConfigLine]:
-    from lakeload.extract.extractor import FILE_MAX_BYTES
+    from lakeload.extract.writer import FILE_MAX_BYTES
     from lakeload.runtime.lock import DEFAULT_LOCK_TIMEOUT, WAIT
 
     def compression() -> Resolved:

@@ -9,59 +9,54 @@ Example (`run()` starts Spark)::
 
 from __future__ import annotations
 
-import copy
-import logging
 import os
-import time
 from collections.abc import Sequence
-from typing import TYPE_CHECKING, Any
+from contextlib import AbstractContextManager
+from typing import TYPE_CHECKING, Any, TypeVar
 
 from lakeload.common.context import activate, register_pipeline_factory
 from lakeload.config.log_secrets import install_secret_masking
-from lakeload.destinations.reference import Destination, JobClient
+from lakeload.destinations.impl.filesystem.client import FilesystemClient
+from lakeload.destinations.reference import Destination
 from lakeload.destinations.registry import resolve_destination
-from lakeload.extract.collector import young_objects_only
-from lakeload.extract.context import ExtractContext
-from lakeload.extract.contracts import root_contracts
-from lakeload.extract.decorators import resources_from
-from lakeload.extract.extractor import check_extract_names, extract_resources
 from lakeload.kernel.filesystem.safe_paths import check_dataset_name, check_pipeline_name
-from lakeload.load.package_view import load_with
-from lakeload.normalize.early import EarlyNormalize
-from lakeload.normalize.normalizer import Normalizer
-from lakeload.runtime.connect_prep import check_shared_working
+from lakeload.runtime.early_runs import EarlyRuns
 from lakeload.runtime.info import LoadInfo, PackageInfo
-from lakeload.runtime.lock import PipelineLock, holds_lock
-from lakeload.runtime.package_destination import check_package_destination
-from lakeload.runtime.pipeline_maintenance import PipelineMaintenance
+from lakeload.runtime.lock import holds_lock
+from lakeload.runtime.pipeline_inspect import Inspect
+from lakeload.runtime.pipeline_maintenance import Maintenance
 from lakeload.runtime.pipeline_modes import (
     dev_dataset_name,
     dev_instance_suffix,
     prepare_working_folder,
     with_credentials,
 )
-from lakeload.runtime.pipeline_spark import PipelineSpark
+from lakeload.runtime.pipeline_settings import PipelineSettings
+from lakeload.runtime.pipeline_spark import SparkPart
+from lakeload.runtime.pipeline_steps import Steps
 from lakeload.runtime.progress import Progress, make_progress
-from lakeload.runtime.refresh import RefreshPlan, apply_to_schema, check_refresh, plan_refresh
-from lakeload.runtime.run_args import hint_overrides, warn_merge_fallback
-from lakeload.runtime.schema_seed import seed_schema
-from lakeload.runtime.state import bump_state, new_state, staged_state, stored_state
+from lakeload.runtime.refresh import check_refresh
+from lakeload.runtime.run_args import hint_overrides
 from lakeload.runtime.step_info import ExtractInfo, NormalizeInfo
-from lakeload.runtime.steps import failing_step
 from lakeload.runtime.trace import RunTrace
+from lakeload.schema.naming import NamingConvention
 from lakeload.schema.schema import Schema
-from lakeload.storage.packages import EXTRACTED, NORMALIZED, read_json
 from lakeload.storage.working import DEFAULT_PIPELINES_DIR, pipeline_storage
 
 if TYPE_CHECKING:
     from pyspark.sql import SparkSession
 
+    from lakeload.sql.client import FilesystemSqlClient
+    from lakeload.sql.dataset import Dataset
 
-logger = logging.getLogger("lakeload.pipeline")
+_P = TypeVar("_P", bound="Pipeline")
 
 
-class Pipeline(PipelineSpark, PipelineMaintenance):
-    """Moves data from resources to a dataset in a bucket. Create it with `lakeload.pipeline(...)`."""
+class Pipeline:
+    """Moves data from resources to a dataset in a bucket. Create it with `lakeload.pipeline(...)`.
+
+    It delegates to its parts, each given what it needs: `PipelineSettings`, `SparkPart`, `Maintenance` (state),
+    `Inspect` and `Steps`."""
 
     def __init__(
         self,
@@ -78,51 +73,182 @@ class Pipeline(PipelineSpark, PipelineMaintenance):
     ) -> None:
         install_secret_masking()  # botocore & co. log credentials at DEBUG
         self.pipeline_name = check_pipeline_name(pipeline_name)
-        self.destination = resolve_destination(destination)
+        resolved = resolve_destination(destination)
         self.dev_mode = dev_mode  # each instance: a new working folder and its own dataset (see `pipeline_modes`)
         self.refresh = check_refresh(refresh)  # applied on every run() and extract()
         self._instance_suffix = dev_instance_suffix()
-        self.dataset_name = self._dataset_name(dataset_name or f"{pipeline_name}_dataset")
+        self._settings = PipelineSettings(self.pipeline_name, resolved,
+                                          self._dataset_name(dataset_name or f"{pipeline_name}_dataset"))
         self.pipelines_dir = os.path.expanduser(pipelines_dir or DEFAULT_PIPELINES_DIR)
         self.storage = pipeline_storage(self.pipelines_dir, pipeline_name)
         if not attached:  # `attach()` takes the working folder as it is
             prepare_working_folder(self.storage, pipeline_name, dev_mode)
-        self._lock = PipelineLock(self.storage.root, pipeline_name)
-        self.progress = make_progress(progress)
-        self._init_spark(spark)
-        self._source_options: dict[str, dict[str, Any]] = {}  # bucket_url -> fsspec options of files sources
-        self._early: dict[str, EarlyNormalize] = {}  # load id -> its normalize begun during extract
-        self._state_mark = self.storage.state_mark()
-        state = self._read_state()
-        self.state: dict[str, Any] = state or new_state(pipeline_name, self.dataset_name, "filesystem", None)
-        self.state["dataset_name"] = self.dataset_name
-        if attached:
-            self.dev_mode = bool(self.state.get("_local", {}).get("_dev_mode"))
-        self.state.setdefault("_local", {})["_dev_mode"] = self.dev_mode
-        # dev_mode never restores from the bucket, as dlt; nor does a broken state.json (the steps raise instead)
-        self._synced = state is not None or self.dev_mode or self._broken is not None
-        self._stage_seconds: dict[str, float] = {}
+        reporter = make_progress(progress)
+        self._spark = SparkPart(self.pipeline_name, self.storage, spark)
+        early = EarlyRuns()  # load id -> its normalize begun during extract
+        self._maintenance = Maintenance(self._settings, self.storage, self._spark.session, early)
+        self._inspect = Inspect(self._settings, self.storage, self._maintenance)
+        self._steps = Steps(self._settings, self.storage, self._maintenance, self._spark, reporter, early)
+        self._early = early
+        self.dev_mode = self._maintenance.keep_dev_mode(None if attached else dev_mode)
         self.last_trace: RunTrace | None = None
         activate(self)  # lakeload.current.pipeline(), as dlt's
 
     def _dataset_name(self, name: str) -> str:
         return check_dataset_name(dev_dataset_name(name, self._instance_suffix) if self.dev_mode else name)
 
-    # -- plumbing ----------------------------------------------------------------------------------
+    def _holding_lock(self, repair: bool = False) -> AbstractContextManager[None]:
+        """The working folder's lock around a step (`holds_lock`), state another process saved meanwhile read."""
+        return self._maintenance.holding_lock(repair)
+
+    # -- what the parts hold -----------------------------------------------------------------------
+    @property
+    def destination(self) -> Destination | None:
+        """The destination the pipeline loads to (None before one is given)."""
+        return self._settings.destination
+
+    @destination.setter
+    def destination(self, destination: Destination | None) -> None:
+        self._settings.destination = destination
+
+    @property
+    def dataset_name(self) -> str:
+        """The dataset the pipeline loads into."""
+        return self._settings.dataset_name
+
+    @dataset_name.setter
+    def dataset_name(self, dataset_name: str) -> None:
+        self._settings.dataset_name = dataset_name
+
+    @property
+    def state(self) -> dict[str, Any]:
+        """The pipeline state (dlt's): schema names, sources' state, ..., as the working folder has it."""
+        return self._maintenance.state
+
+    @state.setter
+    def state(self, state: dict[str, Any]) -> None:
+        self._maintenance.state = state
+
+    @property
+    def progress(self) -> Progress:
+        """The progress display of the steps (`progress=` of `lakeload.pipeline()`)."""
+        return self._steps.progress
+
+    @progress.setter
+    def progress(self, progress: Progress) -> None:
+        self._steps.progress = progress
+
+    @property
+    def spark(self) -> SparkSession:
+        """The Spark session lakeload runs on: the one passed in, the active one, or one it starts from `[spark]`."""
+        return self._spark.session()
+
+    @property
+    def naming(self) -> NamingConvention:
+        """The naming convention of new schemas: the destination's (snake_case unless overridden)."""
+        return self._settings.naming
+
+    def destination_client(self) -> FilesystemClient:
+        """The client of the pipeline's filesystem destination and dataset, its configuration resolved (as dlt's
+        `pipeline.destination_client()`); a `ConfigurationError` when the bucket is not configured.
+        Example: `pipeline.destination_client().dataset_path` is `'/bucket/my_dataset'` for `memory://bucket`."""
+        return self._settings.client()
+
+    # -- inspecting (`pipeline_inspect`) -------------------------------------------------------------
+    @property
+    def first_run(self) -> bool:
+        """True until a load package was loaded from this working folder (False after the first load, as dlt)."""
+        return self._inspect.first_run
+
+    @property
+    def has_pending_data(self) -> bool:
+        """True while extracted or normalized packages wait to be normalized or loaded."""
+        return self._inspect.has_pending_data
+
     @property
     def default_schema_name(self) -> str | None:
-        return self.state.get("default_schema_name")
+        """The name of the default schema (the first one extracted), None before any."""
+        return self._inspect.default_schema_name
+
+    @property
+    def schema_names(self) -> list[str]:
+        """Names of the pipeline's schemas, the default one first."""
+        return self._inspect.schema_names
 
     def schema(self, name: str | None = None) -> Schema:
         """A stored schema (the default one when no name is given)."""
-        schema_name = name or self.default_schema_name or self.pipeline_name
-        return self.storage.load_schema(schema_name) or Schema(schema_name)
+        return self._inspect.schema(name)
 
     @property
     def default_schema(self) -> Schema:
-        return self.schema()
+        """The default schema, as stored."""
+        return self._inspect.schema()
 
-    # -- steps -------------------------------------------------------------------------------------
+    @property
+    def schemas(self) -> dict[str, Schema]:
+        """The pipeline's schemas by name (dlt's `pipeline.schemas`): `pipeline.schemas["users_source"].tables`."""
+        return self._inspect.schemas
+
+    def list_extracted_load_packages(self) -> list[str]:
+        """Ids of the packages extracted and waiting for normalize, oldest first."""
+        return self._inspect.list_extracted_load_packages()
+
+    def list_normalized_load_packages(self) -> list[str]:
+        """Ids of the packages normalized and waiting for load, oldest first."""
+        return self._inspect.list_normalized_load_packages()
+
+    def list_completed_load_packages(self) -> list[str]:
+        """Ids of the packages loaded from this working folder, oldest first."""
+        return self._inspect.list_completed_load_packages()
+
+    def get_load_package_info(self, load_id: str) -> PackageInfo:
+        """The package `load_id` as the working folder has it: its state, schema, row counts and files.
+        Example: `pipeline.get_load_package_info(load_id).state` is `'extracted'`, then `'normalized'`, `'loaded'`."""
+        return self._inspect.get_load_package_info(load_id)
+
+    def sql_client(self, schema: str | None = None) -> FilesystemSqlClient:
+        """SQL over the dataset through DuckDB views, like dlt's filesystem `sql_client()`.
+
+        Example (after a run loaded `users`)::
+
+            with pipeline.sql_client() as client:
+                rows = client.execute_sql("SELECT count(*) FROM users WHERE id > %s", 1)
+        """
+        return self._inspect.sql_client(schema)
+
+    def dataset(self, schema: str | None = None) -> Dataset:
+        """The dataset's tables as relations: `ds.users.df()`, `ds.row_counts()`, `ds("SELECT ...")`, `.spark()`."""
+        return self._inspect.dataset(schema)
+
+    # -- state keeping (`pipeline_maintenance`) ------------------------------------------------------
+    def sync_destination(self) -> None:
+        """Restore state and schemas from the bucket when the working folder has none."""
+        self._maintenance.sync_destination()
+
+    def sync_schema(self, schema_name: str | None = None) -> None:
+        """Store the schema `schema_name` (the default one when None) in the bucket's `_dlt_version` when that
+        version is not stored yet, initializing the dataset first: dlt's `sync_schema()` on a filesystem bucket.
+        Example: after `pipeline.extract(...)`, `pipeline.sync_schema()` writes `mydata/_dlt_version/quick_start__...`."""
+        self._maintenance.sync_schema(schema_name)
+
+    def drop(self: _P) -> _P:
+        """Delete the working folder (state, schemas) and the pending packages (also under working_url); the bucket is
+        untouched. Works on a folder whose files are broken: the way to start such a pipeline afresh.
+
+        Returns this pipeline, now as fresh as a new one (dlt's `p = p.drop()`): its next run restores state and
+        schemas from the bucket, as a first run does.
+        """
+        with self._holding_lock(repair=True):
+            self._maintenance.drop()
+            self.last_trace = None
+        return self
+
+    def drop_pending_packages(self) -> None:
+        """Delete every package not loaded yet; incremental sources go back to what the bucket has loaded: files that
+        an incremental files source picked for a dropped package are picked again by the next run."""
+        self._maintenance.drop_pending_packages()
+
+    # -- steps (`pipeline_steps`) --------------------------------------------------------------------
     @holds_lock
     def extract(
         self,
@@ -143,116 +269,17 @@ class Pipeline(PipelineSpark, PipelineMaintenance):
                                    loader_file_format)
         return self._extract(data, overrides, schema, loader_file_format, overlap=False, refresh=refresh)
 
-    def _extract(
-        self, data: Any, overrides: dict[str, Any], schema: str | Schema | None, loader_file_format: str | None,
-        overlap: bool, refresh: str | None = None,
-    ) -> str:
+    def _extract(self, data: Any, overrides: dict[str, Any], schema: str | Schema | None,
+                 loader_file_format: str | None, overlap: bool, refresh: str | None = None) -> str:
         """`extract()`; with `overlap`, normalize starts on each extracted file while extract goes on (`run()`)."""
-        started = time.perf_counter()
         activate(self)
-        check_shared_working(self.pipeline_name, self._spark, self.storage)  # a remote Connect server: before extract
-        refresh = check_refresh(refresh) or self.refresh
-        resources, source_name = resources_from(data, overrides["table_name"] or self.pipeline_name)
-        if any(v is not None for v in overrides.values()):
-            resources = [r.with_hints(**overrides) for r in resources]
-        schema_name = seed_schema(self.storage, schema, data) or source_name or self.default_schema_name or self.pipeline_name
-        check_extract_names(resources, schema_name, self.naming, overrides["table_name"])  # before anything is extracted
-        if not self.state.get("default_schema_name"):
-            self.state["default_schema_name"] = schema_name
-        if schema_name not in self.state["schema_names"]:
-            self.state["schema_names"].append(schema_name)
-        stored = self.schema(schema_name)  # read once: only read below
-        naming = self._schema_naming(stored)
-        contracts = root_contracts(data, resources, overrides, stored)
-        context = ExtractContext(self.pipeline_name, schema_name, sources_state=copy.deepcopy(self.state.get("sources", {})),
-                                 spark_session=lambda: self.spark)
-        plan = plan_refresh(stored, context.sources_state, refresh, schema_name,
-                            [r.name for r in resources]) if refresh else None
-        staged: dict[str, Any] = {}
-
-        destination = self._extract_destination()
-
-        def manifest_extras() -> dict[str, Any]:  # runs after the resources: the state carries what they changed
-            staged.update(staged_state(self.state, context.sources_state, self.destination))
-            changed = bump_state(staged) or bool(plan and plan["dropped_tables"])  # a drop always stores the state, as dlt
-            state = stored_state(staged) if changed else None
-            return {"state": state, "loader_file_format": loader_file_format, "destination": destination, "refresh": plan}
-
-        overlap &= contracts is None or not contracts.manifest()  # early normalize knows the stored schema's contract only
-        listener = self._early_normalize(schema_name, loader_file_format, plan) if overlap else None
-        self.progress.start("extract", unit="rows")
-        try:
-            with failing_step("extract", self.pipeline_name, pending=False), young_objects_only():
-                result = extract_resources(
-                    self.storage,
-                    resources,
-                    schema_name,
-                    naming,
-                    progress=lambda n: self.progress.update("extract", n),
-                    extra_manifest=manifest_extras,
-                    file_max_bytes=self._file_max_bytes(),
-                    context=context,
-                    listener=listener,
-                    known_tables=frozenset(stored.tables) - set(plan["schema_drops"] if plan else ()),
-                    contracts=contracts,
-                )
-        except BaseException:
-            if listener is not None:
-                listener.abandon()
-            raise
-        if listener is not None:
-            self._early[result.load_id] = listener  # awaited by normalize: the wait is normalize's time
-        self.state = staged  # committed only now: a failed extract leaves the state (and picks the same files again)
-        self._source_options.update(result.source_options)
-        self._save_state()
-        self.progress.end("extract", f"{sum(result.items.values())} items into {result.files} files")
-        waited = listener.waited_seconds() if listener is not None else 0.0  # for early normalize: normalize's time
-        self._add_stage_time("extract", started, -waited)
-        if waited:
-            self._stage_seconds["normalize"] = self._stage_seconds.get("normalize", 0.0) + waited
-        return result.load_id
-
-    def _early_normalize(self, schema_name: str, loader_file_format: str | None, plan: RefreshPlan | None) -> EarlyNormalize:
-        """Normalize that starts on extracted files while extract goes on (`run()` only)."""
-        schema = apply_to_schema(self.schema(schema_name), plan)
-        fmt = loader_file_format or self._preferred_format()
-        return EarlyNormalize(lambda: self.spark, lambda: self._normalizer(schema, fmt), schema)
-
-    def _normalizer(self, schema: Schema, fmt: str) -> Normalizer:
-        return Normalizer(
-            self.spark, self.storage, self._schema_naming(schema), fmt, self._compressed(),
-            max_nesting=self._max_nesting(),
-            on_progress=lambda n: self.progress.update("normalize", n),
-            source_options=self._source_options_for,
-        )
+        return self._steps.extract(data, overrides, schema, loader_file_format, overlap=overlap, refresh=refresh,
+                                   default_refresh=self.refresh)
 
     @holds_lock
     def normalize(self) -> list[PackageInfo]:
         """Normalize every extracted package on Spark."""
-        self.storage.recover()
-        self._forget_early()
-        return self._normalize_extracted()
-
-    def _normalize_extracted(self) -> list[PackageInfo]:
-        infos = []
-        for load_id in self.storage.list_packages(EXTRACTED):
-            started = time.perf_counter()
-            manifest = read_json(os.path.join(self.storage.package_dir(EXTRACTED, load_id), "manifest.json"))
-            schema = apply_to_schema(self.schema(manifest["schema_name"]), manifest.get("refresh"))
-            fmt = manifest.get("loader_file_format") or self._preferred_format()
-            self.progress.start("normalize", len(manifest["splits"]), unit="Spark tasks")
-            early = self._early.pop(load_id, None)
-            with failing_step("normalize", self.pipeline_name, load_id):
-                result = self._normalizer(schema, fmt).normalize(load_id, schema, early.results(load_id) if early else None)
-            self.storage.save_schema(schema)
-            warn_merge_fallback(schema, manifest)
-            self.progress.end("normalize", f"{sum(result.row_counts.values())} rows in {result.files} files")
-            self._add_stage_time("normalize", started)
-            beside = early.busy_seconds() if early else 0.0  # pass 1 run while extract went on
-            infos.append(PackageInfo(load_id, schema.name, result.row_counts, normalize_seconds=result.elapsed + beside,
-                                     spark_tasks=len(manifest["splits"]), state="normalized",
-                                     schema_update=result.schema_update, row_path_splits=result.row_path_splits))
-        return infos
+        return self._steps.normalize()
 
     @holds_lock
     def load(
@@ -264,36 +291,7 @@ class Pipeline(PipelineSpark, PipelineMaintenance):
         A package extracted for another destination is refused unless `redirect_pending=True`.
         """
         self._set_destination(destination, dataset_name, credentials)
-        client, info, destination = self._loader()
-        info.first_run = self.first_run
-        current = self._destination_record()
-        self.storage.recover()
-        for load_id in self.storage.list_packages(NORMALIZED):
-            started = time.perf_counter()
-            self.progress.start("load")
-            with failing_step("load", self.pipeline_name, load_id):
-                package = self.storage.normalized_package(load_id)[1]
-                check_package_destination(package, current, load_id, self.pipeline_name, redirect_pending)
-                result = load_with(client, destination, self.storage, load_id)
-                self.storage.complete(load_id)
-            self.progress.end("load", f"{len(result.files)} files")
-            self._add_stage_time("load", started)
-            info.packages.append(
-                PackageInfo(load_id, result.schema_name, result.row_counts, result.files, result.replaced_tables,
-                            load_seconds=result.elapsed or time.perf_counter() - started, created_at=package.get("created_at"),
-                            schema_update=package.get("schema_update", {}))
-            )
-        info.finish(self._stage_seconds)
-        return info
-
-    def _loader(self) -> tuple[JobClient, LoadInfo, Destination]:
-        """The destination's job client, the load info its packages go into, and the destination."""
-        client = self._job_client()
-        destination = self.destination
-        assert destination is not None  # `_job_client` raised otherwise
-        info = LoadInfo(self.pipeline_name, destination.name, destination.destination_type, self.dataset_name,
-                        destination.location(self.pipeline_name))
-        return client, info, destination
+        return self._steps.load(redirect_pending)
 
     def _set_destination(self, destination: Any, dataset_name: str | None, credentials: Any = None) -> None:
         """A new destination, dataset or credentials (kept by this pipeline object, never stored: dlt's behaviour)."""
@@ -329,14 +327,11 @@ class Pipeline(PipelineSpark, PipelineMaintenance):
 
             info = pipeline.run([{"id": 1}], table_name="users", write_disposition="replace")
         """
-        self._stage_seconds = {}
+        self._spark.stage_seconds = {}
         self._set_destination(destination, dataset_name, credentials)
-        trace = self.last_trace = RunTrace(
-            self.pipeline_name,
-            self.destination.name if self.destination else None,
-            self.destination.destination_type if self.destination else None,
-            clock=self._spark_clock,
-        )
+        destination = self.destination
+        trace = self.last_trace = RunTrace(self.pipeline_name, destination.name if destination else None,
+                                           destination.destination_type if destination else None, clock=self._spark.clock)
         with trace.saved_to(self.storage.root):  # `lakeload pipeline <name> trace` reads it, failed or not
             overrides = hint_overrides(table_name, write_disposition, columns, primary_key, table_format,
                                        schema_contract, loader_file_format)
@@ -350,7 +345,7 @@ class Pipeline(PipelineSpark, PipelineMaintenance):
     ) -> None:
         """dlt's steps: [normalize of pending packages,] extract, normalize, load, then `run` around them."""
         with trace.step("run") as run_step:
-            self._sync_step()
+            self._maintenance.sync_step()
             with trace.step("normalize") as step:
                 pending = self.normalize()
                 step.step_info, step.skipped = NormalizeInfo(self.pipeline_name, pending), not pending
@@ -359,9 +354,9 @@ class Pipeline(PipelineSpark, PipelineMaintenance):
                 with trace.step("extract") as step:
                     load_id = self._extract(data, overrides, schema, loader_file_format, overlap=True, refresh=refresh)
                     step.step_info = ExtractInfo(self.pipeline_name, [self.get_load_package_info(load_id)])
-                    step.early_normalize = self._early[load_id].waited_seconds() if load_id in self._early else 0.0
+                    step.early_normalize = self._early.waited_seconds(load_id)
                 with trace.step("normalize") as step:
-                    step.step_info = NormalizeInfo(self.pipeline_name, self._normalize_extracted())
+                    step.step_info = NormalizeInfo(self.pipeline_name, self._steps.normalize_extracted())
                     trace.normalized += step.step_info.packages
             with trace.step("load") as step:
                 run_step.step_info = step.step_info = trace.loaded(self.load())

@@ -1,4 +1,5 @@
-"""Looking into a pipeline's working folder: schemas, pending and completed load packages (dlt's names).
+"""The inspecting part of `Pipeline`: its schemas, pending and completed load packages (dlt's names) read from the
+working folder, and its dataset read back through DuckDB (`pipeline.sql_client()`, `pipeline.dataset()`).
 
 >>> import os, tempfile
 >>> import lakeload
@@ -12,81 +13,105 @@
 (True, 'extracted')
 >>> pipeline.has_pending_data, pipeline.schema_names
 (True, ['quick_start'])
+
+Reading the dataset back (after a run loaded `users`)::
+
+    with pipeline.sql_client() as client:
+        rows = client.execute_sql("SELECT count(*) FROM users")
+    pipeline.dataset().users.df()
 """
 
 from __future__ import annotations
 
 import os
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
+from lakeload.destinations.impl.filesystem.client import FilesystemClient
 from lakeload.errors import LoadPackageNotFoundError
 from lakeload.runtime.info import PackageInfo
-from lakeload.runtime.pipeline_reads import DatasetAccess
+from lakeload.runtime.pipeline_maintenance import Maintenance
+from lakeload.runtime.pipeline_settings import PipelineSettings
 from lakeload.schema.schema import Schema
 from lakeload.storage.packages import EXTRACTED, LOADED, NORMALIZED, PipelineStorage, read_json
 
+if TYPE_CHECKING:
+    from lakeload.sql.client import FilesystemSqlClient
+    from lakeload.sql.dataset import Dataset
 
-class PipelineInspect(DatasetAccess):
-    """The introspection side of `Pipeline`, read from its working folder (state, schemas, `load/<stage>/<id>`)."""
 
-    storage: PipelineStorage
-    state: dict[str, Any]
+class Inspect:
+    """What `Pipeline` shows of itself: read from its working folder `storage` and its state (kept by `maintenance`),
+    and its dataset through the destination `settings` name."""
+
+    def __init__(self, settings: PipelineSettings, storage: PipelineStorage, maintenance: Maintenance) -> None:
+        self._settings = settings
+        self._storage = storage
+        self._maintenance = maintenance
 
     @property
     def first_run(self) -> bool:
         """True until a load package was loaded from this working folder (False after the first load, as dlt)."""
-        return not self.storage.list_packages(LOADED)
+        return not self._storage.list_packages(LOADED)
 
     @property
     def has_pending_data(self) -> bool:
         """True while extracted or normalized packages wait to be normalized or loaded."""
-        return bool(self.storage.list_packages(EXTRACTED) or self.storage.list_packages(NORMALIZED))
+        return bool(self._storage.list_packages(EXTRACTED) or self._storage.list_packages(NORMALIZED))
+
+    @property
+    def default_schema_name(self) -> str | None:
+        """The name of the pipeline's default schema (its first), None before the first extract."""
+        return self._maintenance.state.get("default_schema_name")
 
     @property
     def schema_names(self) -> list[str]:
         """Names of the pipeline's schemas, the default one first."""
-        return list(self.state.get("schema_names", []))
+        return list(self._maintenance.state.get("schema_names", []))
+
+    def schema(self, name: str | None = None) -> Schema:
+        """A stored schema (the default one when no name is given); a new, empty one when none is stored."""
+        schema_name = name or self.default_schema_name or self._settings.pipeline_name
+        return self._storage.load_schema(schema_name) or Schema(schema_name)
 
     @property
     def schemas(self) -> dict[str, Schema]:
-        """The pipeline's schemas by name (dlt's `pipeline.schemas` mapping).
-
-        Example (after a run of the source `users_source`)::
-
-            pipeline.schemas["users_source"].tables.keys()
-        """
+        """The pipeline's schemas by name (dlt's `pipeline.schemas` mapping)."""
         return {name: self.schema(name) for name in self.schema_names}
 
     def list_extracted_load_packages(self) -> list[str]:
         """Ids of the packages extracted and waiting for normalize, oldest first."""
-        return self.storage.list_packages(EXTRACTED)
+        return self._storage.list_packages(EXTRACTED)
 
     def list_normalized_load_packages(self) -> list[str]:
         """Ids of the packages normalized and waiting for load, oldest first."""
-        return self.storage.list_packages(NORMALIZED)
+        return self._storage.list_packages(NORMALIZED)
 
     def list_completed_load_packages(self) -> list[str]:
         """Ids of the packages loaded from this working folder, oldest first."""
-        return self.storage.list_packages(LOADED)
+        return self._storage.list_packages(LOADED)
 
     def get_load_package_info(self, load_id: str) -> PackageInfo:
-        """The package `load_id` as the working folder has it: its state, schema, row counts and files.
+        """The package `load_id` as the working folder has it: its state, schema, row counts and files."""
+        return package_info(self._storage, load_id)
 
-        >>> import os, tempfile
-        >>> import lakeload
-        >>> tmp = tempfile.TemporaryDirectory()
-        >>> pipeline = lakeload.pipeline("quick_start", destination=lakeload.destinations.filesystem(os.path.join(tmp.name, "bucket")),
-        ...                              dataset_name="mydata", pipelines_dir=tmp.name)
-        >>> load_id = pipeline.extract([{"id": 1}, {"id": 2}], table_name="users")
-        >>> info = pipeline.get_load_package_info(load_id)   # after a run: list_completed_load_packages()[-1]
-        >>> info.state, info.row_counts                      # ('loaded', {'users': 2}) once loaded
-        ('extracted', {'users': 2})
-        """
-        return package_info(self.storage, load_id)
+    def sql_client(self, schema: str | None = None) -> FilesystemSqlClient:
+        """SQL over the dataset through DuckDB views, like dlt's filesystem `sql_client()` (state restored first)."""
+        from lakeload.sql.client import FilesystemSqlClient
+
+        config = self._settings.configuration()
+        self._maintenance.sync_destination()
+        client = FilesystemClient(config, self._settings.dataset_name)
+        return FilesystemSqlClient(client, self.schema(schema), self._settings.layout(config), config.always_refresh_views)
+
+    def dataset(self, schema: str | None = None) -> Dataset:
+        """The dataset's tables as relations (see `Pipeline.dataset`)."""
+        from lakeload.sql.dataset import Dataset
+
+        return Dataset(self.sql_client(schema))
 
 
 def package_info(storage: PipelineStorage, load_id: str) -> PackageInfo:
-    """The package `load_id` of the working folder `storage` (see `PipelineInspect.get_load_package_info`)."""
+    """The package `load_id` of the working folder `storage` (see `Pipeline.get_load_package_info`)."""
     for stage in (LOADED, NORMALIZED):
         path = os.path.join(storage.package_dir(stage, load_id), "package.json")
         if os.path.exists(path):

@@ -85,10 +85,10 @@ def drive_every_resolver_caller(pipelines_dir: Path, bucket: Path) -> None:
     show_configuration("p")
     show_configuration("p", "production_bucket")
     pipe = lakeload.pipeline("p", destination=lakeload.destinations.filesystem(str(bucket)), pipelines_dir=str(pipelines_dir))
-    pipe._compressed()
-    pipe._file_max_bytes()
-    pipe._configuration()
-    pipe._source_options_for(str(bucket))
+    pipe._settings.compressed()
+    pipe._settings.file_max_bytes()
+    pipe._settings.configuration()
+    pipe._settings.source_options_for(str(bucket))
 
     @lakeload.source
     def injected(page_size: int = 10) -> object:  # source arguments: user-defined keys under sources.*.*

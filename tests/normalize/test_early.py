@@ -18,6 +18,7 @@ import lakeload  # noqa: E402
 from lakeload.demo.events import generate_events  # noqa: E402
 from lakeload.errors import PipelineStepFailed  # noqa: E402
 from lakeload.normalize import early  # noqa: E402
+from lakeload.runtime.pipeline_spark import SparkPart  # noqa: E402
 
 pytestmark = pytest.mark.usefixtures("spark")
 
@@ -87,16 +88,16 @@ def test_spark_is_asked_for_once_the_first_file_fills(tmp_path: Path, monkeypatc
     asked = threading.Event()
     threads: list[str] = []
     intervals: list[float] = []
-    session = lakeload.Pipeline.spark
+    session = SparkPart.session  # what `pipeline.spark` and the steps ask
     before = sys.getswitchinterval()
 
-    def spy(self: lakeload.Pipeline) -> Any:
+    def spy(self: SparkPart) -> Any:
         threads.append(threading.current_thread().name)
         intervals.append(sys.getswitchinterval())
         asked.set()
-        return session.fget(self)  # type: ignore[attr-defined]
+        return session(self)
 
-    monkeypatch.setattr(lakeload.Pipeline, "spark", property(spy))
+    monkeypatch.setattr(SparkPart, "session", spy)
 
     def events() -> Iterator[list[dict[str, Any]]]:
         yield [{"id": 1, "tags": ["a"]}]  # the first file opens: too little to start Spark for

@@ -131,7 +131,7 @@ def test_a_reloaded_delta_truncate_does_not_empty_the_table_again(tmp_path: Path
     package_dir = p.storage.package_dir(LOADED, load_id)
     package = read_json(os.path.join(package_dir, "package.json"))
     os.remove(os.path.join(package_dir, DONE_MARKER))  # as if the process died before the marker was written
-    RefreshLoad(p._client(), p._layout(p._configuration()), p.pipeline_name).apply(
+    RefreshLoad(p._settings.client(), p._settings.layout(p._settings.configuration()), p.pipeline_name).apply(
         Schema.from_dict(package["schema"]), package, package_dir)
     assert bucket_view(tmp_path / "bucket" / "ds") == after
     assert after["rows"]["users"] == ['{"id": 20}', '{"id": 21}'] and after["delta_log"]["users"] == 3

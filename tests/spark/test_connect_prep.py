@@ -99,12 +99,12 @@ def test_shipped_archive_is_named_by_version_and_content(tmp_path: Path) -> None
     names = zipfile.ZipFile(first).namelist()
     assert "lakeload/__init__.py" in names and "lakeload/kernel/spark/runner.py" in names
     assert not any("__pycache__" in name for name in names)
-    assert "lakeload/errors.pyc" in names and "lakeload/kernel/spark/runner.pyc" in names
+    assert "lakeload/errors/base.pyc" in names and "lakeload/kernel/spark/runner.pyc" in names
     # the workers import the bytecode (a module compiled from the zip's source would name the zip in its path)
     import zipimport
 
-    code = zipimport.zipimporter(f"{first}/lakeload").get_code("lakeload.errors")
-    assert code.co_filename == "lakeload/errors.py"
+    code = zipimport.zipimporter(f"{first}/lakeload/errors").get_code("lakeload.errors.base")
+    assert code.co_filename == "lakeload/errors/base.py"
     namespace: dict[str, object] = {}
     exec(code, namespace)
     assert "LakeloadError" in namespace
