@@ -56,6 +56,7 @@ from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field, fields
 from typing import Any, ClassVar, Protocol
 
+from lakeload.destinations.state_types import PipelineState
 from lakeload.errors import ConfigurationError
 from lakeload.schema.typing import TTableSchema
 
@@ -142,7 +143,7 @@ class JobClient(Protocol):
 
     def prepare(self) -> None: ...
 
-    def restore(self) -> tuple[dict[str, Any] | None, list[Any]]: ...
+    def restore(self) -> tuple[PipelineState | None, list[Any]]: ...
 
     def update_stored_schema(self, schema: Any) -> None: ...
 
@@ -156,7 +157,7 @@ class JobClientBase:
     def prepare(self) -> None:
         """Nothing to check before a run."""
 
-    def restore(self) -> tuple[dict[str, Any] | None, list[Any]]:
+    def restore(self) -> tuple[PipelineState | None, list[Any]]:
         """No pipeline state or schemas kept at the destination."""
         return None, []
 

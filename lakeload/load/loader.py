@@ -23,7 +23,7 @@ from __future__ import annotations
 
 import logging
 import time
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, cast
 
 import pendulum
 
@@ -43,6 +43,7 @@ from lakeload.destinations.reference import (
     LoadResult,
     register_job_client,
 )
+from lakeload.destinations.state_types import PipelineState
 from lakeload.errors import LoadError
 from lakeload.kernel.filesystem.layout import Layout
 from lakeload.kernel.filesystem.protocols import SFTP_PROTOCOLS
@@ -177,8 +178,8 @@ class Loader:
                 result.deleted_files += len(stale)
                 result.replaced_tables.append(table["name"])
 
-    def _store_state(self, state: dict[str, Any], load_id: str, schema_hash: str) -> None:
-        stored = {k: v for k, v in state.items() if k != "_local"}
+    def _store_state(self, state: PipelineState, load_id: str, schema_hash: str) -> None:
+        stored = cast(PipelineState, {k: v for k, v in state.items() if k != "_local"})
         path, content = state_files.pipeline_state_record(
             pipeline_name=self.pipeline_name,
             load_id=load_id,
@@ -217,7 +218,7 @@ class FilesystemJobClient(JobClientBase):
         self.layout()
         self.client.check_bucket()
 
-    def restore(self) -> tuple[dict[str, Any] | None, list[Schema]]:
+    def restore(self) -> tuple[PipelineState | None, list[Schema]]:
         return restore_from_bucket(self.client, self.context.pipeline_name)
 
     def update_stored_schema(self, schema: Schema) -> None:

@@ -19,6 +19,7 @@ from lakeload.config.log_secrets import install_secret_masking
 from lakeload.destinations.impl.filesystem.client import FilesystemClient
 from lakeload.destinations.reference import Destination
 from lakeload.destinations.registry import resolve_destination
+from lakeload.destinations.state_types import PipelineState
 from lakeload.kernel.filesystem.safe_paths import check_dataset_name, check_pipeline_name
 from lakeload.runtime.early_runs import EarlyRuns
 from lakeload.runtime.info import LoadInfo, PackageInfo
@@ -121,12 +122,12 @@ class Pipeline:
         self._settings.dataset_name = dataset_name
 
     @property
-    def state(self) -> dict[str, Any]:
+    def state(self) -> PipelineState:
         """The pipeline state (dlt's): schema names, sources' state, ..., as the working folder has it."""
         return self._maintenance.state
 
     @state.setter
-    def state(self, state: dict[str, Any]) -> None:
+    def state(self, state: PipelineState) -> None:
         self._maintenance.state = state
 
     @property

@@ -26,9 +26,10 @@ from __future__ import annotations
 import contextlib
 import os
 from collections.abc import Callable, Iterator
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
 from lakeload.destinations.reference import JobClient
+from lakeload.destinations.state_types import PipelineState
 from lakeload.errors import ConfigurationError, WorkingFolderCorruptedError
 from lakeload.runtime.early_runs import EarlyRuns
 from lakeload.runtime.lock import PipelineLock
@@ -55,7 +56,7 @@ class Maintenance:
         self._lock = PipelineLock(storage.root, settings.pipeline_name)
         self._state_mark = storage.state_mark()
         state = self._read_state()
-        self.state: dict[str, Any] = state or self._new_state()
+        self.state: PipelineState = state or self._new_state()
         self.state["dataset_name"] = settings.dataset_name
         # a broken state.json is never restored from the bucket either (the steps raise instead)
         self.synced = state is not None or self._broken is not None
@@ -69,14 +70,14 @@ class Maintenance:
         self.synced |= dev_mode
         return dev_mode
 
-    def _new_state(self) -> dict[str, Any]:
+    def _new_state(self) -> PipelineState:
         return new_state(self._settings.pipeline_name, self._settings.dataset_name, "filesystem", None)
 
     def job_client(self) -> JobClient:
         """The destination's job client for the pipeline's dataset."""
         return self._settings.job_client(self._spark, self._storage)
 
-    def _read_state(self) -> dict[str, Any] | None:
+    def _read_state(self) -> PipelineState | None:
         """The working folder's state; a broken `state.json` is kept in `_broken` (raised by the steps that need
         the state, see `holding_lock`) so that the pipeline object exists and `drop()` can start it afresh."""
         self._broken: WorkingFolderCorruptedError | None = None
@@ -170,7 +171,7 @@ class Maintenance:
                 self.state, self._state_mark = self._new_state(), None
                 self.synced, self._broken = False, None
                 return
-            loaded: dict[str, Any] | None = None
+            loaded: PipelineState | None = None
             if self._settings.destination is not None:
                 loaded, _ = self.job_client().restore()
             self.state["sources"] = (loaded or {}).get("sources", {})

@@ -14,6 +14,7 @@ import time
 from typing import Any
 
 from lakeload.destinations.reference import Destination, JobClient
+from lakeload.destinations.state_types import PipelineState
 from lakeload.extract.collector import young_objects_only
 from lakeload.extract.context import ExtractContext
 from lakeload.extract.contracts import root_contracts
@@ -75,7 +76,7 @@ class Steps:
                                  spark_session=self._spark.session)
         plan = plan_refresh(stored, context.sources_state, refresh, schema_name,
                             [r.name for r in resources]) if refresh else None
-        staged: dict[str, Any] = {}
+        staged: PipelineState = {}
         destination = settings.extract_destination()
 
         def manifest_extras() -> dict[str, Any]:  # runs after the resources: the state carries what they changed

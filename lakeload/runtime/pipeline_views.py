@@ -18,6 +18,7 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
 from lakeload.config.log_secrets import mask_secrets
+from lakeload.destinations.state_types import PipelineState
 from lakeload.errors import LakeloadError, WorkingFolderCorruptedError
 from lakeload.runtime.package_destination import DestinationRecord, newest_record
 from lakeload.runtime.trace import load_trace
@@ -41,10 +42,10 @@ class WorkingFolder:
     storage: PipelineStorage
 
     @property
-    def state(self) -> dict[str, Any]:
+    def state(self) -> PipelineState:
         return self.storage.load_state() or {}
 
-    def repair_state(self) -> dict[str, Any]:
+    def repair_state(self) -> PipelineState:
         """The state, or, when `state.json` is broken, the dataset and destination the newest package recorded:
         what `sync` and `drop-pending-packages` need to repair the folder (the other commands name the file)."""
         try:
@@ -68,7 +69,7 @@ class WorkingFolder:
         """The destination the state names, else the configured filesystem one."""
         return str(self.repair_state().get("destination_name") or "filesystem")
 
-    def recorded_names(self) -> dict[str, Any]:
+    def recorded_names(self) -> PipelineState:
         """`dataset_name` and `destination_name` as the newest package recorded them (empty when none did)."""
         record = self.recorded()
         return {"dataset_name": record["dataset_name"], "destination_name": record["destination_name"]} if record else {}

@@ -6,11 +6,12 @@ import base64
 import copy
 import hashlib
 import logging
-from typing import Any, TypeVar
+from typing import Any, TypeVar, cast
 
 import orjson
 
 from lakeload.destinations.impl.filesystem import state_files
+from lakeload.destinations.state_types import PipelineState, SourceState
 
 logger = logging.getLogger("lakeload.pipeline")
 STATE_ENGINE_VERSION = 4
@@ -18,7 +19,8 @@ T = TypeVar("T")
 _UNHASHED_STATE_KEYS = ("_local", "_version_hash", "_state_version", "_state_engine_version")
 
 
-def new_state(pipeline_name: str, dataset_name: str, destination_type: str, destination_name: str | None) -> dict[str, Any]:
+def new_state(pipeline_name: str, dataset_name: str, destination_type: str, destination_name: str | None) -> PipelineState:
+    """The state of a new pipeline, as dlt starts it."""
     return {
         "_state_version": 0,
         "_state_engine_version": STATE_ENGINE_VERSION,
@@ -45,15 +47,15 @@ def dlt_destination_type(destination_type: str) -> str:
     return _DLT_DESTINATION_TYPES.get(destination_type, f"dlt.destinations.{destination_type}")
 
 
-def state_hash(state: dict[str, Any]) -> str:
+def state_hash(state: PipelineState) -> str:
     """dlt's state version hash: base64 sha3-256 of the state without `_local` and its version fields, as typed
     JSON (datetimes, decimals as dlt's typed text) with sorted keys, so both tools hash equal states alike."""
-    content = {k: v for k, v in state.items() if k not in _UNHASHED_STATE_KEYS}
+    content = cast(PipelineState, {k: v for k, v in state.items() if k not in _UNHASHED_STATE_KEYS})
     raw = orjson.dumps(state_files.typed_values(content), option=orjson.OPT_SORT_KEYS | orjson.OPT_NON_STR_KEYS)
     return base64.b64encode(hashlib.sha3_256(raw).digest()).decode()
 
 
-def bump_state(state: dict[str, Any]) -> bool:
+def bump_state(state: PipelineState) -> bool:
     """Recompute the state hash; when it changed, increment `_state_version` and return True."""
     new_hash = state_hash(state)
     if new_hash == state.get("_version_hash"):
@@ -63,7 +65,7 @@ def bump_state(state: dict[str, Any]) -> bool:
     return True
 
 
-def staged_state(state: dict[str, Any], sources_state: dict[str, Any], destination: Any = None) -> dict[str, Any]:
+def staged_state(state: PipelineState, sources_state: dict[str, SourceState], destination: Any = None) -> PipelineState:
     """A copy of `state` with the sources' state an extract produced (`state["sources"]`, dlt's shape) and, as dlt
     records it in every state it stores, the pipeline's destination (dlt's type name; the name given, if any).
 
@@ -79,6 +81,6 @@ def staged_state(state: dict[str, Any], sources_state: dict[str, Any], destinati
     return staged
 
 
-def stored_state(state: dict[str, Any]) -> dict[str, Any]:
+def stored_state(state: PipelineState) -> PipelineState:
     """The state a package carries to the bucket: without `_local`, datetimes and decimals as dlt's typed text."""
-    return state_files.typed_values({k: v for k, v in state.items() if k != "_local"})
+    return state_files.typed_values(cast(PipelineState, {k: v for k, v in state.items() if k != "_local"}))

@@ -33,6 +33,7 @@ from typing import Any, cast
 import orjson
 
 from lakeload.destinations.impl.filesystem import state_files
+from lakeload.destinations.state_types import PipelineState
 from lakeload.errors import WorkingFolderCorruptedError
 from lakeload.kernel.filesystem.safe_paths import check_schema_name
 from lakeload.kernel.spark.working import WorkingStore, remove_tree
@@ -91,7 +92,7 @@ class PipelineStorage:
     def state_path(self) -> str:
         return os.path.join(self.root, "state.json")
 
-    def load_state(self) -> dict[str, Any] | None:
+    def load_state(self) -> PipelineState | None:
         """The saved state; datetimes, dates and decimals come back typed (dlt's typed JSON, see `save_state`).
 
         A file that is not a JSON object raises `WorkingFolderCorruptedError`, naming it."""
@@ -100,7 +101,7 @@ class PipelineStorage:
         state = self._read(self.state_path, "state")
         if not isinstance(state, dict):
             raise WorkingFolderCorruptedError(os.path.basename(self.root), self.state_path, "state")
-        return state_files.untyped_values(state)  # type: ignore[no-any-return]
+        return cast(PipelineState, state_files.untyped_values(state))
 
     def _read(self, path: str, what: str) -> Any:
         try:
@@ -108,7 +109,7 @@ class PipelineStorage:
         except (orjson.JSONDecodeError, UnicodeDecodeError) as exc:
             raise WorkingFolderCorruptedError(os.path.basename(self.root), path, what) from exc
 
-    def save_state(self, state: dict[str, Any]) -> None:
+    def save_state(self, state: PipelineState) -> None:
         """Save `state` as dlt saves its `state.json`: typed JSON, so an incremental's datetime stays a datetime."""
         write_json_atomic(self.state_path, state_files.typed_values(state))
 

@@ -10,20 +10,21 @@ from __future__ import annotations
 
 import logging
 from collections.abc import Callable
-from typing import Any, TypeVar
+from typing import TypeVar
 
 import orjson
 
 from lakeload.destinations.impl.filesystem import state_file_names, state_files
 from lakeload.destinations.impl.filesystem.client import FilesystemClient
 from lakeload.destinations.impl.filesystem.state_files import STATE_TABLE, VERSION_TABLE, StateFileError
+from lakeload.destinations.state_types import PipelineState
 from lakeload.schema.schema import Schema
 
 logger = logging.getLogger("lakeload.pipeline")
 T = TypeVar("T")
 
 
-def restore_from_bucket(client: FilesystemClient, pipeline_name: str) -> tuple[dict[str, Any] | None, list[Schema]]:
+def restore_from_bucket(client: FilesystemClient, pipeline_name: str) -> tuple[PipelineState | None, list[Schema]]:
     """The newest readable stored state of `pipeline_name` and the newest readable version of each of its schemas.
 
     A truncated or garbled newest schema version (a crash of another tool's upload, a hand edit) is skipped with a
@@ -45,7 +46,7 @@ def restore_from_bucket(client: FilesystemClient, pipeline_name: str) -> tuple[d
     return state, schemas
 
 
-def _read_state(content: bytes, path: str) -> dict[str, Any]:
+def _read_state(content: bytes, path: str) -> PipelineState:
     return state_files.decode_state(state_files.parse_state_record(content, path)["state"], path)
 
 

@@ -27,7 +27,7 @@ from typing import Any, cast
 
 import orjson
 
-from lakeload.destinations.state_types import LoadsRecord, StateRecord, VersionRecord
+from lakeload.destinations.state_types import LoadsRecord, PipelineState, StateRecord, VersionRecord
 from lakeload.errors import DestinationError
 from lakeload.schema import dlt_typed_text
 
@@ -145,7 +145,7 @@ def version_record(*, schema_name: str, version: int, version_hash: str, schema_
     return f"{VERSION_TABLE}/{name}.jsonl", orjson.dumps(doc)
 
 
-def pipeline_state_record(*, pipeline_name: str, load_id: str, state: dict[str, Any], state_version: int,
+def pipeline_state_record(*, pipeline_name: str, load_id: str, state: PipelineState, state_version: int,
                           state_version_hash: str, schema_version_hash: str, created_at: _dt.datetime,
                           engine_version: int = STATE_ENGINE_VERSION) -> tuple[str, bytes]:
     """Return the path and content of the ``_dlt_pipeline_state`` file for ``load_id``.
@@ -172,7 +172,7 @@ def _typed_default(value: Any) -> str:
     return text
 
 
-def encode_state(state: dict[str, Any]) -> str:
+def encode_state(state: PipelineState) -> str:
     """Encode pipeline state as dlt does: typed compact JSON, zlib level 9, base64.
 
     Example:
@@ -184,7 +184,7 @@ def encode_state(state: dict[str, Any]) -> str:
     return base64.b64encode(zlib.compress(raw, level=9)).decode("ascii")
 
 
-def typed_values(state: dict[str, Any]) -> dict[str, Any]:
+def typed_values(state: PipelineState) -> PipelineState:
     """A JSON-ready copy of `state` whose datetimes, dates, times, decimals and bytes are dlt's typed text
     (a private-use character and the ISO text), as dlt keeps them in its local `state.json`.
 
@@ -193,7 +193,7 @@ def typed_values(state: dict[str, Any]) -> dict[str, Any]:
         True
     """
     raw = orjson.dumps(state, default=_typed_default, option=orjson.OPT_NON_STR_KEYS | orjson.OPT_PASSTHROUGH_DATETIME)
-    return orjson.loads(raw)  # type: ignore[no-any-return]
+    return cast(PipelineState, orjson.loads(raw))
 
 
 def untyped_values(value: Any) -> Any:
@@ -229,7 +229,7 @@ def _untype(value: Any) -> Any:
     return value
 
 
-def decode_state(encoded: str, path: str = "") -> dict[str, Any]:
+def decode_state(encoded: str, path: str = "") -> PipelineState:
     """Decode a ``state`` value of a ``_dlt_pipeline_state`` file (legacy plain JSON is accepted too); ``path``
     (relative to the dataset) names the file in errors, which never quote the value.
 
@@ -251,7 +251,7 @@ def decode_state(encoded: str, path: str = "") -> dict[str, Any]:
         raise StateFileError(_problem(STATE_TABLE, path, "holds a state that is not JSON")) from exc
     if not isinstance(result, dict):
         raise StateFileError(_problem(STATE_TABLE, path, f"holds a state that is a {type(result).__name__}, not an object"))
-    return result
+    return cast(PipelineState, result)
 
 
 _RECORD_FIELDS = {
