@@ -29,12 +29,12 @@ import lakeload.kernel.spark.working as wio
 from lakeload.errors import NormalizeError
 from lakeload.kernel.contracts import TPackageFile
 from lakeload.kernel.normalize.contract import ContractSettings
-from lakeload.kernel.normalize.plan import FRAME_FORMAT, NormalizePlan, Split
+from lakeload.kernel.normalize.plan import NormalizePlan, Split
 from lakeload.kernel.normalize.relational import C_OCCURRENCE, NormalizerSettings, RootTableSettings
 from lakeload.kernel.normalize.report import SplitReport
-from lakeload.kernel.normalize.tasks import FinalizeJob, finalize_split, normalize_split
+from lakeload.kernel.normalize.tasks import FinalizeJob, finalize_split
 from lakeload.normalize.fold import conflicts, contract_conflicts, fold, raise_violation, settle_drafts
-from lakeload.normalize.frame_splits import plan_frame_split, write_frame_tables
+from lakeload.normalize.kinds import ExecutorSplits, FrameSplits, SplitKind
 from lakeload.normalize.materialize import write_materialized
 from lakeload.normalize.source_splits import OptionsFor, plan_splits
 from lakeload.schema.contract import any_contract
@@ -285,15 +285,12 @@ class Normalizer:
 
         Returns the final files written and the finalize jobs.
         """
-        python_splits = [s for s in plan.splits if s.file_format != FRAME_FORMAT and s.index not in early]
-        computed = run_tasks(
-            self.spark, normalize_split, plan, python_splits, f"lakeload normalize {plan.load_id}", self.on_progress,
-            working=self.storage.working,
+        kinds: tuple[SplitKind, ...] = (
+            ExecutorSplits(self.spark, self.storage.working, early, self.on_progress),
+            FrameSplits(self.spark, self.on_progress),
         )
-        results = {split.index: result for split, result in zip(python_splits, computed, strict=True)}
-        results.update(early)
-        if early and self.on_progress is not None:
-            self.on_progress(len(early))  # done while extract ran
+        for kind in kinds:
+            kind.start(plan, [s for s in plan.splits if kind.takes(s)])
         tables = plan.tables
         stored = set(tables)
         self.null_only: dict[str, set[str]] = {}
@@ -302,23 +299,17 @@ class Normalizer:
         final_files: list[TPackageFile] = []
         jobs: list[FinalizeJob] = []
         drafts: list[tuple[Split, TPackageFile]] = []
-        frames = []
         for split in plan.splits:
-            if split.file_format == FRAME_FORMAT:  # planned against the schema folded so far
-                frame_plan = plan_frame_split(self.spark, plan, split, tables)
-                frames.append((split, frame_plan))
-                result = frame_plan.report
-            else:
-                result = results[split.index]
+            kind = next(k for k in kinds if k.takes(split))
+            result = kind.report(plan, split, tables)
             if conflicts(tables, result) or contract_conflicts(plan, stored, tables, result):
                 for f in result["files"]:
                     wio.remove(f["path"], self.storage.working)
                 seeded = copy.copy(plan)
                 seeded.tables = copy.deepcopy(tables)
                 logger.info("split %s starts with another type than earlier splits; normalizing it again", split.index)
-                description = f"lakeload normalize {plan.load_id}: re-infer"
                 # pass 1 again, seeded with the schema of the splits before it: its types are the sequential ones
-                result = run_tasks(self.spark, normalize_split, seeded, [split], description, working=self.storage.working)[0]
+                result = kind.again(seeded, split)
                 if clash := conflicts(tables, result):
                     raise NormalizeError(f"Schema inference did not converge for {clash}")
             raise_violation(plan, result)
@@ -335,7 +326,8 @@ class Normalizer:
             self._collect_collisions(result.get("collisions", {}))
         self._warn_collisions()
         settle_drafts(tables, drafts, final_files, jobs)
-        final_files += write_frame_tables(self.spark, plan, frames, self.on_progress)
+        for kind in kinds:
+            final_files += kind.write(plan)
         return final_files, jobs
 
     def _log_row_path(self, plan: NormalizePlan) -> None:

@@ -23,7 +23,7 @@ import gzip
 import os
 import uuid
 from collections.abc import Iterator
-from typing import Any, TypedDict
+from typing import Any, Protocol, TypedDict
 
 import pyarrow as pa
 import pyarrow.parquet as pq
@@ -195,24 +195,66 @@ def _arrow_fast_path(plan: NormalizePlan, split: Split) -> SplitReport | str | N
     return executor_arrow.normalize_arrow(plan, split, data, base, file_name, new_writer)
 
 
-def normalize_split(plan: NormalizePlan, split: Split) -> SplitReport:
-    """Pass 1: infer and write in one parse. Files are final (jsonl) or Arrow chunks (parquet, csv). A plain JSON
-    split the Arrow path left to the row path says why in its report (`row_path`)."""
-    row_path: str | None = None
-    if split.file_format == "parquet":  # Arrow items: their Arrow schema is the table's, as in dlt
+class ItemsNormalizer(Protocol):
+    """One way to run pass 1 over a split, for one kind of input (as dlt has an items normalizer per kind).
+
+    `normalize` returns the split's report; a reason (text) when it steps aside for a split of its kind (a
+    fallback the driver counts in the trace and logs); None when the split is not of its kind."""
+
+    name: str
+
+    def normalize(self, plan: NormalizePlan, split: Split) -> SplitReport | str | None: ...
+
+
+class ArrowItemsNormalizer:
+    """Arrow tables and pandas frames (Parquet splits): their Arrow schema is the table's, as in dlt."""
+
+    name = "arrow items"
+
+    def normalize(self, plan: NormalizePlan, split: Split) -> SplitReport | str | None:
+        if split.file_format != "parquet":
+            return None
         items = normalize_arrow_items(plan, split, lambda name, tables: _final_writer(plan, split, name, tables))
-        if items is not None:
-            return items
-        row_path = CONTRACT_ROWS
-    else:
-        fast = _arrow_fast_path(plan, split)
-        if isinstance(fast, dict):
-            return fast
-        row_path = fast
-    report = _row_path(plan, split)
-    if row_path is not None:
-        report["row_path"] = row_path
-    return report
+        return items if items is not None else CONTRACT_ROWS
+
+
+class ArrowJsonNormalizer:
+    """Plain JSON lines (records, JSONL pages, files): vectorized with pyarrow (`kernel.normalize.arrow`)."""
+
+    name = "arrow json"
+
+    def normalize(self, plan: NormalizePlan, split: Split) -> SplitReport | str | None:
+        return _arrow_fast_path(plan, split)
+
+
+class RowNormalizer:
+    """Record by record: dlt's relational normalizer and coercion in Python; takes every split."""
+
+    name = "rows"
+
+    def normalize(self, plan: NormalizePlan, split: Split) -> SplitReport:
+        return _row_path(plan, split)
+
+
+# pass 1 on executors: the first that takes a split normalizes it (Spark DataFrames are planned on the driver,
+# `normalize.kinds.FrameSplits`, into the same `SplitReport`)
+EXECUTOR_NORMALIZERS: tuple[ItemsNormalizer, ...] = (ArrowItemsNormalizer(), ArrowJsonNormalizer(), RowNormalizer())
+
+
+def normalize_split(plan: NormalizePlan, split: Split) -> SplitReport:
+    """Pass 1: infer and write in one parse, by the first of `EXECUTOR_NORMALIZERS` that takes the split. Files are
+    final (jsonl, Arrow's Parquet) or Arrow chunks (parquet, csv). A split an Arrow normalizer left to the row path
+    says why in its report (`row_path`)."""
+    reason: str | None = None
+    for normalizer in EXECUTOR_NORMALIZERS:
+        report = normalizer.normalize(plan, split)
+        if isinstance(report, str):
+            reason = reason or report
+        elif report is not None:
+            if reason is not None:
+                report["row_path"] = reason
+            return report
+    raise NormalizeError(f"No normalizer took split {split.index} ({split.path}): a bug in lakeload, please report it")
 
 
 def _row_path(plan: NormalizePlan, split: Split) -> SplitReport:
