@@ -50,8 +50,8 @@ def pause(folder: Path, step: str, what: str) -> None:
 
 
 def install_pauses(folder: Path) -> None:
-    from lakeload.delta.commit import DeltaTarget
     from lakeload.delta import table_format
+    from lakeload.delta.commit import DeltaTarget
 
     real_commit, real_record = DeltaTarget.commit, table_format.record_versions
     calls: list[str] = []

@@ -36,13 +36,15 @@ import importlib
 from abc import ABC, abstractmethod
 from collections.abc import Callable
 from dataclasses import dataclass, field
-from typing import Any, ClassVar
+from typing import TYPE_CHECKING, Any, ClassVar
 
-from lakeload.destinations.impl.filesystem.client import FilesystemClient
 from lakeload.errors import ConfigurationError
-from lakeload.kernel.filesystem.layout import Layout
-from lakeload.kernel.spark.working import WorkingStore
-from lakeload.schema.schema import Schema
+
+if TYPE_CHECKING:  # types only: extract asks for capabilities without loading the bucket's client
+    from lakeload.destinations.impl.filesystem.client import FilesystemClient
+    from lakeload.kernel.filesystem.layout import Layout
+    from lakeload.kernel.spark.working import WorkingStore
+    from lakeload.schema.schema import Schema
 
 PLAIN = "plain"  # the format of a table without a `table_format` hint
 
@@ -151,11 +153,22 @@ def table_format(name: str | None) -> TableFormat:
     return TABLE_FORMATS[name]
 
 
+def table_format_of_hint(name: str | None) -> TableFormat:
+    """The format a `table_format` hint loads with: its registered format; `plain` for no hint and for a name no
+    format is registered under (see `format_name`).
+
+    >>> table_format_of_hint("iceberg").name
+    'plain'
+    """
+    return table_format(name if name in table_format_names() else PLAIN)
+
+
 def format_name(schema: Schema, table_name: str) -> str:
     """The format of a table: its root table's `table_format` hint; `plain` without one, for a table not in the
     schema, and for a hint no format is registered under (extract refuses those; a schema made elsewhere keeps
     loading its files as they are, as lakeload did before it had formats).
 
+    >>> from lakeload.schema.schema import Schema
     >>> schema = Schema("crm")
     >>> schema.update_table({"name": "users", "table_format": "delta", "columns": {}})
     >>> schema.update_table({"name": "users__pets", "parent": "users", "columns": {}})
