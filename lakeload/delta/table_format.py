@@ -34,6 +34,7 @@ class DeltaFormat(TableFormat):
         merge_strategies=("upsert", "insert-only"),  # a strategy `lakeload.delta.merge` learns is added here
         merge_needs_key=True,
         hard_deletes=True,
+        file_format="parquet",  # the kernel's Delta tasks rewrite the package's Parquet files as data files
     )
 
     def load(self, work: FormatLoad) -> FormatResult:

@@ -55,6 +55,7 @@ class TableFormatCapabilities:
 
     `merge_strategies` empty: the format cannot merge, and a merge table of it is appended to (dlt's fallback on
     a filesystem, with a warning). `merge_needs_key`: a merge needs a primary or merge key (refused at extract).
+    `file_format`: normalize writes the format's tables in it, whatever `loader_file_format` says (Delta: parquet).
     """
 
     write_dispositions: tuple[str, ...] = ("append", "replace")
@@ -62,6 +63,7 @@ class TableFormatCapabilities:
     merge_needs_key: bool = False
     nested_tables: bool = True
     hard_deletes: bool = False
+    file_format: str | None = None  # the file format its tables are normalized to; None: the package's
 
     def supports_merge(self, strategy: str) -> bool:
         """Whether a merge of `strategy` is done as a merge (False also for a format that appends merges).
