@@ -25,7 +25,7 @@ Small metadata comes in few round trips: one pass over the incoming keys (`lakel
 tells whether any key arrives twice and gives each primary key column's range (for file pruning); keys known
 unique are joined without a distinct pass.
 
-Every file is written before the first commit: one Spark job rewrites the touched files of all tables of
+Every file is written before the first commit (the reads and writes: `lakeload.delta.merge_files`): one Spark job rewrites the touched files of all tables of
 the tree (pyarrow in the tasks reads each file once and drops rows by position; only positions pass through
 Spark), and one job writes the new rows (the package's files copied as they are when every incoming record
 is inserted, else the winners selected by Spark).
@@ -47,35 +47,15 @@ import pyarrow as pa
 from lakeload.delta.commit import DeltaTarget, committed_files
 from lakeload.delta.commit_order import nested_parents_first, removes_of
 from lakeload.delta.marks import REMOVALS, LoadMark
-from lakeload.delta.merge_keys import (
-    KEY_PREFIX,
-    MATCHED,
-    byte_size,
-    flag_matches,
-    keys_of,
-    match,
-    may_hold_keys,
-)
+from lakeload.delta.merge_files import MergeFiles, select_present
+from lakeload.delta.merge_keys import MATCHED, byte_size, flag_matches, keys_of, match, may_hold_keys
 from lakeload.delta.merge_nested import NestedDrops, nested_drops, split_links
 from lakeload.delta.merge_tasks import drops_in_tasks
 from lakeload.delta.merge_winners import MergeKeys, PackageKeys, winners
-from lakeload.delta.spark_io import (
-    Rewrite,
-    local_frame,
-    package_frame,
-    read_snapshot,
-    rewrite_files,
-    snapshot_spec,
-    write_frame,
-)
+from lakeload.delta.spark_io import local_frame, package_frame
 from lakeload.kernel.delta.drops import TASK_ROWS as DROP_TASK_ROWS
-from lakeload.kernel.delta.files import FILE_COLUMN, ROW_INDEX, partition_value
-from lakeload.kernel.delta.rewrite import RewriteSpec
-from lakeload.kernel.normalize.relational import (
-    C_DLT_ID,
-    C_DLT_LOAD_ID,
-    C_OCCURRENCE,
-)
+from lakeload.kernel.delta.files import partition_value
+from lakeload.kernel.normalize.relational import C_DLT_ID, C_DLT_LOAD_ID
 from lakeload.schema.schema import columns_with_hint
 
 if TYPE_CHECKING:
@@ -103,6 +83,7 @@ class MergeJob:
         self.package = package
         self.load_id = package["load_id"]
         self.mark = mark
+        self.files = MergeFiles(loader, self.load_id)
         self.root_done = False
         self.again = False  # a try after a conflict (`lakeload.delta.tree`)
         self.root_read: int | None = None  # the root version the root commit of this process was computed from
@@ -169,7 +150,7 @@ class MergeJob:
             drops.update(dict.fromkeys(nested_rows.tagged_tables))
             tagged = nested_rows.tagged
         if in_tasks is None:  # every file is written first (one job for the rewrites, one for the new rows)
-            rewritten = self.rewrite(drops, tagged)
+            rewritten = self.files.rewrite(self.targets, drops, tagged)
         new = self._new_rows([self.root_name, *pending] if not self.root_done else pending, plan, inserted)
         self.commit_nested_removals(pending, rewritten)  # 1. nested rows below touched root rows, children first
         kept, replaced = rewritten.get(self.root_name, ([], []))
@@ -196,8 +177,8 @@ class MergeJob:
             return self.loader.package_adds(targets, self.load_id, self.by_table, "merge")
         new = {}
         for name in names:
-            rows = plan["new"] if name == self.root_name else self.nested_rows(self.targets[name], inserted)
-            new[name] = [] if rows is None else self.write(self.targets[name], rows)
+            rows = plan["new"] if name == self.root_name else self.files.nested_rows(self.targets[name], self.by_table.get(name, []), inserted)
+            new[name] = [] if rows is None else self.files.write(self.targets[name], rows)
         return new
 
     def drop_absent_hints(self, present: set[str]) -> None:
@@ -254,11 +235,11 @@ class MergeJob:
 
         data_columns = target.table_schema().names
         if not match_stored:
-            return {"matched": None, "rewrite": True, "new": _select(inserts, data_columns), "inserted": inserts}
+            return {"matched": None, "rewrite": True, "new": select_present(inserts, data_columns), "inserted": inserts}
         if target.table is None or (self.root_done and self.strategy != "insert-only" and not repair):
             # (a committed upsert inserted every winner: its nested rows are all that is left to add)
             empty = local_frame(self.spark, [], pa.schema([(C_DLT_ID, pa.string())]))
-            return {"matched": empty, "rewrite": False, "new": _select(inserts, data_columns), "inserted": inserts}
+            return {"matched": empty, "rewrite": False, "new": select_present(inserts, data_columns), "inserted": inserts}
         match_on = [*self.primary_key, *self.partition_by] if self.primary_key else []
         key_sets = [(incoming, match_on)] if match_on else []
         if self.merge_key:
@@ -266,28 +247,14 @@ class MergeJob:
         key_columns = list(dict.fromkeys([C_DLT_ID, C_DLT_LOAD_ID, *(c for _, cols in key_sets for c in cols)]))
         candidates = self._candidate_files(target, target.files(), incoming)
         unique = frozenset([0]) if match_on and unique_keys else frozenset()
-        flagged = flag_matches(self.read(target, candidates, key_columns, row_index=True), key_sets, unique)
+        flagged = flag_matches(self.files.read(target, candidates, key_columns, row_index=True), key_sets, unique)
         matched = flagged.filter(F.col(MATCHED))
         if self.strategy == "insert-only":
             if C_DLT_LOAD_ID in flagged.columns:  # rows this load inserted (a rerun after the root commit) stay inserted
                 matched = matched.filter(F.col(C_DLT_LOAD_ID) != F.lit(self.load_id))
             inserted = match(inserts, keys_of(matched, match_on), match_on, "left_anti") if match_on else inserts
-            return {"matched": matched.limit(0), "rewrite": False, "new": _select(inserted, data_columns), "inserted": inserted}
-        return {"matched": matched, "rewrite": True, "new": _select(inserts, data_columns), "inserted": inserts}
-
-    def rewrite(
-        self, drops: dict[str, DataFrame | None], tagged: DataFrame | None
-    ) -> dict[str, tuple[list[dict[str, Any]], list[dict[str, Any]]]]:
-        """Rewrite the files of each table of `drops` that hold its dropped rows (None: in `tagged`) without
-        them, all tables in one Spark job (whole rows are read and written by pyarrow in the tasks): per
-        table, the new files' add actions and the replaced files."""
-        tables = {}
-        for name, dropped in drops.items():
-            target = self.targets[name]
-            spec = RewriteSpec(snapshot_spec(self._spec(target), target.table_schema(), with_file=False), self._spec(target, "merge-kept"))
-            rows = None if dropped is None else dropped.select(FILE_COLUMN, ROW_INDEX)
-            tables[name] = Rewrite(rows, target.files(), spec)
-        return rewrite_files(self.spark, tables, f"lakeload load {self.load_id}: rewrite {', '.join(drops)}", tagged=tagged)
+            return {"matched": matched.limit(0), "rewrite": False, "new": select_present(inserted, data_columns), "inserted": inserted}
+        return {"matched": matched, "rewrite": True, "new": select_present(inserts, data_columns), "inserted": inserts}
 
     def _candidate_files(self, target: DeltaTarget, files: list[dict[str, Any]], incoming: DataFrame | None) -> list[dict[str, Any]]:
         """The files that may hold rows matching `incoming` (partition and key-range pruning; None: no partitions)."""
@@ -320,7 +287,7 @@ class MergeJob:
         names = ", ".join([root.name, *(t.name for t in nested)])
         return drops_in_tasks(
             self.spark, root, self.primary_key[0], [f["path"] for f in self.by_table[self.root_name]],
-            self._candidate_files(root, root.files(), None), nested, self._spec,
+            self._candidate_files(root, root.files(), None), nested, self.files.spec,
             f"lakeload load {self.load_id}: rewrite {names}", working=self.loader.working,
         )
 
@@ -342,7 +309,7 @@ class MergeJob:
         targets, parents = self._nested_targets(names), self._parents(names)
 
         def read(target: DeltaTarget, columns: list[str]) -> DataFrame:
-            return self.read(target, target.files(), columns, row_index=True)
+            return self.files.read(target, target.files(), columns, row_index=True)
 
         return nested_drops(targets, parents, read, self.root_name, root_ids, self._ids_fit_broadcast())
 
@@ -359,34 +326,6 @@ class MergeJob:
         """The package's root rows, by its files' counts (None when a file has none)."""
         counts = [f.get("rows") for f in self.by_table.get(self.root_name, [])]
         return sum(n for n in counts if isinstance(n, int)) if all(isinstance(n, int) for n in counts) else None
-
-    def nested_rows(self, target: DeltaTarget, inserted: DataFrame | None) -> DataFrame | None:
-        """Step 3: the package's rows of a nested table that belong to inserted root rows (`inserted` None:
-        every incoming record was inserted); None when the package has no rows for it."""
-        from pyspark.sql import functions as F
-
-        files = self.by_table.get(target.name, [])
-        if not files:
-            return None
-        rows = package_frame(self.spark, files, self.loader.working)
-        if inserted is not None:
-            winners = inserted.select(F.col(C_OCCURRENCE).alias(KEY_PREFIX + C_OCCURRENCE))
-            rows = rows.join(winners, rows[C_OCCURRENCE] == F.col(KEY_PREFIX + C_OCCURRENCE), "left_semi")
-        return _select(rows, target.table_schema().names)
-
-    def read(self, target: DeltaTarget, files: list[dict[str, Any]], columns: list[str], row_index: bool = False) -> DataFrame:
-        """The `columns` of the rows of `files`, with the name of the file each comes from (and its position
-        in it, with `row_index`)."""
-        schema = pa.schema([f for f in target.table_schema() if f.name in columns])
-        spec = snapshot_spec(self._spec(target), schema, with_file=True, with_row_index=row_index)
-        return read_snapshot(self.spark, spec, files)
-
-    def _spec(self, target: DeltaTarget, operation: str = "merge") -> Any:
-        return self.loader.file_spec(target, self.load_id, operation)
-
-    def write(self, target: DeltaTarget, rows: DataFrame) -> list[dict[str, Any]]:
-        """Write `rows` as new data files of `target` (on the executors): their add actions."""
-        return write_frame(self.spark, rows, self._spec(target), f"lakeload load {self.load_id}: merge {target.name}")
 
     def commit(
         self, target: DeltaTarget, adds: list[dict[str, Any]], replaced: list[dict[str, Any]], mark: LoadMark | None = None,
@@ -408,6 +347,3 @@ class MergeJob:
         if mark is None:
             self.loader.committed += committed_files(target.name, adds)
 
-
-def _select(frame: DataFrame, columns: list[str]) -> DataFrame:
-    return frame.select(*[c for c in columns if c in frame.columns])

@@ -55,14 +55,14 @@ def repair_nested(job: MergeJob, pending: list[str]) -> None:
         drops.update(found.by_table)
         drops.update(dict.fromkeys(found.tagged_tables))
         tagged = found.tagged
-    rewritten = job.rewrite(drops, tagged) if drops else {}
-    alive = job.read(root, root.files(), [C_DLT_ID]).select(F.col(C_DLT_ID).alias(ALIVE))
+    rewritten = job.files.rewrite(job.targets, drops, tagged) if drops else {}
+    alive = job.files.read(root, root.files(), [C_DLT_ID]).select(F.col(C_DLT_ID).alias(ALIVE))
     new: dict[str, list[dict[str, Any]]] = {}
     for name in pending:
-        rows = job.nested_rows(job.targets[name], plan["inserted"])
+        rows = job.files.nested_rows(job.targets[name], job.by_table.get(name, []), plan["inserted"])
         if rows is not None and C_DLT_ROOT_ID in rows.columns:
             rows = rows.join(alive, rows[C_DLT_ROOT_ID] == alive[ALIVE], "left_semi")
-        new[name] = [] if rows is None else job.write(job.targets[name], rows)
+        new[name] = [] if rows is None else job.files.write(job.targets[name], rows)
     job.commit_nested_removals(pending, rewritten)
     for name in pending:
         job.commit(job.targets[name], new[name], [], claim=True)

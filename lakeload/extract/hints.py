@@ -10,6 +10,7 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field, fields
 from typing import Any
 
+from lakeload.destinations.impl.filesystem.table_format import table_format_names
 from lakeload.errors import ExtractError
 from lakeload.extract import validation
 from lakeload.extract.hint_types import AdditionalTableHints, NestedHints, TableReference
@@ -73,8 +74,12 @@ class TableHints:
     def _check_table_format(self) -> None:
         """Only an unknown format is refused here; a merge strategy the format lacks is refused at extract, as in
         dlt (see `lakeload.extract.table_schema.check_merge_strategy`), so defining the resource succeeds."""
-        if self.table_format not in (None, "delta"):
-            raise ExtractError(f"Unknown table_format {self.table_format!r}; the filesystem destination supports 'delta'.")
+        known = table_format_names()
+        if self.table_format is not None and self.table_format not in known:
+            raise ExtractError(
+                f"Unknown table_format {self.table_format!r}; the filesystem destination supports "
+                f"{', '.join(repr(name) for name in known)}."
+            )
 
 
 def columns_dict(columns: Any) -> dict[str, TColumnSchema] | None:

@@ -9,14 +9,14 @@ from __future__ import annotations
 
 from typing import Any, cast
 
+from lakeload.destinations.impl.filesystem.table_format import TableFormatCapabilities, table_format_of_hint
 from lakeload.errors import ExtractError
 from lakeload.extract.hints import TableHints, columns_dict
 from lakeload.schema.naming import NamingConvention
 from lakeload.schema.typing import TColumn, TTable, TTableReference
 
-# The merge strategies each table format's loader implements (other tables take dlt's fallback). This is the one
-# place that refuses the others: a strategy the Delta loader learns is added here, and nothing else changes.
-MERGE_STRATEGIES_BY_FORMAT: dict[str, tuple[str, ...]] = {"delta": ("upsert", "insert-only")}
+# The merge strategies each table format implements are its capabilities (`TableFormatCapabilities`); this module
+# is the one place that refuses the others. A format without merge strategies takes dlt's fallback (append).
 DEFAULT_MERGE_STRATEGY = "upsert"
 
 
@@ -65,9 +65,10 @@ def table_schema_from_hints(name: str, resource_name: str, hints: TableHints, na
     if hints.write_disposition == "merge" and hints.merge_strategy:
         table["x-merge-strategy"] = hints.merge_strategy
     keyed = any(c.get("primary_key") or c.get("merge_key") for c in table["columns"].values())
-    if hints.write_disposition == "merge" and hints.table_format == "delta" and not keyed and merge_supported(table):
+    if hints.write_disposition == "merge" and hints.table_format and not keyed and merge_supported(table) \
+            and _capabilities(table).merge_needs_key:
         raise ExtractError(
-            f"Table '{name}': a Delta merge needs a key. Give the resource a `primary_key` (rows are upserted "
+            f"Table '{name}': a {hints.table_format.capitalize()} merge needs a key. Give the resource a `primary_key` (rows are upserted "
             "by it) or a `merge_key` (stored rows with the same merge key are replaced)."
         )
     if hints.file_format:
@@ -82,10 +83,16 @@ def table_schema_from_hints(name: str, resource_name: str, hints: TableHints, na
     return table
 
 
+def _capabilities(table: TTable) -> TableFormatCapabilities:
+    return table_format_of_hint(table.get("table_format")).capabilities
+
+
 def merge_supported(table: TTable) -> bool:
-    """Whether the loader implements the merge strategy of `table` (a root table schema) for its table format."""
-    supported = MERGE_STRATEGIES_BY_FORMAT.get(table.get("table_format") or "")
-    return supported is None or (table.get("x-merge-strategy") or DEFAULT_MERGE_STRATEGY) in supported
+    """Whether the table format of `table` (a root table schema) implements its merge strategy, or appends every
+    merge (a format without merge strategies: dlt's fallback)."""
+    capabilities = _capabilities(table)
+    strategy = table.get("x-merge-strategy") or DEFAULT_MERGE_STRATEGY
+    return not capabilities.merge_strategies or capabilities.supports_merge(strategy)
 
 
 def check_merge_strategy(table: TTable) -> None:
@@ -98,7 +105,7 @@ def check_merge_strategy(table: TTable) -> None:
     if table.get("write_disposition") != "merge" or merge_supported(table):
         return
     table_format = table["table_format"]
-    supported = MERGE_STRATEGIES_BY_FORMAT[table_format]
+    supported = _capabilities(table).merge_strategies
     raise ExtractError(
         f"Table '{table['name']}': the '{table.get('x-merge-strategy')}' merge strategy is not supported for "
         f"table_format='{table_format}' tables; supported strategies: {', '.join(repr(s) for s in supported)}. "

@@ -6,17 +6,20 @@ Order of work, chosen so that a process killed at any point loses nothing and du
    changes in the bucket; files in a working bucket are checked by the copy tasks before each copy;
 1. `init` of the dataset (first load only), then the package's `refresh` (`lakeload.load.refresh`: tables
    dropped or truncated before any new file goes in);
-2. Delta tables (`lakeload.delta.loader`): files written by executors, committed with delta-rs
-   under the load's application transaction (a rerun skips what is committed);
-   other data files, copied by Spark executors under names fixed at normalize time (a rerun overwrites;
-   into a local bucket beside the package, the driver hard-links them instead);
-3. for `replace` tables, the table's older files (root and nested) are deleted, only now that the
-   new ones are all in place;
-4. `_dlt_version` (when this schema version is not stored yet) and `_dlt_pipeline_state` (when the
+2. each table format loads the package's trees of it (`lakeload.destinations.impl.filesystem.table_format`:
+   the root tables grouped by their `table_format` hint, each format called once): Delta tables
+   (`lakeload.delta.table_format`) are written by executors and committed with delta-rs under the load's
+   application transaction (a rerun skips what is committed); plain tables (`lakeload.load.plain_format`) are
+   copied by Spark executors under names fixed at normalize time (a rerun overwrites; into a local bucket
+   beside the package, the driver hard-links them instead), and for `replace` tables the older files (root
+   and nested) are deleted only once the new ones are all in place;
+3. `_dlt_version` (when this schema version is not stored yet) and `_dlt_pipeline_state` (when the
    package carries a changed state);
-5. the version of every Delta table of the schema (`lakeload.delta.load_versions`: what lakeload's readers
-   read until the next load completes);
-6. `_dlt_loads/<schema>__<load_id>.jsonl`: the completion marker; then the schema's latest Delta versions.
+4. what each format of the schema records of a completed load (`TableFormat.record_completion`; Delta: the
+   version of every Delta table, `lakeload.delta.load_versions`, what lakeload's readers read until the next
+   load completes);
+5. `_dlt_loads/<schema>__<load_id>.jsonl`: the completion marker; then what the formats finish after it (the
+   schema's latest Delta versions).
 """
 
 from __future__ import annotations
@@ -28,13 +31,11 @@ from typing import TYPE_CHECKING, Any, cast
 import pendulum
 
 import lakeload.kernel.spark.working as wio
-from lakeload.delta.load_versions import publish_latest, record_versions
-from lakeload.delta.loader import DeltaLoader
-from lakeload.delta.tables import delta_table_names, is_delta_table
 from lakeload.destinations.impl.filesystem import state_file_names, state_files
-from lakeload.destinations.impl.filesystem.client import FilesystemClient, fsspec_kwargs
+from lakeload.destinations.impl.filesystem.client import FilesystemClient
 from lakeload.destinations.impl.filesystem.configuration import FilesystemConfiguration
 from lakeload.destinations.impl.filesystem.restore import restore_from_bucket
+from lakeload.destinations.impl.filesystem.table_format import PLAIN, FormatLoad, format_name, table_format
 from lakeload.destinations.reference import (
     Destination,
     JobClientBase,
@@ -44,15 +45,10 @@ from lakeload.destinations.reference import (
     register_job_client,
 )
 from lakeload.destinations.state_types import PipelineState
-from lakeload.errors import LoadError
 from lakeload.kernel.filesystem.layout import Layout
-from lakeload.kernel.filesystem.protocols import SFTP_PROTOCOLS
-from lakeload.kernel.load.copy import CopyPayload, copy_files, link_files
 from lakeload.kernel.load.file_check import check_listed_sizes, check_package_files
-from lakeload.load.refresh import RefreshLoad, table_files
+from lakeload.load.refresh import RefreshLoad
 from lakeload.schema.schema import Schema
-from lakeload.spark.session import run_tasks
-from lakeload.spark.session_kind import executors_on_this_host
 from lakeload.spark.shipping import dumps_for_executors
 from lakeload.storage.packages import NORMALIZED, PipelineStorage
 
@@ -60,7 +56,6 @@ if TYPE_CHECKING:
     from pyspark.sql import SparkSession
 
 logger = logging.getLogger("lakeload.load")
-FILES_PER_TASK = 8
 
 
 def ensure_init(client: FilesystemClient) -> None:
@@ -86,10 +81,6 @@ def store_schema(client: FilesystemClient, schema: Schema) -> bool:
     return True
 
 
-def _chunks(items: list[Any], size: int) -> list[list[Any]]:
-    return [items[i : i + size] for i in range(0, len(items), size)]
-
-
 class Loader:
     """Loads normalized packages of one pipeline into one dataset of a filesystem destination."""
 
@@ -113,70 +104,48 @@ class Loader:
             check_listed_sizes(wio.file_sizes(package_dir, self.storage.working), package["files"], load_id, package_dir)
         ensure_init(self.client)
         RefreshLoad(self.client, self.layout, self.pipeline_name).apply(schema, package, self.storage.package_dir(NORMALIZED, load_id))
-        plain = [f for f in package["files"] if not is_delta_table(schema, f["table"])]
-        if any(is_delta_table(schema, root) for root in package["root_tables"]):  # also without rows: replace empties
-            delta_files, result.replaced_tables = DeltaLoader(self.spark, self.client, self.pipeline_name, self.storage.working).load(
-                package_dir, package, schema
-            )
-            result.files += delta_files
-        result.files += self._copy(package_dir, dict(package, files=plain), schema.name)
-        self._replace(schema, package, result)
+        for name, work in self.format_loads(package_dir, package, schema).items():
+            loaded = table_format(name).load(work)
+            result.files += loaded.files
+            result.replaced_tables += loaded.replaced_tables
+            result.deleted_files += loaded.deleted_files
         store_schema(self.client, schema)
         if package.get("state"):
             self._store_state(package["state"], load_id, schema.version_hash)
-        versions = record_versions(self.client, schema, load_id) if delta_table_names(schema) else None
+        self._complete(schema, load_id)
+        result.elapsed = time.perf_counter() - started
+        return result
+
+    def format_loads(self, package_dir: str, package: dict[str, Any], schema: Schema) -> dict[str, FormatLoad]:
+        """The package's root tables and files grouped by table format: the work of each format, in the order of
+        the formats' first root tables, plain files last (also a format's trees without rows: a replace empties
+        its tables)."""
+        roots: dict[str, list[str]] = {}
+        for root_name in package["root_tables"]:
+            roots.setdefault(format_name(schema, root_name), []).append(root_name)
+        files: dict[str, list[dict[str, Any]]] = {}
+        for file in package["files"]:
+            files.setdefault(format_name(schema, file["table"]), []).append(file)
+        names = sorted(dict.fromkeys([*roots, *files]), key=lambda name: name == PLAIN)
+        return {
+            name: FormatLoad(
+                spark=self.spark, client=self.client, layout=self.layout, pipeline_name=self.pipeline_name,
+                working=self.storage.working, package_dir=package_dir, package=package, schema=schema,
+                root_tables=roots.get(name, []), files=files.get(name, []),
+            )
+            for name in names
+        }
+
+    def _complete(self, schema: Schema, load_id: str) -> None:
+        """The `_dlt_loads` record, with what each format of the schema records before and after it."""
+        formats = dict.fromkeys(format_name(schema, table["name"]) for table in schema.data_tables())
+        after = [hook for name in formats if (hook := table_format(name).record_completion(self.client, schema, load_id))]
         path, content = state_files.loads_record(
             load_id=load_id, schema_name=schema.name, schema_version_hash=schema.version_hash, inserted_at=pendulum.now("UTC")
         )
         self.client.write_bytes(path, content)
-        if versions is not None:
-            publish_latest(self.client, versions)
-        result.elapsed = time.perf_counter() - started
-        return result
-
-    def _copy(self, package_dir: str, package: dict[str, Any], schema_name: str) -> list[dict[str, Any]]:
-        config = self.client.config
-        payload = CopyPayload(
-            bucket_url=config.bucket_url,
-            fs_kwargs=fsspec_kwargs(config),
-            dataset_path=self.client.dataset_path,
-            package_dir=package_dir,
-            layout=self.layout,
-            schema_name=schema_name,
-            load_id=package["load_id"],
-            package_timestamp=package["created_at"],
-            is_local=config.is_local,
-            rename_after_write=config.protocol in SFTP_PROTOCOLS,
-            working=self.storage.working,
-            retry=config.retry,
-        )
-        if config.protocol == "memory":
-            # an in-memory bucket exists only in this process: executors (other processes) cannot reach it
-            return copy_files(payload, package["files"])
-        description = f"lakeload load {package['load_id']}: copy files"
-        linked: list[dict[str, Any]] = []
-        left: list[dict[str, Any]] = package["files"]
-        if config.is_local and self.storage.working is None and executors_on_this_host(self.spark):
-            try:  # no Spark job for a local bucket beside the package
-                linked, left = link_files(payload, left)
-            except Exception as exc:  # a layout placeholder or a rename failed: the copy tasks' error
-                raise LoadError(f"{description}: {type(exc).__name__}: {exc}") from exc
-        chunks = _chunks(left, FILES_PER_TASK)
-        copied = run_tasks(self.spark, copy_files, payload, chunks, description, working=self.storage.working, error=LoadError)
-        return linked + [f for chunk in copied for f in chunk]
-
-    def _replace(self, schema: Schema, package: dict[str, Any], result: LoadResult) -> None:
-        new_files = {f["path"] for f in result.files}
-        for root_name in package["root_tables"]:
-            root = schema.tables.get(root_name, {})
-            if root.get("write_disposition") != "replace" or root.get("table_format") == "delta":
-                continue
-            for table in schema.nested_tables_of(root_name):
-                files = table_files(self.client, self.layout, schema.name, table["name"])
-                stale = [p for p in files if p not in new_files and not p.endswith(".lakeload-tmp")]
-                self.client.delete(stale)
-                result.deleted_files += len(stale)
-                result.replaced_tables.append(table["name"])
+        for hook in after:
+            hook()
 
     def _store_state(self, state: PipelineState, load_id: str, schema_hash: str) -> None:
         stored = cast(PipelineState, {k: v for k, v in state.items() if k != "_local"})

@@ -26,6 +26,7 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, cast
 
 import lakeload.kernel.spark.working as wio
+from lakeload.destinations.impl.filesystem.table_format import table_format_of_hint
 from lakeload.errors import NormalizeError
 from lakeload.kernel.contracts import TPackageFile
 from lakeload.kernel.normalize.contract import ContractSettings
@@ -127,13 +128,21 @@ TABLE_FILE_FORMATS = frozenset({"jsonl", "parquet", "csv"})
 
 
 def _root_formats(schema: Schema, tables: dict[str, TTable], file_format: str) -> dict[str, str]:
-    """Delta tables are always written as parquet, whatever the package's file format; a table whose schema names
-    a file format (`file_format`, where `run(loader_file_format=...)` leaves it) keeps it in later loads, as in dlt."""
-    delta = [name for name in tables if schema.tables[name].get("table_format") == "delta"]
-    if delta and file_format != "parquet":
-        logger.info("Delta tables %s are written as parquet; loader_file_format=%r applies to the others.", delta, file_format)
-    formats = {name: schema.tables[name].get("file_format") for name in tables if name not in delta}
-    return {**{name: fmt for name, fmt in formats.items() if fmt in TABLE_FILE_FORMATS}, **dict.fromkeys(delta, "parquet")}
+    """A table format that fixes its tables' file format (`TableFormatCapabilities.file_format`; Delta: parquet)
+    has it whatever the package's file format; a table whose schema names a file format (`file_format`, where
+    `run(loader_file_format=...)` leaves it) keeps it in later loads, as in dlt."""
+    by_format: dict[tuple[str, str], list[str]] = {}  # (table format, its file format): tables
+    for name in tables:
+        table_format = table_format_of_hint(schema.tables[name].get("table_format"))
+        if table_format.capabilities.file_format:
+            by_format.setdefault((table_format.name, table_format.capabilities.file_format), []).append(name)
+    for (format_name, fixed_format), names in by_format.items():
+        if fixed_format != file_format:
+            logger.info("%s tables %s are written as %s; loader_file_format=%r applies to the others.",
+                        format_name.capitalize(), names, fixed_format, file_format)
+    fixed = {name: fixed_format for (_, fixed_format), names in by_format.items() for name in names}
+    formats = {name: schema.tables[name].get("file_format") for name in tables if name not in fixed}
+    return {**{name: fmt for name, fmt in formats.items() if fmt in TABLE_FILE_FORMATS}, **fixed}
 
 
 def arrow_item_formats(plan: NormalizePlan) -> dict[str, str]:

@@ -10,6 +10,7 @@ import logging
 from collections.abc import Sequence
 from typing import Any
 
+from lakeload.destinations.impl.filesystem.table_format import table_format_of_hint
 from lakeload.schema.schema import Schema
 from lakeload.user_warnings import warn_user
 
@@ -34,10 +35,10 @@ def hint_overrides(
 
 
 def warn_merge_fallback(schema: Schema, manifest: dict[str, Any]) -> None:
-    """Warn for every merge table of the package that is not a Delta table (it is appended to)."""
+    """Warn for every merge table of the package whose table format cannot merge (it is appended to)."""
     for name in manifest["tables"]:
         table = schema.tables.get(name, {})
-        if table.get("write_disposition") == "merge" and table.get("table_format") != "delta":
+        if table.get("write_disposition") == "merge" and not table_format_of_hint(table.get("table_format")).capabilities.merge_strategies:
             msg = f"Falling back to 'append' on '{name}': merge needs table_format='delta' on a filesystem destination."
             logger.warning(msg)
             warn_user(msg)

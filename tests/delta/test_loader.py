@@ -11,6 +11,7 @@ from deltalake import DeltaTable
 
 import lakeload
 import lakeload.delta.merge as merge_module
+import lakeload.delta.merge_files as merge_files_module
 import lakeload.delta.merge_winners as winners_module
 from lakeload.delta import get_delta_tables
 from lakeload.errors import ExtractStepFailed, PipelineStepFailed
@@ -293,7 +294,7 @@ def test_removals_in_tasks_rewrite_only_files_with_matches(bucket: Path, pipelin
     def no_spark_plan(*args: Any, **kwargs: Any) -> Any:
         raise AssertionError("the Spark rewrite plan ran")
 
-    monkeypatch.setattr(merge_module, "rewrite_files", no_spark_plan)
+    monkeypatch.setattr(merge_files_module, "rewrite_files", no_spark_plan)
     p = make_pipeline(bucket, pipelines_dir)
     items = upsert("items", primary_key="sku")
     p.run(items([{"sku": i, "v": "old", "tags": [{"t": f"a{i}", "marks": [i]}]} for i in range(4)]))

@@ -13,6 +13,7 @@ from deltalake import DeltaTable
 
 import lakeload
 import lakeload.delta.merge as merge_module
+import lakeload.delta.merge_files as merge_files_module
 from lakeload.delta.spark_io import Rewrite
 
 pytestmark = pytest.mark.usefixtures("spark")
@@ -29,13 +30,13 @@ def test_merge_matches_unique_keys_without_distinct_and_broadcasts_root_ids(
     bucket: Path, pipelines_dir: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     plans: dict[str, str] = {}
-    real = merge_module.rewrite_files
+    real = merge_files_module.rewrite_files
 
     def recording(spark: Any, tables: dict[str, Rewrite], description: str, **kwargs: Any) -> Any:
         plans.update({name: _plan(t.drops if t.drops is not None else kwargs["tagged"]) for name, t in tables.items()})
         return real(spark, tables, description, **kwargs)
 
-    monkeypatch.setattr(merge_module, "rewrite_files", recording)
+    monkeypatch.setattr(merge_files_module, "rewrite_files", recording)
     monkeypatch.setattr(merge_module, "DROP_TASK_ROWS", 0)  # the Spark plan, not the removals in tasks
 
     @lakeload.resource(name="users", write_disposition="merge", primary_key="key", table_format="delta")

@@ -50,10 +50,10 @@ def pause(folder: Path, step: str, what: str) -> None:
 
 
 def install_pauses(folder: Path) -> None:
+    from lakeload.delta import table_format
     from lakeload.delta.commit import DeltaTarget
-    from lakeload.load import loader
 
-    real_commit, real_record = DeltaTarget.commit, loader.record_versions
+    real_commit, real_record = DeltaTarget.commit, table_format.record_versions
     calls: list[str] = []
 
     def commit(self: DeltaTarget, *args: Any, **kwargs: Any) -> None:
@@ -67,7 +67,7 @@ def install_pauses(folder: Path) -> None:
         return versions
 
     DeltaTarget.commit = commit  # type: ignore[method-assign]
-    loader.record_versions = record_versions  # type: ignore[assignment]
+    table_format.record_versions = record_versions  # type: ignore[assignment]
 
 
 def main() -> None:

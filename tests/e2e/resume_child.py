@@ -53,10 +53,10 @@ def install_pause(step: str, marker: str) -> None:
         assert hasattr(normalizer, "settle_drafts"), "the pause point moved: patch what normalize now calls"
         normalizer.settle_drafts = settle  # type: ignore[assignment]
     else:
-        from lakeload.load import loader
+        from lakeload.load import plain_format
 
-        real_copy = loader.run_tasks
-        loader.FILES_PER_TASK = 1
+        real_copy = plain_format.run_tasks
+        plain_format.FILES_PER_TASK = 1
 
         def copy_some(
             spark: Any, task: Any, payload: Any, items: list[Any], description: str, *args: Any, **kwargs: Any
@@ -64,14 +64,14 @@ def install_pause(step: str, marker: str) -> None:
             real_copy(spark, task, payload, items[:1], description, *args, **kwargs)
             pause_forever(marker)
 
-        loader.run_tasks = copy_some  # type: ignore[assignment]
-        real_link = loader.link_files
+        plain_format.run_tasks = copy_some  # type: ignore[assignment]
+        real_link = plain_format.link_files
 
         def link_some(payload: Any, files: list[Any]) -> Any:  # a local bucket beside the package: the driver links
             real_link(payload, files[:1])
             pause_forever(marker)
 
-        loader.link_files = link_some  # type: ignore[assignment]
+        plain_format.link_files = link_some  # type: ignore[assignment]
 
 
 def load(bucket: str, pipelines_dir: str, mode: str, disposition: str = "append", table_format: str | None = None) -> Any:

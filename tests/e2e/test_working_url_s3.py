@@ -102,7 +102,7 @@ def test_resume_after_failed_normalize_and_load(
         raise RuntimeError("load killed")
 
     with monkeypatch.context() as patch:
-        patch.setattr("lakeload.load.loader.Loader._copy", failing_copy)
+        patch.setattr("lakeload.load.plain_format.PlainFormat.copy", failing_copy)
         with pytest.raises(Exception, match="load killed"):
             p.load()
     assert _left(fs, f"{prefix}/wres/{load_id}/normalized")  # kept for the next load

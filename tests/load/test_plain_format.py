@@ -8,7 +8,7 @@ from typing import Any
 import pytest
 
 import lakeload
-from lakeload.load import loader
+from lakeload.load import plain_format
 
 pytestmark = pytest.mark.usefixtures("spark")
 
@@ -17,15 +17,15 @@ USERS = [{"id": i, "name": f"user {i}", "pets": [{"name": f"pet {i}"}]} for i in
 
 @pytest.fixture
 def copy_jobs(monkeypatch: pytest.MonkeyPatch) -> list[int]:
-    """How many files each `run_tasks` call of the loader handed to Spark tasks."""
+    """How many files each `run_tasks` call of the plain format handed to Spark tasks."""
     jobs: list[int] = []
-    real = loader.run_tasks
+    real = plain_format.run_tasks
 
     def counting(spark: Any, task: Any, payload: Any, items: list[Any], *args: Any, **kwargs: Any) -> Any:
         jobs.append(sum(len(chunk) for chunk in items))
         return real(spark, task, payload, items, *args, **kwargs)
 
-    monkeypatch.setattr(loader, "run_tasks", counting)
+    monkeypatch.setattr(plain_format, "run_tasks", counting)
     return jobs
 
 
