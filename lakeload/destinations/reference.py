@@ -58,7 +58,7 @@ from typing import Any, ClassVar, Protocol, TypedDict
 
 from lakeload.destinations.state_types import PipelineState
 from lakeload.errors import ConfigurationError
-from lakeload.kernel.contracts import TLoadedFile, TSinkResult
+from lakeload.kernel.contracts import TLoadedFile, TRow, TSinkResult
 from lakeload.schema.typing import TTableSchema
 
 
@@ -137,9 +137,9 @@ class LoadPackage:
     tables: dict[str, TTableSchema]
     jobs: list[LoadJob]
     row_counts: dict[str, int]
-    read_rows: Callable[[LoadJob], Iterator[dict[str, Any]]] = field(repr=False)
+    read_rows: Callable[[LoadJob], Iterator[TRow]] = field(repr=False)
 
-    def rows(self, job: LoadJob) -> Iterator[dict[str, Any]]:
+    def rows(self, job: LoadJob) -> Iterator[TRow]:
         """The job's rows, one dict each, streamed from its file."""
         return self.read_rows(job)
 
