@@ -10,7 +10,7 @@ converts its type to and from one of them, so a new handler needs no Delta code.
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 from urllib.parse import unquote
 
 import pyarrow as pa
@@ -19,12 +19,20 @@ from lakeload.dagster.config import WriteMode
 from lakeload.dagster.location import DeltaLocation, TableLocation
 from lakeload.dagster.predicates import arrow_filter, sql_predicate
 from lakeload.dagster.slices import TableSlice
+from lakeload.delta.snapshot_files import ListedFile
 from lakeload.destinations.impl.filesystem.client import destination_error
 from lakeload.errors import DestinationError, LakeloadError
 from lakeload.kernel.delta.files import partition_value
 
 if TYPE_CHECKING:
     from deltalake import DeltaTable
+
+
+class SliceFile(ListedFile):
+    """A data file that may hold rows of the slice (`DeltaConnection.slice_files`): its log entry's size and rows."""
+
+    size: int
+    rows: int | None  # `numRecords` of its statistics (None: the log has none)
 
 
 class SliceNotEmptyError(LakeloadError):
@@ -89,7 +97,7 @@ class DeltaConnection:
     def predicate(self, schema: pa.Schema) -> str | None:
         return sql_predicate(self.slice, schema)
 
-    def slice_files(self) -> list[dict[str, Any]]:
+    def slice_files(self) -> list[SliceFile]:
         """The add actions (path as in the log, size, rows, partition values) of the files that may hold
         rows of the slice: exactly the slice's files when it filters on partition columns."""
         if self._table is None:
@@ -119,7 +127,7 @@ class DeltaConnection:
         files = self.slice_files()
         exact = not self.slice.partitions or self.slice_is_exact()
         if exact and all(f["rows"] is not None for f in files):
-            return sum(int(f["rows"]) for f in files)
+            return sum(int(f["rows"] or 0) for f in files)
         if self._table is None:
             return 0
         schema = self.table_schema()

@@ -14,7 +14,7 @@ from __future__ import annotations
 
 import json
 import uuid
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 from urllib.parse import unquote
 
 import pyarrow as pa
@@ -35,6 +35,8 @@ if TYPE_CHECKING:
 
     from lakeload.dagster.connection import DeltaConnection
     from lakeload.dagster.slices import TableSlice
+    from lakeload.delta.snapshot_files import RemoveEntry
+    from lakeload.kernel.contracts import TAddAction
 
 
 def arrow_schema(frame: DataFrame) -> pa.Schema:
@@ -81,14 +83,14 @@ def _partition_by(connection: DeltaConnection) -> tuple[str, ...]:
     return tuple(existing)
 
 
-def _remove(spec: DeltaFileSpec, adds: list[dict[str, Any]]) -> None:
+def _remove(spec: DeltaFileSpec, adds: list[TAddAction]) -> None:
     """Delete data files the executors wrote that will not be committed."""
     fs, _ = url_to_fs(spec.bucket_url, spec.fs_kwargs)
     for add in adds:
         fs.rm_file(f"{spec.table_dir}/{add['path']}")
 
 
-def _check_files(connection: DeltaConnection, spec: DeltaFileSpec, adds: list[dict[str, Any]]) -> None:
+def _check_files(connection: DeltaConnection, spec: DeltaFileSpec, adds: list[TAddAction]) -> None:
     """Every written file must hold rows of the slice only; otherwise delete them all and refuse."""
     outside = [a for a in adds if not contains(connection.slice, spec.schema, a["partition_values"])]
     if not outside:
@@ -120,7 +122,7 @@ def write_spark(connection: DeltaConnection, frame: DataFrame) -> OutputMetadata
     _check_files(connection, spec, adds)
     old = connection.slice_files() if overwrite and connection.slice.partitions else []
     # log paths are URL-encoded; delta-rs encodes the paths of actions it is given
-    removes = [{"path": unquote(f["path"]), "size": f["size"], "partition_values": f["partition_values"]} for f in old]
+    removes: list[RemoveEntry] = [{"path": unquote(f["path"]), "size": f["size"], "partition_values": f["partition_values"]} for f in old]
     mode = "overwrite" if overwrite and not connection.slice.partitions else "append"
     try:
         target.commit(adds, removes, mode, configuration=connection.settings.table_config, replace_schema=replace_schema)
@@ -133,7 +135,7 @@ def write_spark(connection: DeltaConnection, frame: DataFrame) -> OutputMetadata
     return materialization_metadata(connection, target.schema, sum(_rows(a) for a in adds))
 
 
-def _rows(add: dict[str, Any]) -> int:
+def _rows(add: TAddAction) -> int:
     return int(json.loads(add["stats"])["numRecords"])
 
 

@@ -32,6 +32,9 @@ from lakeload.kernel.filesystem.retry import RetryPolicy, StorageRetriesExhauste
 if TYPE_CHECKING:
     from deltalake import DeltaTable
 
+    from lakeload.delta.snapshot_files import RemoveEntry, SnapshotFile
+    from lakeload.kernel.contracts import TAddAction, TLoadedFile
+
 
 @dataclass
 class DeltaTarget:
@@ -71,7 +74,7 @@ class DeltaTarget:
         """Whether the opened snapshot holds the commit of `mark` (this step of this load)."""
         return mark.found_in(self.table)
 
-    def files(self) -> list[dict[str, Any]]:
+    def files(self) -> list[SnapshotFile]:
         """The current snapshot's data files: path (as in the log), size, partition values (log strings), stats."""
         if self.table is None:
             return []
@@ -127,7 +130,7 @@ class DeltaTarget:
             self.table.alter.add_columns(DeltaSchema.from_arrow(pa.schema(new)).fields, commit_properties=properties)
 
     def commit(
-        self, adds: list[dict[str, Any]], removes: list[dict[str, Any]], mode: str, mark: LoadMark | None = None,
+        self, adds: list[TAddAction], removes: list[RemoveEntry], mode: str, mark: LoadMark | None = None,
         configuration: dict[str, str] | None = None, replace_schema: bool = False, strict: bool = False,
     ) -> None:
         """Commit `adds` (and `removes`) in one transaction, tagged with `mark` when given; `configuration` sets
@@ -223,7 +226,7 @@ class DeltaTarget:
         return text
 
 
-def committed_files(table_name: str, adds: list[dict[str, Any]]) -> list[dict[str, Any]]:
+def committed_files(table_name: str, adds: list[TAddAction]) -> list[TLoadedFile]:
     """Load-result entries for committed add actions."""
     return [
         {"table": table_name, "path": f"{table_name}/{a['path']}", "rows": json.loads(a["stats"])["numRecords"], "bytes": a["size"]}

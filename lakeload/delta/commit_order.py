@@ -32,10 +32,11 @@ table at the version recorded with the last completed load (`lakeload.delta.load
 from __future__ import annotations
 
 from collections.abc import Iterable
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 from urllib.parse import unquote
 
 if TYPE_CHECKING:
+    from lakeload.delta.snapshot_files import RemoveEntry, SnapshotFile
     from lakeload.schema.schema import Schema
 
 
@@ -65,7 +66,7 @@ def nested_parents_first(schema: Schema, root_name: str, names: Iterable[str]) -
     return order
 
 
-def removes_of(files: list[dict[str, Any]]) -> list[dict[str, Any]]:
+def removes_of(files: list[SnapshotFile]) -> list[RemoveEntry]:
     """Remove entries for `DeltaTarget.commit` of snapshot files (`DeltaTarget.files()`).
 
     Log paths are URL-encoded; delta-rs encodes the paths of actions itself, so they are decoded here.

@@ -19,7 +19,7 @@ whose table another writer committed to meanwhile is done again (`lakeload.delta
 from __future__ import annotations
 
 import logging
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
 import lakeload.kernel.spark.working as wio
 from lakeload.delta.commit import DeltaTarget, committed_files
@@ -41,6 +41,9 @@ from lakeload.spark.session import run_tasks
 if TYPE_CHECKING:
     from pyspark.sql import SparkSession
 
+    from lakeload.kernel.contracts import TAddAction, TLoadedFile
+    from lakeload.storage.manifest import NormalizedPackage, PackageFile
+
 logger = logging.getLogger("lakeload.load")
 FILES_PER_TASK = 4
 
@@ -55,7 +58,7 @@ class DeltaLoader:
         self.working = working  # the bucket package files are in (`[spark] working_url`), else None
         self.client = client
         self.pipeline_name = pipeline_name
-        self.committed: list[dict[str, Any]] = []  # the files this loader committed (load-result entries)
+        self.committed: list[TLoadedFile] = []  # the files this loader committed (load-result entries)
         self.recorded: dict[str, tuple[int, str]] = {}  # (version, id) per table at the schema's last completed load
         self._options: dict[str, str] | None = None
 
@@ -108,12 +111,12 @@ class DeltaLoader:
             target.check_partitions()
         return targets
 
-    def load(self, package_dir: str, package: dict[str, Any], schema: Schema) -> tuple[list[dict[str, Any]], list[str]]:
+    def load(self, package_dir: str, package: NormalizedPackage, schema: Schema) -> tuple[list[TLoadedFile], list[str]]:
         """Load every Delta tree of the package; returns the files committed and the tables replaced."""
-        by_table: dict[str, list[dict[str, Any]]] = {}
+        by_table: dict[str, list[PackageFile]] = {}
         for file in package["files"]:
             if is_delta_table(schema, file["table"]):
-                by_table.setdefault(file["table"], []).append(dict(file, path=wio.join(package_dir, file["path"])))
+                by_table.setdefault(file["table"], []).append({**file, "path": wio.join(package_dir, file["path"])})
         self.committed = []
         self.recorded = completed_tables(self.client, schema.name)
         replaced: list[str] = []
@@ -126,7 +129,7 @@ class DeltaLoader:
         return self.committed, replaced
 
     def write_tree(
-        self, targets: list[DeltaTarget], package: dict[str, Any], by_table: dict[str, list[dict[str, Any]]],
+        self, targets: list[DeltaTarget], package: NormalizedPackage, by_table: dict[str, list[PackageFile]],
         modes: dict[str, str], mark: LoadMark, strict: bool = False,
     ) -> None:
         """Append (or, for mode `replace`, overwrite with) the package's files of each of `targets`: every table's
@@ -147,8 +150,8 @@ class DeltaLoader:
             self.committed += committed_files(target.name, adds[target.name])
 
     def package_adds(
-        self, targets: list[DeltaTarget], load_id: str, by_table: dict[str, list[dict[str, Any]]], operation: str | dict[str, str]
-    ) -> dict[str, list[dict[str, Any]]]:
+        self, targets: list[DeltaTarget], load_id: str, by_table: dict[str, list[PackageFile]], operation: str | dict[str, str]
+    ) -> dict[str, list[TAddAction]]:
         """Rewrite a package's normalized files of the `targets` as data files of them, in one Spark job (no
         commit, no Spark SQL plan: each task copies whole files with pyarrow): the add actions per table.
         `operation` (in the files' names): one for all tables, or one per table name."""
@@ -159,7 +162,7 @@ class DeltaLoader:
         ]
         description = f"lakeload load {load_id}: write {', '.join(specs)}"
         written = run_tasks(self.spark, write_tables_package_files, specs, chunks, description, working=self.working, error=LoadError)
-        adds: dict[str, list[dict[str, Any]]] = {name: [] for name in specs}
+        adds: dict[str, list[TAddAction]] = {name: [] for name in specs}
         for result in written:
             adds[result["table"]] += result["actions"]
         return adds

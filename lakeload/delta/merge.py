@@ -62,7 +62,10 @@ if TYPE_CHECKING:
     from pyspark.sql import Column, DataFrame
 
     from lakeload.delta.package_writer import PackageWriter
+    from lakeload.delta.snapshot_files import Rewritten, SnapshotFile
+    from lakeload.kernel.contracts import TAddAction
     from lakeload.schema.schema import Schema
+    from lakeload.storage.manifest import NormalizedPackage, PackageFile
 
 BROADCAST_CONF = "spark.sql.autoBroadcastJoinThreshold"
 BROADCAST_BYTES = 128 * 1024 * 1024
@@ -73,7 +76,7 @@ class MergeJob:
     """Merges one package's rows of a root table (and its nested tables) into their Delta tables."""
 
     def __init__(
-        self, loader: PackageWriter, schema: Schema, package: dict[str, Any], by_table: dict[str, list[dict[str, Any]]],
+        self, loader: PackageWriter, schema: Schema, package: NormalizedPackage, by_table: dict[str, list[PackageFile]],
         root_name: str, mark: LoadMark, repair: Callable[[MergeJob, list[str]], None],
     ) -> None:
         self.loader = loader
@@ -160,7 +163,7 @@ class MergeJob:
             self.commit(self.targets[name], new[name], [], claim=bool(replaced) or self.root_done)
 
     def commit_nested_removals(
-        self, pending: list[str], rewritten: dict[str, tuple[list[dict[str, Any]], list[dict[str, Any]]]]
+        self, pending: list[str], rewritten: Rewritten
     ) -> None:
         """Step 1: the rewritten files of the `pending` nested tables, children first (each a strict commit on
         top of the snapshot read: its additions, step 3, then commit on top of this one)."""
@@ -169,7 +172,7 @@ class MergeJob:
             if replaced:
                 self.commit(self.targets[name], kept, replaced, self.mark.of_step(REMOVALS))
 
-    def _new_rows(self, names: list[str], plan: dict[str, Any], inserted: DataFrame | None) -> dict[str, list[dict[str, Any]]]:
+    def _new_rows(self, names: list[str], plan: dict[str, Any], inserted: DataFrame | None) -> dict[str, list[TAddAction]]:
         """Write the new rows of the `names` tables (not committed): their add actions. When every incoming
         record is inserted (`inserted` None), the package's files are copied as they are, in one job."""
         if inserted is None:
@@ -256,7 +259,7 @@ class MergeJob:
             return {"matched": matched.limit(0), "rewrite": False, "new": select_present(inserted, data_columns), "inserted": inserted}
         return {"matched": matched, "rewrite": True, "new": select_present(inserts, data_columns), "inserted": inserts}
 
-    def _candidate_files(self, target: DeltaTarget, files: list[dict[str, Any]], incoming: DataFrame | None) -> list[dict[str, Any]]:
+    def _candidate_files(self, target: DeltaTarget, files: list[SnapshotFile], incoming: DataFrame | None) -> list[SnapshotFile]:
         """The files that may hold rows matching `incoming` (partition and key-range pruning; None: no partitions)."""
 
         if target.partition_by and not self.merge_key and incoming is not None:
@@ -282,7 +285,7 @@ class MergeJob:
         by_root, linked = split_links(self._nested_targets(pending), self._parents(pending), self.root_name)
         return None if linked else by_root
 
-    def _rewrite_in_tasks(self, root: DeltaTarget, nested: list[DeltaTarget]) -> dict[str, tuple[list[dict[str, Any]], list[dict[str, Any]]]]:
+    def _rewrite_in_tasks(self, root: DeltaTarget, nested: list[DeltaTarget]) -> Rewritten:
         """The root's and `nested` tables' files rewritten without the removed rows, in one job of pyarrow tasks."""
         names = ", ".join([root.name, *(t.name for t in nested)])
         return drops_in_tasks(
@@ -328,7 +331,7 @@ class MergeJob:
         return sum(n for n in counts if isinstance(n, int)) if all(isinstance(n, int) for n in counts) else None
 
     def commit(
-        self, target: DeltaTarget, adds: list[dict[str, Any]], replaced: list[dict[str, Any]], mark: LoadMark | None = None,
+        self, target: DeltaTarget, adds: list[TAddAction], replaced: list[SnapshotFile], mark: LoadMark | None = None,
         claim: bool = False,
     ) -> None:
         """Commit the written `adds` with the removal of the `replaced` files (strict), marked with `mark` (the

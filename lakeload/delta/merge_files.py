@@ -10,7 +10,7 @@ Example (`writer` is the Delta loader of a load in progress, `target` an opened 
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
 import pyarrow as pa
 
@@ -32,9 +32,11 @@ if TYPE_CHECKING:
 
     from lakeload.delta.commit import DeltaTarget
     from lakeload.delta.package_writer import PackageWriter
+    from lakeload.delta.snapshot_files import Rewritten, SnapshotFile
+    from lakeload.kernel.contracts import TAddAction
     from lakeload.kernel.delta.files import DeltaFileSpec
+    from lakeload.storage.manifest import PackageFile
 
-Rewritten = dict[str, tuple[list[dict[str, Any]], list[dict[str, Any]]]]  # per table: new files' adds, replaced files
 
 
 class MergeFiles:
@@ -49,14 +51,14 @@ class MergeFiles:
         """How executors write data files of `target` for this load (`operation` in the files' names)."""
         return self.writer.file_spec(target, self.load_id, operation)
 
-    def read(self, target: DeltaTarget, files: list[dict[str, Any]], columns: list[str], row_index: bool = False) -> DataFrame:
+    def read(self, target: DeltaTarget, files: list[SnapshotFile], columns: list[str], row_index: bool = False) -> DataFrame:
         """The `columns` of the rows of `files`, with the name of the file each comes from (and its position
         in it, with `row_index`)."""
         schema = pa.schema([f for f in target.table_schema() if f.name in columns])
         spec = snapshot_spec(self.spec(target), schema, with_file=True, with_row_index=row_index)
         return read_snapshot(self.spark, spec, files)
 
-    def write(self, target: DeltaTarget, rows: DataFrame) -> list[dict[str, Any]]:
+    def write(self, target: DeltaTarget, rows: DataFrame) -> list[TAddAction]:
         """Write `rows` as new data files of `target` (on the executors): their add actions."""
         return write_frame(self.spark, rows, self.spec(target), f"lakeload load {self.load_id}: merge {target.name}")
 
@@ -74,7 +76,7 @@ class MergeFiles:
             tables[name] = Rewrite(rows, target.files(), spec)
         return rewrite_files(self.spark, tables, f"lakeload load {self.load_id}: rewrite {', '.join(drops)}", tagged=tagged)
 
-    def nested_rows(self, target: DeltaTarget, files: list[dict[str, Any]], inserted: DataFrame | None) -> DataFrame | None:
+    def nested_rows(self, target: DeltaTarget, files: list[PackageFile], inserted: DataFrame | None) -> DataFrame | None:
         """The package's rows of a nested table (its `files`) that belong to inserted root rows (`inserted`
         None: every incoming record was inserted); None when the package has no rows for it."""
         from pyspark.sql import functions as F

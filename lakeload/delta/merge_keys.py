@@ -16,6 +16,8 @@ from lakeload.kernel.normalize.relational import C_DLT_ROOT_ID
 if TYPE_CHECKING:
     from pyspark.sql import DataFrame
 
+    from lakeload.delta.snapshot_files import SnapshotFile
+
 KEY_PREFIX = "__lakeload_k_"
 MATCHED = "__lakeload_matched"
 
@@ -66,7 +68,7 @@ def byte_size(size: str) -> int:
     return int(number) * units.get(text[len(number):], 1) if number.lstrip("-").isdigit() else 10 * 1024**2
 
 
-def all_have_root_ids(files: list[dict[str, Any]], stored_columns: set[str]) -> bool:
+def all_have_root_ids(files: list[SnapshotFile], stored_columns: set[str]) -> bool:
     """Whether every row of `files` has a `_dlt_root_id` (by the files' null counts), so that the rows below a
     removed parent row are found by their root id alone."""
     if C_DLT_ROOT_ID not in stored_columns:

@@ -14,7 +14,7 @@ The commits are strict again: removals children first, additions parents first.
 from __future__ import annotations
 
 from dataclasses import replace
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
 from lakeload.delta.commit_retry import read_with_retry
 from lakeload.delta.spark_io import package_frame
@@ -25,6 +25,7 @@ if TYPE_CHECKING:
 
     from lakeload.delta.commit import DeltaTarget
     from lakeload.delta.merge import MergeJob
+    from lakeload.kernel.contracts import TAddAction
 
 ALIVE = "__lakeload_alive_id"
 
@@ -57,7 +58,7 @@ def repair_nested(job: MergeJob, pending: list[str]) -> None:
         tagged = found.tagged
     rewritten = job.files.rewrite(job.targets, drops, tagged) if drops else {}
     alive = job.files.read(root, root.files(), [C_DLT_ID]).select(F.col(C_DLT_ID).alias(ALIVE))
-    new: dict[str, list[dict[str, Any]]] = {}
+    new: dict[str, list[TAddAction]] = {}
     for name in pending:
         rows = job.files.nested_rows(job.targets[name], job.by_table.get(name, []), plan["inserted"])
         if rows is not None and C_DLT_ROOT_ID in rows.columns:

@@ -12,7 +12,7 @@ from __future__ import annotations
 
 import heapq
 from collections.abc import Callable
-from typing import TYPE_CHECKING, Any, cast
+from typing import TYPE_CHECKING, Any
 
 import pyarrow as pa
 
@@ -26,14 +26,13 @@ if TYPE_CHECKING:
     from pyspark.sql import SparkSession
 
     from lakeload.delta.commit import DeltaTarget
+    from lakeload.delta.snapshot_files import Rewritten, SnapshotFile
     from lakeload.kernel.delta.files import DeltaFileSpec
     from lakeload.kernel.spark.working import WorkingStore
 
-Rewritten = dict[str, tuple[list[dict[str, Any]], list[dict[str, Any]]]]
-
 
 def drops_in_tasks(
-    spark: SparkSession, root: DeltaTarget, key: str, incoming: list[str], root_files: list[dict[str, Any]],
+    spark: SparkSession, root: DeltaTarget, key: str, incoming: list[str], root_files: list[SnapshotFile],
     nested: list[DeltaTarget], spec_of: Callable[[DeltaTarget, str], DeltaFileSpec], description: str,
     working: WorkingStore | None = None,
 ) -> Rewritten:
@@ -61,13 +60,13 @@ def drops_in_tasks(
     done: Rewritten = {}
     for result in results:
         for table, adds in result["adds"].items():
-            done.setdefault(table, ([], []))[0].extend(cast(list[dict[str, Any]], adds))  # TAddActions
+            done.setdefault(table, ([], []))[0].extend(adds)
         for table, paths in result["removes"].items():
             done.setdefault(table, ([], []))[1].extend(by_path[(table, p)] for p in paths)
     return done
 
 
-def spread(files: list[tuple[str, dict[str, Any]]], slots: int) -> list[DropItem]:
+def spread(files: list[tuple[str, SnapshotFile]], slots: int) -> list[DropItem]:
     """`files` (table, log entry with `size`) in at most `slots` tasks of near-equal bytes (largest first, each
     to the lightest task).
 

@@ -5,16 +5,18 @@ opened tables. The loader makes the tree loads, so they know it by this protocol
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Any, Protocol
+from typing import TYPE_CHECKING, Protocol
 
 if TYPE_CHECKING:
     from pyspark.sql import SparkSession
 
     from lakeload.delta.commit import DeltaTarget
     from lakeload.delta.marks import LoadMark
+    from lakeload.kernel.contracts import TAddAction, TLoadedFile
     from lakeload.kernel.delta.files import DeltaFileSpec
     from lakeload.kernel.spark.working import WorkingStore
     from lakeload.schema.schema import Schema
+    from lakeload.storage.manifest import NormalizedPackage, PackageFile
 
 
 class PackageWriter(Protocol):
@@ -23,22 +25,22 @@ class PackageWriter(Protocol):
     spark: SparkSession
     working: WorkingStore | None
     pipeline_name: str
-    committed: list[dict[str, Any]]  # the files committed so far (load-result entries)
+    committed: list[TLoadedFile]  # the files committed so far (load-result entries)
 
     def open_tree(self, schema: Schema, tree: list[str]) -> dict[str, DeltaTarget]:
         """The tables of a tree, root first, each opened."""
         ...
 
     def write_tree(
-        self, targets: list[DeltaTarget], package: dict[str, Any], by_table: dict[str, list[dict[str, Any]]],
+        self, targets: list[DeltaTarget], package: NormalizedPackage, by_table: dict[str, list[PackageFile]],
         modes: dict[str, str], mark: LoadMark, strict: bool = False,
     ) -> None:
         """Append (or replace with) the package's files of each target, one commit per table."""
         ...
 
     def package_adds(
-        self, targets: list[DeltaTarget], load_id: str, by_table: dict[str, list[dict[str, Any]]], operation: str | dict[str, str]
-    ) -> dict[str, list[dict[str, Any]]]:
+        self, targets: list[DeltaTarget], load_id: str, by_table: dict[str, list[PackageFile]], operation: str | dict[str, str]
+    ) -> dict[str, list[TAddAction]]:
         """The package's files of the targets written as data files (no commit): add actions per table."""
         ...
 

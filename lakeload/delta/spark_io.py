@@ -13,6 +13,7 @@ import functools
 import json
 import os
 import re
+from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 from urllib.parse import unquote
@@ -38,6 +39,10 @@ if TYPE_CHECKING:
     from pyspark.sql import DataFrame, SparkSession
     from pyspark.sql.types import StructType
 
+    from lakeload.delta.snapshot_files import ListedFile, Rewritten, SnapshotFile
+    from lakeload.kernel.contracts import TAddAction
+    from lakeload.storage.manifest import PackageFile
+
 
 def spark_schema(schema: pa.Schema) -> StructType:
     """The Spark schema of an Arrow schema (timestamps with a zone: TimestampType)."""
@@ -50,7 +55,7 @@ RETRY_LOAD = "The package stays pending; run `pipeline.load()`."
 
 
 def write_frame(spark: SparkSession, frame: DataFrame, spec: DeltaFileSpec, description: str,
-                retry_hint: str = RETRY_LOAD) -> list[dict[str, Any]]:
+                retry_hint: str = RETRY_LOAD) -> list[TAddAction]:
     """Write `frame` as data files of the table on the executors; returns their add actions.
 
     A failed job is a `LoadError` ending with `retry_hint` (what the caller's user should do next)."""
@@ -81,14 +86,14 @@ class Rewrite:
     `snapshot_spec(..., with_file=True, with_row_index=True)`), the snapshot's files and how to read and write."""
 
     drops: DataFrame | None  # None: the table's rows are in the `tagged` frame given to `rewrite_files`
-    files: list[dict[str, Any]]
+    files: list[SnapshotFile]
     spec: RewriteSpec
 
 
 def rewrite_files(
     spark: SparkSession, tables: dict[str, Rewrite], description: str, retry_hint: str = RETRY_LOAD,
     tagged: DataFrame | None = None,
-) -> dict[str, tuple[list[dict[str, Any]], list[dict[str, Any]]]]:
+) -> Rewritten:
     """Rewrite the files that hold dropped rows without those rows, on the executors, for several tables in one
     Spark job: per table, the add actions of the new files and the snapshot files they replace. The dropped rows
     of tables whose `drops` is None are in `tagged`, with a `table` column naming their table.
@@ -121,7 +126,7 @@ def rewrite_files(
         rows = map_in_arrow(positions.repartition(tasks), task, spark_schema(REWRITE_SCHEMA)).collect()
     except Exception as exc:
         raise LoadError(f"{description} failed: {summarize(exc)}. {retry_hint}") from None
-    done: dict[str, tuple[list[dict[str, Any]], list[dict[str, Any]]]] = {name: ([], []) for name in tables}
+    done: Rewritten = {name: ([], []) for name in tables}
     for table, kind, value in rows:
         if kind == "add":
             done[table][0].append(json.loads(value))
@@ -149,7 +154,7 @@ def task_slots(spark: SparkSession) -> int:
     return executors * int(spark.conf.get("spark.executor.cores", "1") or 1)
 
 
-def read_snapshot(spark: SparkSession, spec: SnapshotSpec, files: list[dict[str, Any]]) -> DataFrame:
+def read_snapshot(spark: SparkSession, spec: SnapshotSpec, files: Sequence[ListedFile]) -> DataFrame:
     """A DataFrame over `files` (their `path` and `partition_values` as in the log) in `spec.schema`.
 
     Local tables are read by Spark's own Parquet reader (vectorized, only the columns asked for); tables in
@@ -167,7 +172,7 @@ def read_snapshot(spark: SparkSession, spec: SnapshotSpec, files: list[dict[str,
     return map_in_arrow(listing.repartition(partitions), functools.partial(read_task, spec), schema)
 
 
-def _read_local(spark: SparkSession, spec: SnapshotSpec, files: list[dict[str, Any]]) -> DataFrame:
+def _read_local(spark: SparkSession, spec: SnapshotSpec, files: Sequence[ListedFile]) -> DataFrame:
     from pyspark.sql import functions as F
 
     partition_by = [c for c in files[0]["partition_values"] if c in spec.schema.names]
@@ -201,7 +206,7 @@ def snapshot_spec(spec: DeltaFileSpec, schema: pa.Schema, with_file: bool, with_
     return SnapshotSpec(spec.bucket_url, spec.fs_kwargs, spec.table_dir, schema, with_file, spec.is_local, with_row_index)
 
 
-def package_frame(spark: SparkSession, files: list[dict[str, Any]], working: WorkingStore | None = None) -> DataFrame:
+def package_frame(spark: SparkSession, files: list[PackageFile], working: WorkingStore | None = None) -> DataFrame:
     """The rows of one table in a package (its normalized Parquet files, at local paths or in `working`)."""
     if working is None or not any(wio.is_remote(f["path"]) for f in files):
         return spark.read.option("mergeSchema", "true").parquet(*[local_uri(f["path"]) for f in files])
@@ -210,6 +215,6 @@ def package_frame(spark: SparkSession, files: list[dict[str, Any]], working: Wor
         with wio.open_input(f["path"], working) as raw:
             schemas.append(pq.ParquetFile(raw).schema_arrow)
     spec = SnapshotSpec(working.url, dict(working.options), working.url, pa.unify_schemas(schemas), False, is_local=False)
-    listed = [{"path": wio.relative(f["path"], working.url), "partition_values": {}} for f in files]
+    listed: list[ListedFile] = [{"path": wio.relative(f["path"], working.url), "partition_values": {}} for f in files]
     return read_snapshot(spark, spec, listed)
 

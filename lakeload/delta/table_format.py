@@ -23,6 +23,7 @@ from lakeload.destinations.impl.filesystem.table_format import (
     register_table_format,
 )
 from lakeload.schema.schema import Schema
+from lakeload.storage.manifest import NormalizedPackage
 
 
 class DeltaFormat(TableFormat):
@@ -39,7 +40,7 @@ class DeltaFormat(TableFormat):
 
     def load(self, work: FormatLoad) -> FormatResult:
         loader = DeltaLoader(work.spark, work.client, work.pipeline_name, work.working)
-        package = dict(work.package, files=work.files, root_tables=work.root_tables)
+        package: NormalizedPackage = {**work.package, "files": work.files, "root_tables": work.root_tables}
         files, replaced = loader.load(work.package_dir, package, work.schema)
         return FormatResult(files=files, replaced_tables=replaced)
 

@@ -29,7 +29,7 @@ from __future__ import annotations
 import logging
 import random
 import time
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
 from lakeload.delta.commit import DeltaTarget, committed_files
 from lakeload.delta.commit_order import removes_of
@@ -41,6 +41,7 @@ from lakeload.errors import DeltaConflictError, DeltaWriteConflict
 if TYPE_CHECKING:
     from lakeload.delta.package_writer import PackageWriter
     from lakeload.schema.schema import Schema
+    from lakeload.storage.manifest import NormalizedPackage, PackageFile
 
 logger = logging.getLogger("lakeload.load")
 CONFLICT_ATTEMPTS = 8  # tries of one tree's work while other writers keep committing to it
@@ -61,7 +62,7 @@ class TreeLoad:
     """The Delta commits of one package for one tree, tried again on conflicts."""
 
     def __init__(
-        self, loader: PackageWriter, schema: Schema, package: dict[str, Any], by_table: dict[str, list[dict[str, Any]]],
+        self, loader: PackageWriter, schema: Schema, package: NormalizedPackage, by_table: dict[str, list[PackageFile]],
         tree: list[str],
     ) -> None:
         self.loader = loader

@@ -54,10 +54,11 @@ import importlib
 from abc import ABC, abstractmethod
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field, fields
-from typing import Any, ClassVar, Protocol
+from typing import Any, ClassVar, Protocol, TypedDict
 
 from lakeload.destinations.state_types import PipelineState
 from lakeload.errors import ConfigurationError
+from lakeload.kernel.contracts import TLoadedFile, TRow, TSinkResult
 from lakeload.schema.typing import TTableSchema
 
 
@@ -83,13 +84,34 @@ class DestinationCapabilities:
         return iter((f.name, getattr(self, f.name)) for f in fields(self))
 
 
+class TLoadedJob(TypedDict):
+    """A job a job client loaded (`LoadPackage.result`): its table, its file in the package, rows and format."""
+
+    table: str
+    path: str
+    rows: int
+    file_format: str
+
+
+class TDeliveredFile(TSinkResult):
+    """A package file a sink delivered (`lakeload.load.sink_loader`): the sink task's result and the file."""
+
+    path: str
+    rows: int
+
+
+TLoadResultFile = TLoadedFile | TDeliveredFile | TLoadedJob
+"""An entry of `LoadResult.files`: a file the filesystem destination wrote (`TLoadedFile`: plain and Delta
+tables), a file a sink delivered, or a job a job client loaded; all name their table, path and rows."""
+
+
 @dataclass
 class LoadResult:
     """What loading one package did: the files (or jobs) loaded, rows per table, tables replaced."""
 
     load_id: str
     schema_name: str
-    files: list[dict[str, Any]] = field(default_factory=list)
+    files: list[TLoadResultFile] = field(default_factory=list)
     row_counts: dict[str, int] = field(default_factory=dict)
     replaced_tables: list[str] = field(default_factory=list)
     deleted_files: int = 0
@@ -115,15 +137,17 @@ class LoadPackage:
     tables: dict[str, TTableSchema]
     jobs: list[LoadJob]
     row_counts: dict[str, int]
-    read_rows: Callable[[LoadJob], Iterator[dict[str, Any]]] = field(repr=False)
+    read_rows: Callable[[LoadJob], Iterator[TRow]] = field(repr=False)
 
-    def rows(self, job: LoadJob) -> Iterator[dict[str, Any]]:
+    def rows(self, job: LoadJob) -> Iterator[TRow]:
         """The job's rows, one dict each, streamed from its file."""
         return self.read_rows(job)
 
     def result(self) -> LoadResult:
         """A `LoadResult` that says every job was loaded."""
-        files = [{"table": j.table_name, "path": j.path, "rows": j.rows, "file_format": j.file_format} for j in self.jobs]
+        files: list[TLoadResultFile] = [
+            TLoadedJob(table=j.table_name, path=j.path, rows=j.rows, file_format=j.file_format) for j in self.jobs
+        ]
         return LoadResult(self.load_id, self.schema_name, files=files, row_counts=dict(self.row_counts))
 
 

@@ -26,7 +26,7 @@ from __future__ import annotations
 
 import logging
 import time
-from typing import TYPE_CHECKING, Any, cast
+from typing import TYPE_CHECKING, cast
 
 import pendulum
 
@@ -50,6 +50,7 @@ from lakeload.kernel.load.file_check import check_listed_sizes, check_package_fi
 from lakeload.load.refresh import RefreshLoad
 from lakeload.schema.schema import Schema
 from lakeload.spark.shipping import dumps_for_executors
+from lakeload.storage.manifest import NormalizedPackage, PackageFile
 from lakeload.storage.packages import NORMALIZED, PipelineStorage
 
 if TYPE_CHECKING:
@@ -110,20 +111,20 @@ class Loader:
             result.replaced_tables += loaded.replaced_tables
             result.deleted_files += loaded.deleted_files
         store_schema(self.client, schema)
-        if package.get("state"):
-            self._store_state(package["state"], load_id, schema.version_hash)
+        if state := package.get("state"):
+            self._store_state(state, load_id, schema.version_hash)
         self._complete(schema, load_id)
         result.elapsed = time.perf_counter() - started
         return result
 
-    def format_loads(self, package_dir: str, package: dict[str, Any], schema: Schema) -> dict[str, FormatLoad]:
+    def format_loads(self, package_dir: str, package: NormalizedPackage, schema: Schema) -> dict[str, FormatLoad]:
         """The package's root tables and files grouped by table format: the work of each format, in the order of
         the formats' first root tables, plain files last (also a format's trees without rows: a replace empties
         its tables)."""
         roots: dict[str, list[str]] = {}
         for root_name in package["root_tables"]:
             roots.setdefault(format_name(schema, root_name), []).append(root_name)
-        files: dict[str, list[dict[str, Any]]] = {}
+        files: dict[str, list[PackageFile]] = {}
         for file in package["files"]:
             files.setdefault(format_name(schema, file["table"]), []).append(file)
         names = sorted(dict.fromkeys([*roots, *files]), key=lambda name: name == PLAIN)

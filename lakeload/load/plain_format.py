@@ -12,7 +12,7 @@ Example (a load in progress: `work` is a `FormatLoad` of the package's plain tab
 
 from __future__ import annotations
 
-from typing import Any
+from typing import TypeVar
 
 from lakeload.destinations.impl.filesystem.client import fsspec_kwargs
 from lakeload.destinations.impl.filesystem.table_format import (
@@ -24,16 +24,19 @@ from lakeload.destinations.impl.filesystem.table_format import (
     register_table_format,
 )
 from lakeload.errors import LoadError
+from lakeload.kernel.contracts import TLoadedFile
 from lakeload.kernel.filesystem.protocols import SFTP_PROTOCOLS
 from lakeload.kernel.load.copy import CopyPayload, copy_files, link_files
 from lakeload.load.refresh import table_files
 from lakeload.spark.session import run_tasks
 from lakeload.spark.session_kind import executors_on_this_host
+from lakeload.storage.manifest import PackageFile
 
 FILES_PER_TASK = 8
+T = TypeVar("T")
 
 
-def _chunks(items: list[Any], size: int) -> list[list[Any]]:
+def _chunks(items: list[T], size: int) -> list[list[T]]:
     return [items[i : i + size] for i in range(0, len(items), size)]
 
 
@@ -48,7 +51,7 @@ class PlainFormat(TableFormat):
         self.replace(work, result)
         return result
 
-    def copy(self, work: FormatLoad) -> list[dict[str, Any]]:
+    def copy(self, work: FormatLoad) -> list[TLoadedFile]:
         """Copy (or link) the work's files into the bucket; the load-result entries of the files written."""
         config = work.client.config
         payload = CopyPayload(
@@ -69,8 +72,8 @@ class PlainFormat(TableFormat):
             # an in-memory bucket exists only in this process: executors (other processes) cannot reach it
             return copy_files(payload, work.files)
         description = f"lakeload load {work.load_id}: copy files"
-        linked: list[dict[str, Any]] = []
-        left: list[dict[str, Any]] = work.files
+        linked: list[TLoadedFile] = []
+        left: list[PackageFile] = work.files
         if config.is_local and work.working is None and executors_on_this_host(work.spark):
             try:  # no Spark job for a local bucket beside the package
                 linked, left = link_files(payload, left)

@@ -19,7 +19,6 @@ from __future__ import annotations
 
 import logging
 import os
-from typing import Any
 
 from lakeload.delta.marks import REFRESH, LoadMark
 from lakeload.delta.storage import delta_error, storage_options
@@ -28,6 +27,7 @@ from lakeload.destinations.impl.filesystem.client import FilesystemClient
 from lakeload.destinations.impl.filesystem.state_file_names import parse_version_name
 from lakeload.kernel.filesystem.layout import Layout
 from lakeload.schema.schema import Schema
+from lakeload.storage.manifest import NormalizedPackage
 
 logger = logging.getLogger("lakeload.load")
 DONE_MARKER = "refresh.done"
@@ -50,7 +50,7 @@ def table_files(client: FilesystemClient, layout: Layout, schema_name: str, tabl
     return [p for p in client.find(folder) if p.startswith(prefix)]
 
 
-def _overwritten(schema: Schema, package: dict[str, Any], table_name: str) -> bool:
+def _overwritten(schema: Schema, package: NormalizedPackage, table_name: str) -> bool:
     """A Delta table this package replaces anyway (its root has `replace`): the load's overwrite truncates it."""
     if table_name not in schema.tables:
         return False
@@ -66,7 +66,7 @@ class RefreshLoad:
         self.layout = layout
         self.pipeline_name = pipeline_name
 
-    def apply(self, schema: Schema, package: dict[str, Any], package_dir: str) -> None:
+    def apply(self, schema: Schema, package: NormalizedPackage, package_dir: str) -> None:
         """Drop and truncate what the package's refresh names (once per package)."""
         plan = package.get("refresh")
         marker = os.path.join(package_dir, DONE_MARKER)

@@ -50,7 +50,7 @@ from lakeload.schema.schema import (
 from lakeload.schema.schema_update import schema_update
 from lakeload.schema.typing import TStoredSchema, TTable
 from lakeload.spark.session import run_tasks
-from lakeload.storage.manifest import NormalizedPackage, PackageFile
+from lakeload.storage.manifest import NormalizedPackage
 from lakeload.storage.packages import (
     EXTRACTED,
     NORMALIZED,
@@ -239,7 +239,7 @@ class Normalizer:
             "created_at": manifest["created_at"],
             "file_format": self.file_format,
             "root_tables": list(manifest["tables"]),
-            "files": cast(list[PackageFile], files),  # the kernel's file entries (table, path, rows, bytes, ...)
+            "files": files,
             "row_counts": row_counts,
             "schema": cast(TStoredSchema, schema.to_dict()),
             "state": manifest.get("state"),

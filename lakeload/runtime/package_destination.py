@@ -16,6 +16,7 @@ from __future__ import annotations
 
 import json
 import os
+from collections.abc import Mapping
 from typing import Any
 
 from lakeload.config.credentials import url_without_password
@@ -44,7 +45,7 @@ def _describe(record: DestinationRecord) -> str:
 
 
 def check_package_destination(
-    package: dict[str, Any], current: DestinationRecord | None, load_id: str, pipeline_name: str, redirect: bool = False
+    package: Mapping[str, Any], current: DestinationRecord | None, load_id: str, pipeline_name: str, redirect: bool = False
 ) -> None:
     """Raise `PendingPackageDestinationError` when `package` was made for another destination than `current`."""
     recorded: DestinationRecord | None = package.get("destination")

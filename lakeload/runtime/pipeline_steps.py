@@ -199,7 +199,8 @@ class Steps:
             self.progress.end("load", f"{len(result.files)} files")
             self._spark.add_stage_time("load", started)
             info.packages.append(
-                PackageInfo(load_id, result.schema_name, result.row_counts, result.files, result.replaced_tables,
+                PackageInfo(load_id, result.schema_name, result.row_counts, [dict(f) for f in result.files],
+                            result.replaced_tables,
                             load_seconds=result.elapsed or time.perf_counter() - started, created_at=package.get("created_at"),
                             schema_update=package.get("schema_update", {}))
             )

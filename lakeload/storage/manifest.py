@@ -2,8 +2,10 @@
 
 Both are written once, as JSON, and read back by later steps (normalize, load, `pipeline.get_load_package_info`,
 the dashboard): these types name their keys where dlt's `TLoadPackageState` names its own. They live here, beside
-`PipelineStorage` that reads the files, so that extract, normalize, load, Delta and runtime share them. Paths in
-them are relative to the package's data base (`PipelineStorage.data_base`).
+`PipelineStorage` that reads the files, so that extract, normalize, load, Delta and runtime share them; the
+`package.json` ones (`NormalizedPackage`, `PackageFile`, `DestinationRecord`, `RefreshPlan`) are defined in
+`lakeload.destinations.package_types`, the lowest layer that reads the file, and exported here. Paths in them are
+relative to the package's data base (`PipelineStorage.data_base`).
 
 >>> package: NormalizedPackage = read_package_json('{"load_id": "1.5", "row_counts": {"users": 2}}')
 >>> sum(package["row_counts"].values())
@@ -16,28 +18,13 @@ from typing import TypedDict, cast
 
 import orjson
 
+from lakeload.destinations.package_types import DestinationRecord as DestinationRecord
+from lakeload.destinations.package_types import NormalizedPackage as NormalizedPackage
+from lakeload.destinations.package_types import PackageFile as PackageFile
+from lakeload.destinations.package_types import RefreshPlan as RefreshPlan
 from lakeload.destinations.state_types import PipelineState
 from lakeload.schema.contract import ContractSetting
-from lakeload.schema.typing import TStoredSchema, TTableSchema
-
-
-class DestinationRecord(TypedDict):
-    """Where a package is meant to be loaded (no secret: URL passwords are masked)."""
-
-    destination_type: str
-    destination_name: str
-    bucket_url: str
-    dataset_name: str
-
-
-class RefreshPlan(TypedDict):
-    """What a refresh does to one package's schema and bucket (stored in the manifest and `package.json`)."""
-
-    refresh: str
-    dropped_tables: list[TTableSchema]  # tables that saw data: their files go (children first)
-    truncated_tables: list[TTableSchema]  # tables that saw data: emptied, kept in the schema
-    schema_drops: list[str]  # every table removed from the schema (also those that never saw data)
-    delta_tables: list[str]  # the dropped or truncated tables that are Delta tables
+from lakeload.schema.typing import TTableSchema
 
 
 class SourceSlice(TypedDict):
@@ -66,24 +53,6 @@ class SplitEntry(_SplitEntry, total=False):
     source: SourceSlice
 
 
-class _PackageFile(TypedDict):
-    table: str
-    path: str
-    rows: int
-
-
-class PackageFile(_PackageFile, total=False):
-    """A file of a package as normalize records it in `package.json` (and a load result lists it).
-
-    `bytes` (and, for Parquet, `rows`) is what the load checks the file against before it copies it."""
-
-    file_id: str
-    ext: str
-    bytes: int
-    split: int  # the split (manifest entry) it was normalized from
-    file_format: str  # a sink's load result: the format of the job's file
-
-
 class ContractEntry(TypedDict, total=False):
     """What extract's contract checks add to `manifest.json`: the contract of this run or source, when set."""
 
@@ -107,23 +76,6 @@ class ExtractManifest(_ExtractManifest, total=False):
     destination: DestinationRecord | None
     refresh: RefreshPlan | None
     schema_contract: ContractSetting
-
-
-class NormalizedPackage(TypedDict, total=False):
-    """`load/normalized/<load_id>/package.json` (kept in `loaded/` as the record of the load)."""
-
-    load_id: str
-    schema_name: str
-    created_at: str
-    file_format: str
-    root_tables: list[str]
-    files: list[PackageFile]
-    row_counts: dict[str, int]
-    schema: TStoredSchema
-    state: PipelineState | None
-    destination: DestinationRecord | None
-    refresh: RefreshPlan | None
-    schema_update: dict[str, TTableSchema]
 
 
 def read_package_json(text: str | bytes) -> NormalizedPackage:

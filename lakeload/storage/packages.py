@@ -160,12 +160,9 @@ class PipelineStorage:
         if self.working is not None:
             remove_tree(self.data_base(stage, load_id), self.working)
 
-    def normalized_package(self, load_id: str) -> tuple[str, dict[str, Any]]:
-        """The data base of a normalized package (see `data_base`) and its `package.json` (files, schema, state).
-
-        Untyped for the loaders (`load.loader`, `delta.loader`) that still take a plain dict; `package_json` is the
-        same file as a `NormalizedPackage`."""
-        return self.data_base(NORMALIZED, load_id), read_json(os.path.join(self.package_dir(NORMALIZED, load_id), "package.json"))
+    def normalized_package(self, load_id: str) -> tuple[str, NormalizedPackage]:
+        """The data base of a normalized package (see `data_base`) and its `package.json` (files, schema, state)."""
+        return self.data_base(NORMALIZED, load_id), self.package_json(NORMALIZED, load_id)
 
     def package_json(self, stage: str, load_id: str) -> NormalizedPackage:
         """The `package.json` of a package in `stage` (normalized or loaded): what normalize recorded."""

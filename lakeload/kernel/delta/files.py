@@ -18,7 +18,7 @@ import tempfile
 import time
 from collections.abc import Iterable, Iterator
 from dataclasses import dataclass, field
-from typing import Any, cast
+from typing import Any
 from urllib.parse import quote
 
 import pyarrow as pa
@@ -272,9 +272,8 @@ def write_package_files(spec: DeltaFileSpec, files: list[TPackageFile]) -> list[
     return actions
 
 
-def write_tables_package_files(specs: dict[str, DeltaFileSpec], item: tuple[str, list[TPackageFile]]) -> dict[str, Any]:
+def write_tables_package_files(specs: dict[str, DeltaFileSpec], item: tuple[str, list[TPackageFile]]) -> TTableActions:
     """A `run_tasks` task over several tables: `item` is a table name and some of its package files, rewritten
     as data files of that table (see `write_package_files`); returns the table name and the add actions."""
     table, files = item
-    result: TTableActions = {"table": table, "actions": write_package_files(specs[table], files)}
-    return cast(dict[str, Any], result)  # a `TTableActions`: `lakeload.delta.loader` still declares its actions as dicts
+    return {"table": table, "actions": write_package_files(specs[table], files)}

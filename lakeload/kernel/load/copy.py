@@ -15,7 +15,7 @@ import os
 import posixpath
 import shutil
 from dataclasses import dataclass, field
-from typing import Any, cast
+from typing import Any
 
 import pendulum
 
@@ -61,17 +61,11 @@ def target_path(payload: CopyPayload, file: TPackageFile) -> str:
     )
 
 
-# `copy_files` and `link_files` still take and give `dict[str, Any]`: that is how `lakeload.load.loader` declares
-# the `files` of `package.json` it passes (read as JSON). They are `TPackageFile`s in and `TLoadedFile`s out; the
-# casts go when the loader declares those types.
-PackageFiles = list[dict[str, Any]]
-
-
-def copy_files(payload: CopyPayload, files: PackageFiles) -> PackageFiles:
+def copy_files(payload: CopyPayload, files: list[TPackageFile]) -> list[TLoadedFile]:
     """Copy `files` (package-relative `TPackageFile`s) to the bucket; returns `TLoadedFile`s (bucket-relative paths)."""
     fs, _ = url_to_fs(payload.bucket_url, payload.fs_kwargs, payload.retry)
     copied: list[TLoadedFile] = []
-    for file in cast(list[TPackageFile], files):
+    for file in files:
         path = target_path(payload, file)
         package_path = wio.join(payload.package_dir, file["path"])
         with wio.local_source(package_path, payload.working) as source:
@@ -80,10 +74,10 @@ def copy_files(payload: CopyPayload, files: PackageFiles) -> PackageFiles:
             copy = functools.partial(_copy_one, payload, fs, source, target)
             call_with_retry(payload.retry, copy, f"copy to {target}")
         copied.append(_copied(file, path))
-    return cast(PackageFiles, copied)
+    return copied
 
 
-def link_files(payload: CopyPayload, files: PackageFiles) -> tuple[PackageFiles, PackageFiles]:
+def link_files(payload: CopyPayload, files: list[TPackageFile]) -> tuple[list[TLoadedFile], list[TPackageFile]]:
     """Hard-link `files` of a package on a local disk into a local bucket: `(linked, left)`.
 
     For a local bucket beside the package (a local Spark, no working bucket) a load needs no copy at all,
@@ -94,7 +88,7 @@ def link_files(payload: CopyPayload, files: PackageFiles) -> tuple[PackageFiles,
     """
     linked: list[TLoadedFile] = []
     left: list[TPackageFile] = []
-    for file in cast(list[TPackageFile], files):
+    for file in files:
         path = target_path(payload, file)
         target = posixpath.join(payload.dataset_path, path)
         tmp = _aside(target)
@@ -106,7 +100,7 @@ def link_files(payload: CopyPayload, files: PackageFiles) -> tuple[PackageFiles,
             continue
         _rename(tmp, target)
         linked.append(_copied(file, path))
-    return cast(PackageFiles, linked), cast(PackageFiles, left)
+    return linked, left
 
 
 def _copied(file: TPackageFile, path: str) -> TLoadedFile:

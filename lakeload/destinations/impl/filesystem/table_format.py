@@ -42,6 +42,8 @@ from lakeload.errors import ConfigurationError
 
 if TYPE_CHECKING:  # types only: extract asks for capabilities without loading the bucket's client
     from lakeload.destinations.impl.filesystem.client import FilesystemClient
+    from lakeload.destinations.package_types import NormalizedPackage, PackageFile
+    from lakeload.kernel.contracts import TLoadedFile
     from lakeload.kernel.filesystem.layout import Layout
     from lakeload.kernel.spark.working import WorkingStore
     from lakeload.schema.schema import Schema
@@ -84,10 +86,10 @@ class FormatLoad:
     pipeline_name: str
     working: WorkingStore | None  # the bucket the package's files are in (`[spark] working_url`), else None
     package_dir: str
-    package: dict[str, Any]  # the normalized package's manifest (`package.json`), all formats
+    package: NormalizedPackage  # the normalized package's manifest (`package.json`), all formats
     schema: Schema
     root_tables: list[str]  # the package's root tables of this format, in package order
-    files: list[dict[str, Any]]  # the package's files of those trees (paths relative to `package_dir`)
+    files: list[PackageFile]  # the package's files of those trees (paths relative to `package_dir`)
 
     @property
     def load_id(self) -> str:
@@ -102,7 +104,7 @@ class FormatLoad:
 class FormatResult:
     """What a format loaded: the `LoadResult` pieces it fills (`lakeload.destinations.reference.LoadResult`)."""
 
-    files: list[dict[str, Any]] = field(default_factory=list)  # the files written (load-result entries)
+    files: list[TLoadedFile] = field(default_factory=list)  # the files written (load-result entries)
     replaced_tables: list[str] = field(default_factory=list)
     deleted_files: int = 0
 
