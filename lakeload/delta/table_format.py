@@ -13,13 +13,16 @@ from collections.abc import Callable
 
 from lakeload.delta.load_versions import publish_latest, record_versions
 from lakeload.delta.loader import DeltaLoader
-from lakeload.delta.tables import DELTA
+from lakeload.delta.marks import REFRESH, LoadMark
+from lakeload.delta.storage import delta_error, storage_options
+from lakeload.delta.tables import DELTA, open_delta_table
 from lakeload.destinations.impl.filesystem.client import FilesystemClient
 from lakeload.destinations.impl.filesystem.table_format import (
     FormatLoad,
     FormatResult,
     TableFormat,
     TableFormatCapabilities,
+    TableRefresh,
     register_table_format,
 )
 from lakeload.schema.schema import Schema
@@ -35,6 +38,7 @@ class DeltaFormat(TableFormat):
         merge_strategies=("upsert", "insert-only"),  # a strategy `lakeload.delta.merge` learns is added here
         merge_needs_key=True,
         hard_deletes=True,
+        row_level_merge=True,
         file_format="parquet",  # the kernel's Delta tasks rewrite the package's Parquet files as data files
     )
 
@@ -43,6 +47,24 @@ class DeltaFormat(TableFormat):
         package: NormalizedPackage = {**work.package, "files": work.files, "root_tables": work.root_tables}
         files, replaced = loader.load(work.package_dir, package, work.schema)
         return FormatResult(files=files, replaced_tables=replaced)
+
+    def truncate_table(self, refresh: TableRefresh, table_name: str, overwritten: bool) -> None:
+        """Empty the table in one commit that removes every file (its history kept, readable by delta-rs), tagged
+        with the load so that a rerun does not empty it again; nothing when the package replaces it anyway."""
+        from deltalake.transaction import CommitProperties, Transaction
+
+        table = open_delta_table(refresh.client, table_name)
+        mark = LoadMark(refresh.pipeline_name, refresh.load_id, REFRESH)
+        if overwritten or table is None or mark.found_in(table):
+            return
+        try:
+            table.delete(commit_properties=CommitProperties(app_transactions=[Transaction(mark.app, mark.version)]))
+        except Exception as exc:
+            config = refresh.client.config
+            error = delta_error(exc, config, storage_options(config), f"truncate Delta table '{table_name}' in")
+        else:
+            return
+        raise error  # outside the handler: delta-rs' own error (it may name the bucket's secrets) is not chained
 
     def record_completion(self, client: FilesystemClient, schema: Schema, load_id: str) -> Callable[[], None] | None:
         """The version of every Delta table of the schema, recorded for the load; published as the schema's latest

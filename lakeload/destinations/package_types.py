@@ -13,7 +13,7 @@ them are relative to the package's data base (`PipelineStorage.data_base`).
 
 from __future__ import annotations
 
-from typing import TypedDict
+from typing import NotRequired, TypedDict
 
 from lakeload.destinations.state_types import PipelineState
 from lakeload.kernel.contracts import TPackageFile
@@ -41,7 +41,8 @@ class RefreshPlan(TypedDict):
     dropped_tables: list[TTableSchema]  # tables that saw data: their files go (children first)
     truncated_tables: list[TTableSchema]  # tables that saw data: emptied, kept in the schema
     schema_drops: list[str]  # every table removed from the schema (also those that never saw data)
-    delta_tables: list[str]  # the dropped or truncated tables that are Delta tables
+    delta_tables: list[str]  # the dropped or truncated tables that are Delta tables (packages before `table_formats`)
+    table_formats: NotRequired[dict[str, str]]  # dropped or truncated table -> its table format, when not `plain`
 
 
 class NormalizedPackage(TypedDict, total=False):

@@ -21,6 +21,7 @@ from lakeload.destinations.impl.filesystem.table_format import (
     FormatResult,
     TableFormat,
     TableFormatCapabilities,
+    TableRefresh,
     register_table_format,
 )
 from lakeload.errors import LoadError
@@ -50,6 +51,15 @@ class PlainFormat(TableFormat):
         result = FormatResult(files=self.copy(work))
         self.replace(work, result)
         return result
+
+    def drop_table(self, refresh: TableRefresh, table_name: str) -> None:
+        """Every file of the table the layout places (tables may share folders in a layout)."""
+        refresh.client.delete(table_files(refresh.client, refresh.layout, refresh.schema_name, table_name))
+
+    def truncate_table(self, refresh: TableRefresh, table_name: str, overwritten: bool) -> None:
+        """As `drop_table`: plain files keep no history (a rerun deletes only files this load has not written:
+        the package's files go in after the refresh)."""
+        self.drop_table(refresh, table_name)
 
     def copy(self, work: FormatLoad) -> list[TLoadedFile]:
         """Copy (or link) the work's files into the bucket; the load-result entries of the files written."""

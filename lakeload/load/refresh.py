@@ -20,11 +20,9 @@ from __future__ import annotations
 import logging
 import os
 
-from lakeload.delta.marks import REFRESH, LoadMark
-from lakeload.delta.storage import delta_error, storage_options
-from lakeload.delta.tables import open_delta_table
 from lakeload.destinations.impl.filesystem.client import FilesystemClient
 from lakeload.destinations.impl.filesystem.state_file_names import parse_version_name
+from lakeload.destinations.impl.filesystem.table_format import TableRefresh, table_format
 from lakeload.kernel.filesystem.layout import Layout
 from lakeload.schema.schema import Schema
 from lakeload.storage.manifest import NormalizedPackage
@@ -72,44 +70,22 @@ class RefreshLoad:
         marker = os.path.join(package_dir, DONE_MARKER)
         if not plan or os.path.exists(marker):
             return
-        delta = set(plan.get("delta_tables", []))
+        formats = plan.get("table_formats") or dict.fromkeys(plan.get("delta_tables", []), "delta")  # older packages
+        target = TableRefresh(self.client, self.layout, schema.name, self.pipeline_name, package["load_id"])
         dropped = [t["name"] for t in plan.get("dropped_tables", [])]
         if dropped:
             logger.info("refresh=%s: dropping tables %s", plan["refresh"], dropped)
             for name in dropped:
-                self.client.delete(self.client.find(name) if name in delta else self._files(schema.name, name))
+                table_format(formats.get(name)).drop_table(target, name)
             self._drop_stored_schemas(schema.name)
         for table in plan.get("truncated_tables", []):
             name = table["name"]
-            if name not in delta:
-                self.client.delete(self._files(schema.name, name))
-            elif not _overwritten(schema, package, name):
-                self._truncate_delta(name, package["load_id"])
+            table_format(formats.get(name)).truncate_table(target, name, _overwritten(schema, package, name))
         with open(marker, "w") as f:
             f.write(plan["refresh"])
-
-    def _files(self, schema_name: str, table_name: str) -> list[str]:
-        return table_files(self.client, self.layout, schema_name, table_name)
 
     def _drop_stored_schemas(self, schema_name: str) -> None:
         """dlt drops a schema's history with its tables: the load stores the new version next."""
         names = self.client.list_dir("_dlt_version")
         mine = [n for n in names if (parts := parse_version_name(n)) and parts.schema_name == schema_name]
         self.client.delete([f"_dlt_version/{n}" for n in mine])
-
-    def _truncate_delta(self, table_name: str, load_id: str) -> None:
-        """Empty a Delta table in one commit, tagged so that a rerun of this load does not empty it again."""
-        from deltalake.transaction import CommitProperties, Transaction
-
-        table = open_delta_table(self.client, table_name)
-        mark = LoadMark(self.pipeline_name, load_id, REFRESH)
-        if table is None or mark.found_in(table):
-            return
-        try:
-            table.delete(commit_properties=CommitProperties(app_transactions=[Transaction(mark.app, mark.version)]))
-        except Exception as exc:
-            error = delta_error(exc, self.client.config, storage_options(self.client.config),
-                                f"truncate Delta table '{table_name}' in")
-        else:
-            return
-        raise error

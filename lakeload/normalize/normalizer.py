@@ -103,16 +103,16 @@ def _root_settings(schema: Schema, tables: dict[str, TTable], max_nesting: int |
         table = schema.tables[name]
         pk = tuple(columns_with_hint(table, "primary_key"))
         is_merge = table.get("write_disposition") == "merge"
-        delta_merge = is_merge and table.get("table_format") == "delta"
-        upsert = delta_merge and bool(pk)
+        row_merge = is_merge and table_format_of_hint(table.get("table_format")).capabilities.row_level_merge
+        upsert = row_merge and bool(pk)
         nesting = table.get("x-normalizer", {}).get("max_nesting", default_nesting)
-        propagate = requires_root_key(schema, table)
+        propagate = requires_root_key(schema, table, row_merge)
         if propagate:
             record_root_key(schema, name)
         roots[name] = RootTableSettings(
             row_id="key_hash" if upsert else "random", primary_key=pk, max_nesting=nesting,
             propagate_root_key=propagate,
-            occurrence=delta_merge,
+            occurrence=row_merge,
         )
     return roots
 

@@ -26,6 +26,7 @@ from __future__ import annotations
 import copy
 import logging
 
+from lakeload.destinations.impl.filesystem.table_format import PLAIN, format_name
 from lakeload.destinations.state_types import SourceState
 from lakeload.errors import ConfigurationError
 from lakeload.schema.schema import Schema
@@ -98,15 +99,15 @@ def plan_refresh(
     tables = tables_of_resources(schema, None if everything else resource_names)
     _reset_state(sources_state, source_name, None if everything else resource_names)
     with_data = [copy.deepcopy(t) for t in reversed(tables) if _seen_data(t)]
-    delta = [t["name"] for t in tables if schema.root_table_of(t["name"]).get("table_format") == "delta"]
+    formats = {t["name"]: name for t in with_data if (name := format_name(schema, t["name"])) != PLAIN}
+    delta = [n for n, name in formats.items() if name == "delta"]  # read by loads of earlier versions
     if refresh == "drop_data":
         return RefreshPlan(refresh=refresh, dropped_tables=[], truncated_tables=with_data, schema_drops=[],
-                           delta_tables=[n for n in delta if any(t["name"] == n for t in with_data)])
+                           delta_tables=delta, table_formats=formats)
     if not tables:
         logger.info("refresh=%r drops no tables of schema '%s': none is known yet", refresh, schema.name)
     return RefreshPlan(refresh=refresh, dropped_tables=with_data, truncated_tables=[],
-                       schema_drops=[t["name"] for t in reversed(tables)],
-                       delta_tables=[n for n in delta if any(t["name"] == n for t in with_data)])
+                       schema_drops=[t["name"] for t in reversed(tables)], delta_tables=delta, table_formats=formats)
 
 
 def apply_to_schema(schema: Schema, plan: RefreshPlan | None) -> Schema:

@@ -118,9 +118,10 @@ def is_complete_column(column: TColumn) -> bool:
 ROOT_KEY_MERGE_STRATEGIES = frozenset({"upsert", "insert-only", "delete-insert", "cdc"})
 
 
-def requires_root_key(schema: Schema, root: TTable) -> bool:
+def requires_root_key(schema: Schema, root: TTable, row_level_merge: bool = False) -> bool:
     """dlt's rule for `_dlt_root_id` in the nested tables of `root`: the source's `root_key` when given, else a
-    Delta merge table (a merge into a non-Delta table is an append and has none); a chain that has it keeps it.
+    merge table of a format that merges rows in place (`row_level_merge`: Delta's; a merge into plain files is an
+    append and has none); a chain that has it keeps it.
 
     >>> requires_root_key(Schema("s"), {"name": "users", "write_disposition": "merge", "columns": {}})
     False
@@ -129,7 +130,7 @@ def requires_root_key(schema: Schema, root: TTable) -> bool:
     if explicit is not None:
         needed = bool(explicit)
     else:
-        needed = (root.get("write_disposition") == "merge" and root.get("table_format") == "delta"
+        needed = (root.get("write_disposition") == "merge" and row_level_merge
                   and root.get("x-merge-strategy", "upsert") in ROOT_KEY_MERGE_STRATEGIES)
     return needed or any(columns_with_hint(t, "root_key") for t in schema.nested_tables_of(root["name"]))
 

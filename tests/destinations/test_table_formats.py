@@ -110,3 +110,27 @@ def test_a_pipeline_loads_a_registered_formats_tables_through_it(json_rows: Json
     assert sorted(path.name for path in (bucket / "ds" / "users").iterdir()) == [f"{load_id}.json"]  # nothing copied
     assert len(list((bucket / "ds" / "_dlt_loads").iterdir())) == 2
     assert [path.suffix for path in (bucket / "ds" / "plain_users").iterdir()] == [".gz"]
+
+
+@pytest.mark.usefixtures("spark")
+def test_a_refresh_drops_and_empties_a_formats_tables_through_it(
+    json_rows: JsonRowsFormat, tmp_path: Path
+) -> None:
+    bucket = tmp_path / "bucket"
+    p = lakeload.pipeline("formats", destination=lakeload.destinations.filesystem(str(bucket)), dataset_name="ds",
+                          pipelines_dir=str(tmp_path / "pipelines"))
+    first = p.run(USERS, table_name="users", table_format="json_rows").loads_ids[0]
+    second = p.run(USERS[:1], table_name="users", table_format="json_rows", refresh="drop_resources").loads_ids[0]
+    assert sorted(path.name for path in (bucket / "ds" / "users").iterdir()) == [f"{second}.json"]  # the folder went
+    assert first != second and len(json.loads((bucket / "ds" / "users__pets" / f"{second}.json").read_text())) == 1
+    third = p.run(USERS[1:], table_name="users", table_format="json_rows", refresh="drop_data").loads_ids[0]
+    assert sorted(path.name for path in (bucket / "ds" / "users").iterdir()) == [f"{third}.json"]  # emptied, then loaded
+    assert "users" in p.default_schema.tables
+
+
+def test_the_filesystem_destination_offers_the_registered_formats_and_their_merge_strategies(
+    json_rows: JsonRowsFormat,
+) -> None:
+    caps = lakeload.destinations.filesystem("/tmp/unused").capabilities()
+    assert caps.supported_table_formats == ("delta", "json_rows", "upsert_only")
+    assert caps.supported_merge_strategies == ("upsert", "insert-only")

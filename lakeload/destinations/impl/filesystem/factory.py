@@ -15,6 +15,7 @@ from lakeload.destinations.impl.filesystem.configuration import (
     FilesystemConfiguration,
     resolve_configuration,
 )
+from lakeload.destinations.impl.filesystem.table_format import table_format, table_format_names
 from lakeload.destinations.reference import Destination, DestinationCapabilities
 
 _CAPABILITY_NAMES = {f.name for f in fields(DestinationCapabilities)}
@@ -55,7 +56,12 @@ class filesystem(Destination):  # noqa: N801 - dlt's factory name
         return self.destination_name or self.destination_type
 
     def capabilities(self) -> DestinationCapabilities:
-        return replace(DestinationCapabilities(), **self.capability_overrides)
+        """dlt's capabilities of a filesystem destination; its table formats are those registered
+        (`table_format.table_format_names`), its merge strategies those of any of them."""
+        names = table_format_names()
+        strategies = dict.fromkeys(s for name in names for s in table_format(name).capabilities.merge_strategies)
+        found = DestinationCapabilities(supported_table_formats=tuple(names), supported_merge_strategies=tuple(strategies))
+        return replace(found, **self.capability_overrides)
 
     def configuration(self, pipeline_name: str | None = None) -> FilesystemConfiguration:
         """Resolve this destination's settings from arguments, env vars and TOML files."""

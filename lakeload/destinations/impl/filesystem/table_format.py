@@ -66,6 +66,7 @@ class TableFormatCapabilities:
     nested_tables: bool = True
     hard_deletes: bool = False
     file_format: str | None = None  # the file format its tables are normalized to; None: the package's
+    row_level_merge: bool = False  # merges rows in place by key: merge rows get key ids, nested rows the root key
 
     def supports_merge(self, strategy: str) -> bool:
         """Whether a merge of `strategy` is done as a merge (False also for a format that appends merges).
@@ -109,6 +110,17 @@ class FormatResult:
     deleted_files: int = 0
 
 
+@dataclass(frozen=True)
+class TableRefresh:
+    """What dropping or emptying a table for a package's `refresh` needs (`TableFormat.drop_table`, `truncate_table`)."""
+
+    client: FilesystemClient
+    layout: Layout
+    schema_name: str
+    pipeline_name: str
+    load_id: str
+
+
 class TableFormat(ABC):
     """A table format of the filesystem destination (see the module docstring)."""
 
@@ -119,6 +131,18 @@ class TableFormat(ABC):
     def load(self, work: FormatLoad) -> FormatResult:
         """Load the package's trees of this format (called once per package, also for trees without rows: a
         replace with no rows empties its tables)."""
+
+    def drop_table(self, refresh: TableRefresh, table_name: str) -> None:
+        """Remove a table with its data (`refresh="drop_sources"` or `"drop_resources"`), before the package's files
+        go in. By default the table's folder goes: a format that keeps each table in a folder of its own."""
+        refresh.client.delete(refresh.client.find(table_name))
+
+    def truncate_table(self, refresh: TableRefresh, table_name: str, overwritten: bool) -> None:
+        """Empty a table that stays in the schema (`refresh="drop_data"`), before the package's files go in;
+        `overwritten`: the package replaces the table anyway. By default its files go, as `drop_table`: a format
+        with a history (Delta, Iceberg) empties the table in a commit of the load instead, so that a rerun does not
+        empty what the load wrote."""
+        self.drop_table(refresh, table_name)
 
     def record_completion(self, client: FilesystemClient, schema: Schema, load_id: str) -> Callable[[], None] | None:
         """Called right before the load's `_dlt_loads` record, for every format `schema` has tables of: record
