@@ -71,7 +71,7 @@ class Inspect:
     def schema(self, name: str | None = None) -> Schema:
         """A stored schema (the default one when no name is given); a new, empty one when none is stored."""
         schema_name = name or self.default_schema_name or self._settings.pipeline_name
-        return self._storage.load_schema(schema_name) or Schema(schema_name)
+        return self._storage.stored_or_new_schema(schema_name)
 
     @property
     def schemas(self) -> dict[str, Schema]:

@@ -36,7 +36,6 @@ from lakeload.runtime.lock import PipelineLock
 from lakeload.runtime.package_destination import check_pending_destinations
 from lakeload.runtime.pipeline_settings import PipelineSettings
 from lakeload.runtime.state import new_state
-from lakeload.schema.schema import Schema
 from lakeload.storage.packages import EXTRACTED, EXTRACTING, NORMALIZED, NORMALIZING, PipelineStorage
 
 if TYPE_CHECKING:
@@ -142,7 +141,7 @@ class Maintenance:
                 )
             if name not in schema_names:
                 raise ConfigurationError(f"Pipeline {pipeline_name} has no schema '{name}'; its schemas are {schema_names}.")
-            self.job_client().update_stored_schema(self._storage.load_schema(name) or Schema(name))
+            self.job_client().update_stored_schema(self._storage.stored_or_new_schema(name))
 
     def drop(self) -> None:
         """Delete the working folder (state, schemas) and the pending packages (also under working_url); the bucket is

@@ -55,9 +55,6 @@ class Steps:
         self.progress = progress
         self._early = early
 
-    def _schema(self, name: str) -> Schema:
-        return self._storage.load_schema(name) or Schema(name)
-
     def extract(
         self, data: Any, overrides: dict[str, Any], schema: str | Schema | None, loader_file_format: str | None, *,
         overlap: bool, refresh: str | None, default_refresh: str | None,
@@ -69,7 +66,7 @@ class Steps:
         check_shared_working(settings.pipeline_name, self._spark.current, self._storage)  # a remote Connect server
         refresh = check_refresh(refresh) or default_refresh
         resources, schema_name = self._resources(data, overrides, schema)
-        stored = self._schema(schema_name)  # read once: only read below
+        stored = self._storage.stored_or_new_schema(schema_name)  # read once: only read below
         naming = settings.schema_naming(stored)
         contracts = root_contracts(data, resources, overrides, stored)
         context = ExtractContext(settings.pipeline_name, schema_name, sources_state=copy.deepcopy(state.get("sources", {})),
@@ -139,7 +136,7 @@ class Steps:
 
     def _early_normalize(self, schema_name: str, loader_file_format: str | None, plan: RefreshPlan | None) -> EarlyNormalize:
         """Normalize that starts on extracted files while extract goes on (`run()` only)."""
-        schema = apply_to_schema(self._schema(schema_name), plan)
+        schema = apply_to_schema(self._storage.stored_or_new_schema(schema_name), plan)
         fmt = loader_file_format or self._settings.preferred_format()
         return EarlyNormalize(self._spark.session, lambda: self._normalizer(schema, fmt), schema)
 
@@ -165,7 +162,7 @@ class Steps:
         for load_id in self._storage.list_packages(EXTRACTED):
             started = time.perf_counter()
             manifest = read_json(os.path.join(self._storage.package_dir(EXTRACTED, load_id), "manifest.json"))
-            schema = apply_to_schema(self._schema(manifest["schema_name"]), manifest.get("refresh"))
+            schema = apply_to_schema(self._storage.stored_or_new_schema(manifest["schema_name"]), manifest.get("refresh"))
             fmt = manifest.get("loader_file_format") or self._settings.preferred_format()
             self.progress.start("normalize", len(manifest["splits"]), unit="Spark tasks")
             early = self._early.take(load_id)

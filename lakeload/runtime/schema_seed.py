@@ -36,7 +36,7 @@ def seed_schema(storage: PipelineStorage, schema: str | Schema | None, data: Any
     if not isinstance(schema, Schema):
         name = schema
         if source is not None:
-            stored = storage.load_schema(name or source.name) or Schema(name or source.name)
+            stored = storage.stored_or_new_schema(name or source.name)
             if _source_settings(stored, source):
                 storage.save_schema(stored)
         return name

@@ -135,6 +135,10 @@ class PipelineStorage:
         except (KeyError, TypeError, ValueError, AttributeError) as exc:  # JSON, but no schema
             raise WorkingFolderCorruptedError(os.path.basename(self.root), path, f"schema '{name}'") from exc
 
+    def stored_or_new_schema(self, name: str) -> Schema:
+        """The stored schema `name`, or a new, empty one of that name when none is stored."""
+        return self.load_schema(name) or Schema(name)
+
     def save_schema(self, schema: Schema) -> None:
         write_json_atomic(self.schema_path(schema.name), schema.to_dict())
 
