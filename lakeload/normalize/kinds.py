@@ -68,10 +68,9 @@ class ExecutorSplits:
         computed = run_tasks(self.spark, normalize_split, plan, left, f"lakeload normalize {plan.load_id}",
                              self.on_progress, working=self.working)
         self.results = {split.index: result for split, result in zip(left, computed, strict=True)}
-        done_early = {index: report for index, report in self.early.items() if any(s.index == index for s in splits)}
-        self.results.update(done_early)
-        if done_early and self.on_progress is not None:
-            self.on_progress(len(done_early))  # done while extract ran
+        self.results.update(self.early)  # the package's splits normalized early (`normalizer._matching`)
+        if self.early and self.on_progress is not None:
+            self.on_progress(len(self.early))  # done while extract ran
 
     def report(self, plan: NormalizePlan, split: Split, tables: dict[str, TTable]) -> SplitReport:
         return self.results[split.index]

@@ -76,11 +76,6 @@ class DeferredSession(SparkSession):
         return self._made
 
 
-def deferred_session(context: SparkContext, options: Mapping[str, Any]) -> SparkSession:
-    """The session lakeload hands out for a context it started: `DeferredSession` (see the module)."""
-    return DeferredSession(context, options)
-
-
 def active_session() -> SparkSession | None:
     """pyspark's active session, or a `DeferredSession` not made yet (pyspark asks the JVM, which has none)."""
     session = SparkSession._instantiatedSession

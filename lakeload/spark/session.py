@@ -150,7 +150,7 @@ def _build(master: str, conf: Mapping[str, str]) -> SparkSession:
     from pyspark import SparkConf, SparkContext
     from pyspark.sql import SparkSession
 
-    from lakeload.spark.deferred_session import deferred_session
+    from lakeload.spark.deferred_session import DeferredSession
 
     options = {"spark.app.name": APP_NAME, "spark.master": master, **conf}
     try:
@@ -159,7 +159,7 @@ def _build(master: str, conf: Mapping[str, str]) -> SparkSession:
         with pandas_check_silenced():  # PySpark checks the pandas version while the context starts
             if SparkContext._active_spark_context is None and SparkSession._instantiatedSession is None:
                 context = SparkContext.getOrCreate(SparkConf().setAll(list(options.items())))
-                return deferred_session(context, options)  # its SQL side is made when first used
+                return DeferredSession(context, options)  # its SQL side is made when first used
             builder = SparkSession.builder
             for key, value in options.items():
                 builder = builder.config(key, value)
