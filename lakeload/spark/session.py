@@ -83,11 +83,15 @@ def get_spark(
         spark = get_spark()                       # local[*] unless configured or a session is already active
         spark = get_spark("local-cluster[2,1,1024]", {"spark.executor.memory": "512m"})
     """
+    from pyspark.sql import SparkSession
+
     from lakeload.spark.deferred_session import active_session
 
     with _lock:
         settings = resolve_spark_settings(pipeline_name)
-        active = active_session()
+        # with settings of its own, a call finds only what pyspark calls active (a session lakeload has not made yet
+        # is then made by the builder below, with those settings applied, as pyspark's getOrCreate does)
+        active = active_session() if master is None and conf is None else SparkSession.getActiveSession()
         if active is not None:
             warn_ignored(active, settings)
             return active

@@ -40,3 +40,29 @@ def test_a_small_run_never_makes_the_sql_session_and_the_users_builder_gets_lake
     assert facts == {"made_after_run": False, "same_twice": True, "users_is_ours": True, "made_after_users": True,
                      "time_zone": "UTC", "active_is_ours": True, "rows": 3, "tags": 20}
     assert done.stderr == ""
+
+
+SETTINGS_CHILD = """
+import json, threading
+from lakeload.spark.session import get_spark
+from lakeload.spark.session_kind import ignored_settings
+from lakeload.spark.settings import SparkSettings
+first = threading.Thread(target=get_spark)  # lakeload's session, started in another thread (as a pipeline's)
+first.start()
+first.join()
+spark = get_spark(conf={"spark.sql.shuffle.partitions": "2", "spark.default.parallelism": "2"})
+wanted = SparkSettings(conf={"spark.sql.shuffle.partitions": "2", "spark.default.parallelism": "2"})
+print(json.dumps({"made": spark.made, "ignored": ignored_settings(spark, wanted)}))
+"""
+
+
+@pytest.mark.slow  # a fresh process starting its own Spark
+def test_settings_given_to_get_spark_apply_to_a_session_not_made_yet(tmp_path: Path) -> None:
+    """As pyspark's builder applies a call's SQL settings to the session it returns, so does `get_spark(conf=...)`
+    to lakeload's session that another thread started and nothing has made yet."""
+    env = {k: v for k, v in os.environ.items() if not k.startswith("SPARK__") and k != "SPARK_REMOTE"}
+    env.update(PYTHONPATH=str(REPO), HOME=str(tmp_path / "home"), SPARK__MASTER="local[1]", SPARK__WARM="false")
+    done = subprocess.run([sys.executable, "-c", SETTINGS_CHILD], env=env, capture_output=True, text=True,
+                          timeout=300, cwd=tmp_path)
+    assert done.returncode == 0, done.stderr[-3000:]
+    assert json.loads(done.stdout.strip().splitlines()[-1]) == {"made": True, "ignored": []}
