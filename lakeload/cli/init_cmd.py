@@ -43,7 +43,8 @@ def register(commands: Any) -> None:
     command.add_argument("destination", choices=("filesystem",), metavar="DESTINATION", help="filesystem")
     command.add_argument("--bucket", choices=sorted(BUCKETS), default="file",
                          help="the bucket kind (default: file, a local folder)")
-    command.add_argument("--table-format", choices=("delta",), default=None, help="load Delta tables")
+    command.add_argument("--table-format", choices=("delta", "iceberg"), default=None,
+                         help="load Delta or Iceberg tables")
     command.add_argument("--force", action="store_true", help="overwrite files that exist")
     command.add_argument("--dir", default=".", metavar="PATH", help="the project folder (default: the current one)")
     command.set_defaults(handler=run_init)
@@ -96,8 +97,8 @@ def init_project(source: str, bucket: str, table_format: str | None, force: bool
 
 
 def script(source: str, table_format: str | None) -> str:
-    delta = ', table_format="delta"' if table_format == "delta" else ""
-    return SCRIPTS[source].format(table_format_arg=delta, run_table_format_arg=delta)
+    hint = f', table_format="{table_format}"' if table_format else ""
+    return SCRIPTS[source].format(table_format_arg=hint, run_table_format_arg=hint)
 
 
 def config_toml(source: str, bucket: str) -> str:
@@ -126,5 +127,5 @@ def secrets_toml(bucket: str) -> str:
 
 
 def requirements(bucket: str, table_format: str | None) -> str:
-    extras = [e for e in (BUCKETS[bucket][2], "deltalake" if table_format == "delta" else None) if e]
+    extras = [e for e in (BUCKETS[bucket][2], {"delta": "deltalake", "iceberg": "iceberg"}.get(table_format or "")) if e]
     return f"lakeload[{','.join(extras)}]\n" if extras else "lakeload\n"

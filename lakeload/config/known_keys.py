@@ -124,6 +124,10 @@ def root() -> Section:
             "normalize": Section(nested={"data_writer": data_writer}, strict=False, open_tables=True),
             "data_writer": data_writer,
             "pipeline": Section(frozenset({"lock", "lock_timeout"})),  # one run per working folder (runtime/lock.py)
+            "iceberg_catalog": Section(  # dlt's keys (lakeload.iceberg.catalog); the config table goes to pyiceberg
+                frozenset({"iceberg_catalog_name", "iceberg_catalog_type", "iceberg_catalog_config"}),
+                frozenset({"iceberg_catalog_config"}),
+            ),
         },
         strict=False, open_tables=True,
     )

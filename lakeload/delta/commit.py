@@ -17,7 +17,7 @@ from __future__ import annotations
 
 import json
 import time
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import TYPE_CHECKING, Any
 
 import pyarrow as pa
@@ -69,6 +69,19 @@ class DeltaTarget:
             error = StorageUnavailableError if isinstance(exc, StorageRetriesExhausted) else DestinationError
             raise error(f"Cannot open Delta table '{self.name}' at {self.uri}: {self._message(exc)}") from None
         return self.table
+
+    def read_version(self) -> int | None:
+        """The version of the opened snapshot (None: the table does not exist yet)."""
+        return None if self.table is None else self.table.version()
+
+    def at_version(self, version: int | None) -> DeltaTarget:
+        """This table as it was at `version` (a negative or None version: not there yet)."""
+        from deltalake import DeltaTable
+
+        if version is None or version < 0:
+            return replace(self, table=None)
+        table = read_with_retry(self, lambda: DeltaTable(self.uri, storage_options=self.storage_options, version=version))
+        return replace(self, table=table)
 
     def committed(self, mark: LoadMark) -> bool:
         """Whether the opened snapshot holds the commit of `mark` (this step of this load)."""

@@ -28,10 +28,9 @@ from lakeload.delta.load_versions import completed_tables
 from lakeload.delta.log_damage import check_not_rolled_back
 from lakeload.delta.marks import LoadMark
 from lakeload.delta.storage import retry_storage_options, storage_options, table_uri
-from lakeload.delta.tables import is_delta_table
 from lakeload.delta.tree import TreeLoad
 from lakeload.destinations.impl.filesystem.client import FilesystemClient, fsspec_kwargs
-from lakeload.errors import DestinationError, LoadError
+from lakeload.errors import DeltaConflictError, DestinationError, LoadError, TableConflictError
 from lakeload.kernel.delta.files import DeltaFileSpec, delta_schema, write_tables_package_files
 from lakeload.kernel.normalize.writers import arrow_schema, complete_columns
 from lakeload.kernel.spark.working import WorkingStore
@@ -50,6 +49,10 @@ FILES_PER_TASK = 4
 
 class DeltaLoader:
     """Loads the Delta tables of packages of one pipeline into one dataset."""
+
+    format_name = "delta"  # the `table_format` hint of the root tables this loader loads
+    format_label = "Delta"
+    conflict_error: type[TableConflictError] = DeltaConflictError
 
     def __init__(
         self, spark: SparkSession, client: FilesystemClient, pipeline_name: str, working: WorkingStore | None = None
@@ -115,18 +118,22 @@ class DeltaLoader:
         """Load every Delta tree of the package; returns the files committed and the tables replaced."""
         by_table: dict[str, list[PackageFile]] = {}
         for file in package["files"]:
-            if is_delta_table(schema, file["table"]):
+            if file["table"] in schema.tables and schema.root_table_of(file["table"]).get("table_format") == self.format_name:
                 by_table.setdefault(file["table"], []).append({**file, "path": wio.join(package_dir, file["path"])})
         self.committed = []
-        self.recorded = completed_tables(self.client, schema.name)
+        self.recorded = self.completed_tables(schema)
         replaced: list[str] = []
         for root_name in package["root_tables"]:
-            if schema.tables.get(root_name, {}).get("table_format") != "delta":
+            if schema.tables.get(root_name, {}).get("table_format") != self.format_name:
                 continue
             nested = nested_parents_first(schema, root_name, (t["name"] for t in schema.nested_tables_of(root_name)))
             tree = TreeLoad(self, schema, package, by_table, [root_name, *nested])
             replaced += tree.run()
         return self.committed, replaced
+
+    def completed_tables(self, schema: Schema) -> dict[str, tuple[int, str]]:
+        """(version, id) per table at the schema's last completed load (a rolled-back log is refused against it)."""
+        return completed_tables(self.client, schema.name)
 
     def write_tree(
         self, targets: list[DeltaTarget], package: NormalizedPackage, by_table: dict[str, list[PackageFile]],

@@ -343,7 +343,7 @@ class MergeJob:
         removes = removes_of(replaced)
         if not adds and not removes and not (claim and target.table is not None):
             return
-        read = None if target.table is None else target.table.version()
+        read = target.read_version()
         target.commit(adds, removes, "append", mark or self.mark, strict=True)
         if target.name == self.root_name:
             self.root_read = -1 if read is None else read

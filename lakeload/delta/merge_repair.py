@@ -13,17 +13,14 @@ The commits are strict again: removals children first, additions parents first.
 
 from __future__ import annotations
 
-from dataclasses import replace
 from typing import TYPE_CHECKING
 
-from lakeload.delta.commit_retry import read_with_retry
 from lakeload.delta.spark_io import package_frame
 from lakeload.kernel.normalize.relational import C_DLT_ID, C_DLT_ROOT_ID
 
 if TYPE_CHECKING:
     from pyspark.sql import DataFrame
 
-    from lakeload.delta.commit import DeltaTarget
     from lakeload.delta.merge import MergeJob
     from lakeload.kernel.contracts import TAddAction
 
@@ -47,7 +44,7 @@ def repair_nested(job: MergeJob, pending: list[str]) -> None:
     job.drop_absent_hints(set(incoming.columns))
     winners, every_row_wins = job.incoming_winners(incoming)
     inserts = winners.filter(~job.deleted()) if job.hard_delete else winners
-    plan = job.plan_root(_at_read(root, job.root_read), incoming, inserts, unique_keys=every_row_wins, repair=True)
+    plan = job.plan_root(root.at_version(job.root_read), incoming, inserts, unique_keys=every_row_wins, repair=True)
     drops: dict[str, DataFrame | None] = {}
     tagged = None
     if job.strategy != "insert-only":
@@ -67,13 +64,3 @@ def repair_nested(job: MergeJob, pending: list[str]) -> None:
     job.commit_nested_removals(pending, rewritten)
     for name in pending:
         job.commit(job.targets[name], new[name], [], claim=True)
-
-
-def _at_read(root: DeltaTarget, version: int | None) -> DeltaTarget:
-    """The root as the root commit read it: at `version`, or not there yet (a negative version)."""
-    from deltalake import DeltaTable
-
-    if version is None or version < 0:
-        return replace(root, table=None)
-    table = read_with_retry(root, lambda: DeltaTable(root.uri, storage_options=root.storage_options, version=version))
-    return replace(root, table=table)

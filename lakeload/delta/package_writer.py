@@ -12,6 +12,7 @@ if TYPE_CHECKING:
 
     from lakeload.delta.commit import DeltaTarget
     from lakeload.delta.marks import LoadMark
+    from lakeload.errors import TableConflictError
     from lakeload.kernel.contracts import TAddAction, TLoadedFile
     from lakeload.kernel.delta.files import DeltaFileSpec
     from lakeload.kernel.spark.working import WorkingStore
@@ -26,6 +27,8 @@ class PackageWriter(Protocol):
     working: WorkingStore | None
     pipeline_name: str
     committed: list[TLoadedFile]  # the files committed so far (load-result entries)
+    format_label: str  # the format's name in messages ("Delta", "Iceberg")
+    conflict_error: type[TableConflictError]  # raised when other writers keep committing first
 
     def open_tree(self, schema: Schema, tree: list[str]) -> dict[str, DeltaTarget]:
         """The tables of a tree, root first, each opened."""

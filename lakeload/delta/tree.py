@@ -36,7 +36,7 @@ from lakeload.delta.commit_order import removes_of
 from lakeload.delta.marks import REMOVALS, LoadMark
 from lakeload.delta.merge import MergeJob
 from lakeload.delta.merge_repair import repair_nested
-from lakeload.errors import DeltaConflictError, DeltaWriteConflict
+from lakeload.errors import TableWriteConflict
 
 if TYPE_CHECKING:
     from lakeload.delta.package_writer import PackageWriter
@@ -83,16 +83,16 @@ class TreeLoad:
             targets = self.loader.open_tree(self.schema, self.tree)
             try:
                 self._once(targets, again=attempt > 1)
-            except DeltaWriteConflict as exc:
+            except TableWriteConflict as exc:
                 if attempt == CONFLICT_ATTEMPTS:
-                    raise DeltaConflictError(
-                        f"Other writers committed to Delta table '{self.root_name}' (or its nested tables) "
+                    raise self.loader.conflict_error(
+                        f"Other writers committed to {self.loader.format_label} table '{self.root_name}' (or its nested tables) "
                         f"{attempt} times while load {self.mark.load_id} wrote to it ({exc}). What this load committed "
                         "is whole and marked, the rest is not committed. Fix: run `pipeline.load()` to finish the "
                         "package once the other writers are done."
                     ) from None
-                logger.info("Delta table '%s': %s; reading it again (try %d of %d)", self.root_name, exc, attempt + 1,
-                            CONFLICT_ATTEMPTS)
+                logger.info("%s table '%s': %s; reading it again (try %d of %d)", self.loader.format_label, self.root_name,
+                            exc, attempt + 1, CONFLICT_ATTEMPTS)
                 time.sleep(conflict_pause(attempt))
             else:
                 break
@@ -135,7 +135,8 @@ class TreeLoad:
         root.open()
         prefix = f"{self.mark.load_id}-"
         if not any(f["path"].rsplit("/", 1)[-1].startswith(prefix) for f in root.files()):
-            logger.info("Delta table '%s' was replaced by a later load: its nested tables are that load's", root.name)
+            logger.info("%s table '%s' was replaced by a later load: its nested tables are that load's",
+                        self.loader.format_label, root.name)
             return
         adds = self.loader.package_adds(pending, self.mark.load_id, self.by_table, "replace")
         for target in pending:

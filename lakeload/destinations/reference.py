@@ -68,7 +68,7 @@ class DestinationCapabilities:
 
     preferred_loader_file_format: str = "jsonl"
     supported_loader_file_formats: tuple[str, ...] = ("jsonl", "parquet", "csv")
-    supported_table_formats: tuple[str, ...] = ("delta",)
+    supported_table_formats: tuple[str, ...] = ("delta", "iceberg")
     naming_convention: str = "snake_case"
     max_identifier_length: int = 65536
     max_column_identifier_length: int = 65536

@@ -31,19 +31,47 @@ class StorageUnavailableError(DestinationError, LoadError):
     once the bucket answers."""
 
 
-class DeltaConflictError(LoadError):
+class TableConflictError(LoadError):
+    """Another writer committed to the same table (Delta or Iceberg) first; the package stays pending and can be
+    loaded again (`except TableConflictError:` catches both formats' conflicts)."""
+
+
+class TableWriteConflict(TableConflictError):
+    """A commit made on top of the snapshot it read found another writer's commit there first. Nothing of it
+    landed; the loader reads the table again and redoes the table's work (a `TableConflictError` reaches the
+    user only when that keeps happening)."""
+
+
+class DeltaConflictError(TableConflictError):
     """Another writer committed to the same Delta table first; the package stays pending and can be loaded again."""
 
 
-class DeltaWriteConflict(DeltaConflictError):
-    """A commit made on top of the snapshot it read found another writer's commit there first. Nothing of it
-    landed; the loader reads the table again and redoes the table's work (a `DeltaConflictError` reaches the
-    user only when that keeps happening)."""
+class DeltaWriteConflict(DeltaConflictError, TableWriteConflict):
+    """`TableWriteConflict` of a Delta table (a `DeltaConflictError` reaches the user only when it keeps happening)."""
+
+
+class IcebergConflictError(TableConflictError):
+    """Another writer committed to the same Iceberg table first; the package stays pending and can be loaded again."""
+
+
+class IcebergWriteConflict(IcebergConflictError, TableWriteConflict):
+    """`TableWriteConflict` of an Iceberg table (an `IcebergConflictError` reaches the user only when it keeps
+    happening)."""
+
+
+class IcebergCatalogError(DestinationError):
+    """The Iceberg catalog cannot be opened or used (its configuration in `[iceberg_catalog]`, its database or
+    server), or a table's metadata in the bucket cannot be read. The message names the catalog or the table and
+    the fix."""
 
 
 class DeltaLogDamagedError(DestinationError):
     """A Delta table's transaction log (`_delta_log`) lacks commits it had, or holds a commit file that cannot be
     read. Nothing is written to the table; the message names it and says how to restore it or load it anew."""
+
+
+class IcebergTableNotFoundError(DestinationError, ValueError):
+    """An Iceberg table asked for by name is not in the schema, is not an Iceberg table, or has not been created yet."""
 
 
 class DeltaTableNotFoundError(DestinationError, ValueError):

@@ -102,6 +102,14 @@ def check_merge_strategy(table: TTable) -> None:
     `apply_hints`) succeeds, a resource that yields nothing is not refused, and `run()` fails at its extract step
     (`ExtractStepFailed`), which is what a `try`/`except` around `run()` catches.
     """
+    capabilities = _capabilities(table)
+    partitioned = [name for name, column in table.get("columns", {}).items() if column.get("partition")]
+    if partitioned and not capabilities.partitions:
+        raise ExtractError(
+            f"Table '{table['name']}': table_format='{table.get('table_format')}' tables cannot be partitioned by lakeload "
+            f"yet (partition columns {partitioned}). Remove the `partition` hints, or load the table as Delta "
+            "(table_format='delta')."
+        )
     if table.get("write_disposition") != "merge" or merge_supported(table):
         return
     table_format = table["table_format"]

@@ -32,6 +32,7 @@ from sqlglot import exp
 from lakeload.delta.load_versions import completed_versions
 from lakeload.delta.tables import is_delta_table
 from lakeload.destinations.impl.filesystem.client import FilesystemClient
+from lakeload.iceberg.tables import is_iceberg_table
 from lakeload.kernel.filesystem.layout import Layout
 from lakeload.kernel.filesystem.protocols import SFTP_PROTOCOLS
 from lakeload.schema.schema import Schema
@@ -108,10 +109,18 @@ class FilesystemSqlClient:
         """Whether `table` is a Delta table (its root table has `table_format="delta"`)."""
         return is_delta_table(self.schema, table)
 
+    def is_iceberg(self, table: str) -> bool:
+        """Whether `table` is an Iceberg table (its root table has `table_format="iceberg"`)."""
+        return is_iceberg_table(self.schema, table)
+
+    def has_snapshots(self, table: str) -> bool:
+        """Whether `table` is read at a snapshot of a table format (Delta, Iceberg), not as listed files."""
+        return self.is_delta(table) or self.is_iceberg(table)
+
     def table_files(self, table: str) -> list[str]:
         """Full fsspec paths of the table's data files, listed now; for a Delta table, the data file URIs of
         its current version (as delta-rs gives them; partition values are in their folder names)."""
-        if self.is_delta(table):
+        if self.has_snapshots(table):
             snapshot = self._open_snapshot(table)
             return list(snapshot.files) if snapshot else []
         return list_table_files(self.client, self.layout, self.schema.name, table)
@@ -137,6 +146,10 @@ class FilesystemSqlClient:
         return self._versions
 
     def _open_snapshot(self, table: str) -> delta_views.DeltaSnapshot | None:
+        if self.is_iceberg(table):
+            from lakeload.sql import iceberg_views
+
+            return iceberg_views.open_snapshot(self.client, table)
         return delta_views.open_snapshot(self.client, table, self.delta_versions().get(table))
 
     def files_for(self, table: str) -> list[str]:
@@ -150,7 +163,7 @@ class FilesystemSqlClient:
         if table not in self.table_names:
             raise TableNotFoundError(table, self.dataset_name, self.table_names)
         columns = list(self.schema.complete_columns(table).values())
-        if self.is_delta(table):
+        if self.has_snapshots(table):
             return delta_views.view_select(self.open_connection(), columns, self.delta_snapshot(table))
         files = self.table_files(table) if files is None else files
         paths = [duckdb_path(self.client, f) for f in files]
@@ -242,7 +255,7 @@ class FilesystemSqlClient:
         for table in tables:
             if table in self._views and not self.always_refresh_views:
                 continue
-            if self.is_delta(table):
+            if self.has_snapshots(table):
                 self._create_delta_view(conn, table)
                 continue
             files = tuple(self.table_files(table))

@@ -31,34 +31,41 @@ def init(cwd: Path, *args: str) -> subprocess.CompletedProcess[str]:
     return run([sys.executable, "-m", "lakeload.cli", "init", *args], cwd)
 
 
-def rows(path: Path, delta: bool = False) -> int:
-    if delta:
+def rows(path: Path, fmt: str | None = None) -> int:
+    if fmt == "delta":
         from deltalake import DeltaTable
 
         return int(DeltaTable(str(path)).to_pyarrow_table().num_rows)
+    if fmt == "iceberg":
+        from pyiceberg.table import StaticTable
+
+        newest = max((path / "metadata").glob("*.metadata.json"), key=lambda p: int(p.name.split("-", 1)[0]))
+        return int(StaticTable.from_metadata(str(newest)).scan().to_arrow().num_rows)
     files = [str(p) for p in path.glob("*.parquet")] + [str(p) for p in path.glob("*.jsonl*")]
     reader = "read_parquet" if files[0].endswith(".parquet") else "read_json_auto"
     return int(duckdb.sql(f"SELECT count(*) FROM {reader}({files!r})").fetchall()[0][0])
 
 
-@pytest.mark.parametrize(("source", "extra", "table", "expected", "delta"), [
-    ("generator", [], "shop_data/orders", 30, False),
-    ("filesystem", ["--table-format", "delta"], "files_data/events", 100, True),
-    pytest.param("spark", [], "spark_data/numbers", 1000, False, marks=pytest.mark.slow),
-    pytest.param("demo", [], "github_events/events", 5000, False, marks=pytest.mark.slow),
+@pytest.mark.parametrize(("source", "extra", "table", "expected", "fmt"), [
+    ("generator", [], "shop_data/orders", 30, None),
+    ("filesystem", ["--table-format", "delta"], "files_data/events", 100, "delta"),
+    pytest.param("generator", ["--table-format", "iceberg"], "shop_data/orders", 30, "iceberg", marks=pytest.mark.slow),
+    pytest.param("spark", [], "spark_data/numbers", 1000, None, marks=pytest.mark.slow),
+    pytest.param("demo", [], "github_events/events", 5000, None, marks=pytest.mark.slow),
 ])
 def test_init_writes_a_project_whose_script_runs(
-    tmp_path: Path, source: str, extra: list[str], table: str, expected: int, delta: bool
+    tmp_path: Path, source: str, extra: list[str], table: str, expected: int, fmt: str | None
 ) -> None:
     made = init(tmp_path, source, "filesystem", *extra)
     assert made.returncode == 0, made.stderr
     assert f"{source}_pipeline.py" in made.stdout
     config = tomllib.loads((tmp_path / ".lakeload" / "config.toml").read_text())
     assert config["destination"]["filesystem"]["bucket_url"] == "_storage"
-    assert (tmp_path / "requirements.txt").read_text().strip() == ("lakeload[deltalake]" if delta else "lakeload")
+    extra_name = {"delta": "[deltalake]", "iceberg": "[iceberg]"}.get(fmt or "", "")
+    assert (tmp_path / "requirements.txt").read_text().strip() == f"lakeload{extra_name}"
     ran = run([sys.executable, f"{source}_pipeline.py"], tmp_path)
     assert ran.returncode == 0, ran.stderr[-2000:]
-    assert rows(tmp_path / "_storage" / table, delta) == expected
+    assert rows(tmp_path / "_storage" / table, fmt) == expected
 
 
 @pytest.mark.parametrize("bucket", ["s3", "gs", "az", "sftp"])

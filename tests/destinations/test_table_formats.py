@@ -71,14 +71,15 @@ def json_rows() -> Iterator[JsonRowsFormat]:
         TABLE_FORMATS.pop(registered.name)
 
 
-def test_the_registry_knows_plain_and_delta_and_refuses_other_names() -> None:
+def test_the_registry_knows_plain_delta_and_iceberg_and_refuses_other_names() -> None:
     assert table_format(None).name == table_format("plain").name == "plain"
     assert table_format("delta").capabilities.supports_merge("insert-only")
-    assert "plain" not in table_format_names()
-    with pytest.raises(ConfigurationError, match="Unknown table_format 'iceberg'"):
-        table_format("iceberg")
-    with pytest.raises(ExtractError, match="Unknown table_format 'iceberg'; the filesystem destination supports 'delta'"):
-        TableHints(table_format="iceberg")
+    assert table_format("iceberg").capabilities.supports_merge("upsert")
+    assert "plain" not in table_format_names() and {"delta", "iceberg"} <= set(table_format_names())
+    with pytest.raises(ConfigurationError, match="Unknown table_format 'hudi'"):
+        table_format("hudi")
+    with pytest.raises(ExtractError, match="Unknown table_format 'hudi'; the filesystem destination supports 'delta', 'iceberg'"):
+        TableHints(table_format="hudi")
 
 
 def test_a_registered_format_is_a_known_hint_and_its_capabilities_refuse_merges(json_rows: JsonRowsFormat) -> None:
@@ -132,5 +133,5 @@ def test_the_filesystem_destination_offers_the_registered_formats_and_their_merg
     json_rows: JsonRowsFormat,
 ) -> None:
     caps = lakeload.destinations.filesystem("/tmp/unused").capabilities()
-    assert caps.supported_table_formats == ("delta", "json_rows", "upsert_only")
+    assert caps.supported_table_formats == ("delta", "iceberg", "json_rows", "upsert_only")
     assert caps.supported_merge_strategies == ("upsert", "insert-only")

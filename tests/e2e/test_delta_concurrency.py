@@ -29,7 +29,7 @@ import pytest
 from deltalake import DeltaTable
 
 import lakeload
-from lakeload.errors import DeltaConflictError
+from lakeload.errors import TableConflictError
 
 CHILD = Path(__file__).with_name("delta_race_child.py")
 ROWS = 120  # root rows each writer merges in a race (two nested rows each)
@@ -61,7 +61,7 @@ def prepare(bucket: str, pipes: str, trial: dict[str, Any], writer: str) -> lake
     p = lakeload.pipeline(name, destination=lakeload.destinations.filesystem(bucket), dataset_name="ds",
                           pipelines_dir=os.path.join(pipes, writer))
     disposition = "append" if trial["kind"] == "same-name" else "merge"
-    p.extract(race_rows(trial, writer), table_name=trial["table"], table_format="delta", primary_key="id",
+    p.extract(race_rows(trial, writer), table_name=trial["table"], table_format=trial.get("format", "delta"), primary_key="id",
               write_disposition=disposition)
     p.normalize()
     return p
@@ -90,7 +90,7 @@ def race_load(p: lakeload.Pipeline) -> dict[str, Any]:
             p.load()
         except Exception as exc:  # noqa: BLE001 - checked by the test
             error = f"{type(exc).__name__}: {exc}"
-            if not isinstance(exc, DeltaConflictError) and not isinstance(exc.__cause__, DeltaConflictError):
+            if not isinstance(exc, TableConflictError) and not isinstance(exc.__cause__, TableConflictError):
                 return {"retries": retries.count, "error": error, "finished": False}
             p.load()
     finally:
@@ -99,9 +99,16 @@ def race_load(p: lakeload.Pipeline) -> dict[str, Any]:
     return {"retries": retries.count, "error": error, "finished": not p.storage.list_packages("normalized")}
 
 
-def rows_of(bucket: Path, table: str) -> list[dict[str, Any]]:
+def rows_of(bucket: Path, table: str, fmt: str = "delta") -> list[dict[str, Any]]:
     path = bucket / "ds" / table
-    return DeltaTable(str(path)).to_pyarrow_table().to_pylist() if path.exists() else []
+    if not path.exists():
+        return []
+    if fmt == "iceberg":
+        from pyiceberg.table import StaticTable
+
+        newest = max((path / "metadata").glob("*.metadata.json"), key=lambda p: int(p.name.split("-", 1)[0]))
+        return StaticTable.from_metadata(f"file://{newest}").scan().to_arrow().to_pylist()
+    return DeltaTable(str(path)).to_pyarrow_table().to_pylist()
 
 
 def seeded_keys(trial: dict[str, Any]) -> list[int]:
@@ -111,7 +118,8 @@ def seeded_keys(trial: dict[str, Any]) -> list[int]:
 
 def check_merged(bucket: Path, trial: dict[str, Any]) -> None:
     """One root row per key, each whole from one writer (or the seed), with exactly its own two nested rows."""
-    roots, tags = rows_of(bucket, trial["table"]), rows_of(bucket, f"{trial['table']}__tags")
+    fmt = trial.get("format", "delta")
+    roots, tags = rows_of(bucket, trial["table"], fmt), rows_of(bucket, f"{trial['table']}__tags", fmt)
     keys = sorted(r["id"] for r in roots)
     expected = sorted({r["id"] for w in "ab" for r in race_rows(trial, w)} | set(seeded_keys(trial)))
     assert keys == expected, f"{trial['table']}: {len(keys) - len(set(keys))} duplicate keys, {len(set(expected) - set(keys))} missing"
@@ -145,6 +153,20 @@ def wait_for(path: Path, child: subprocess.Popen[str], seconds: float = 300) -> 
 def test_two_processes_racing_on_one_delta_table_lose_and_duplicate_nothing(
     bucket: Path, pipelines_dir: Path, tmp_path: Path, spark: Any
 ) -> None:
+    run_races(TRIALS, bucket, pipelines_dir, tmp_path)
+
+
+@pytest.mark.slow  # a second process with its own Spark; twelve races
+def test_two_processes_racing_on_one_iceberg_table_lose_and_duplicate_nothing(
+    bucket: Path, pipelines_dir: Path, tmp_path: Path, spark: Any
+) -> None:
+    """The same races on Iceberg tables of the embedded catalog (a local bucket: the table's commit lock)."""
+    run_races([{**trial, "format": "iceberg"} for trial in TRIALS], bucket, pipelines_dir, tmp_path)
+
+
+def run_races(trials: list[dict[str, Any]], bucket: Path, pipelines_dir: Path, tmp_path: Path) -> None:
+    """Seed the trials' tables, race this process against the child on each, and check every table."""
+    TRIALS = trials  # noqa: N806 - the module's trials, or their Iceberg twins
     signals = tmp_path / "signals"
     signals.mkdir()
     (signals / "trials.json").write_text(json.dumps(TRIALS))
@@ -153,7 +175,8 @@ def test_two_processes_racing_on_one_delta_table_lose_and_duplicate_nothing(
     for trial in TRIALS:  # every table but `created` exists before the race
         if seeded_keys(trial):
             rows = [{"id": k, "v": "seed", "tags": [{"t": f"seed-{k}-{j}"} for j in range(2)]} for k in seeded_keys(trial)]
-            seed.run(rows, table_name=trial["table"], table_format="delta", primary_key="id", write_disposition="merge")
+            seed.run(rows, table_name=trial["table"], table_format=trial.get("format", "delta"), primary_key="id",
+                     write_disposition="merge")
     child = start_child(bucket, pipelines_dir, signals)
     try:
         mine = [prepare(str(bucket), str(pipelines_dir), trial, "a") for trial in TRIALS]
@@ -172,9 +195,9 @@ def test_two_processes_racing_on_one_delta_table_lose_and_duplicate_nothing(
     for trial, a, b in results:
         for result in (a, b):
             assert result["finished"], (trial, result)
-            assert not result["error"] or result["error"].startswith(("DeltaConflictError", "LoadStepFailed")), result
+            assert not result["error"] or result["error"].startswith(("DeltaConflictError", "IcebergConflictError", "LoadStepFailed")), result
         if trial["kind"] == "same-name":
-            assert sorted(r["id"] for r in rows_of(bucket, trial["table"])) == list(range(2 * ROWS))
+            assert sorted(r["id"] for r in rows_of(bucket, trial["table"], trial.get("format", "delta"))) == list(range(2 * ROWS))
         else:
             check_merged(bucket, trial)
     assert sum(a["retries"] + b["retries"] for _, a, b in results) >= 1, "no commit lost a race: the test raced nothing"

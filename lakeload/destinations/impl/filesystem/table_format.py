@@ -67,6 +67,7 @@ class TableFormatCapabilities:
     hard_deletes: bool = False
     file_format: str | None = None  # the file format its tables are normalized to; None: the package's
     row_level_merge: bool = False  # merges rows in place by key: merge rows get key ids, nested rows the root key
+    partitions: bool = True  # takes `partition` column hints (refused at extract otherwise)
 
     def supports_merge(self, strategy: str) -> bool:
         """Whether a merge of `strategy` is done as a merge (False also for a format that appends merges).
@@ -151,7 +152,9 @@ class TableFormat(ABC):
 
 
 TABLE_FORMATS: dict[str, TableFormat] = {}
-DEFAULT_TABLE_FORMATS = {PLAIN: "lakeload.load.plain_format", "delta": "lakeload.delta.table_format"}
+DEFAULT_TABLE_FORMATS = {
+    PLAIN: "lakeload.load.plain_format", "delta": "lakeload.delta.table_format", "iceberg": "lakeload.iceberg.table_format",
+}
 
 
 def register_table_format(table_format: TableFormat) -> None:
@@ -185,7 +188,7 @@ def table_format_of_hint(name: str | None) -> TableFormat:
     """The format a `table_format` hint loads with: its registered format; `plain` for no hint and for a name no
     format is registered under (see `format_name`).
 
-    >>> table_format_of_hint("iceberg").name
+    >>> table_format_of_hint("hudi").name
     'plain'
     """
     return table_format(name if name in table_format_names() else PLAIN)

@@ -1,0 +1,79 @@
+"""Load (driver side) of the Iceberg tables of a package: executors write, the driver commits with pyiceberg.
+
+The Delta loader's tree loads and merges (`lakeload.delta.tree`, `lakeload.delta.merge`) run unchanged on
+`IcebergTarget`s: the same Spark jobs write and rewrite the data files (into `<table>/data/`, with the
+table's field ids), and each table of a tree gets one snapshot per step, marked with the load. Before any file
+of a table is written, the table exists with every column of the load (`IcebergTarget.prepare`).
+"""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING
+
+from lakeload.delta.loader import DeltaLoader
+from lakeload.destinations.impl.filesystem.client import fsspec_kwargs
+from lakeload.errors import DestinationError, IcebergConflictError, TableConflictError
+from lakeload.iceberg.catalog import DatasetCatalog
+from lakeload.iceberg.schema import iceberg_schema
+from lakeload.iceberg.target import IcebergTarget
+from lakeload.kernel.delta.files import DeltaFileSpec
+from lakeload.kernel.normalize.writers import arrow_schema, complete_columns
+from lakeload.schema.schema import Schema, columns_with_hint
+
+if TYPE_CHECKING:
+    from pyspark.sql import SparkSession
+
+    from lakeload.destinations.impl.filesystem.client import FilesystemClient
+    from lakeload.kernel.spark.working import WorkingStore
+
+ICEBERG = "iceberg"
+
+
+class IcebergLoader(DeltaLoader):
+    """Loads the Iceberg tables of packages of one pipeline into one dataset (one catalog per loader)."""
+
+    format_name = ICEBERG
+    format_label = "Iceberg"
+    conflict_error: type[TableConflictError] = IcebergConflictError
+
+    def __init__(
+        self, spark: SparkSession, client: FilesystemClient, pipeline_name: str, working: WorkingStore | None = None
+    ) -> None:
+        super().__init__(spark, client, pipeline_name, working)
+        self.catalog = DatasetCatalog(client, pipeline_name)
+
+    def target(self, schema: Schema, table_name: str) -> IcebergTarget:  # type: ignore[override]
+        table = schema.tables[table_name]
+        if columns_with_hint(table, "partition"):
+            raise DestinationError(
+                f"Iceberg table '{table_name}' has `partition` column hints; lakeload does not partition Iceberg "
+                "tables yet. Remove the hints, or load the table as Delta (table_format=\"delta\")."
+            )
+        return IcebergTarget(
+            name=table_name, catalog=self.catalog, schema=iceberg_schema(arrow_schema(complete_columns(table))),
+            retry=self.client.config.retry,
+        )
+
+    def open_tree(self, schema: Schema, tree: list[str]) -> dict[str, IcebergTarget]:  # type: ignore[override]
+        targets = {name: self.target(schema, name) for name in tree}
+        for target in targets.values():
+            target.open()
+            target.check_partitions()
+        return targets
+
+    def completed_tables(self, schema: Schema) -> dict[str, tuple[int, str]]:
+        return {}
+
+    def file_spec(self, target: IcebergTarget, load_id: str, operation: str) -> DeltaFileSpec:  # type: ignore[override]
+        target.prepare()  # the files carry the table's field ids: every column exists first
+        config = self.client.config
+        return DeltaFileSpec(
+            bucket_url=config.bucket_url,
+            fs_kwargs=fsspec_kwargs(config),
+            table_dir=target.data_dir,
+            schema=target.table_schema(),
+            partition_by=(),
+            prefix=f"{load_id}-{operation}",
+            is_local=config.is_local,
+            retry=config.retry,
+        )
