@@ -24,6 +24,8 @@ Example (`state` of the running local server, `connect_server.running_server()`)
 
 from __future__ import annotations
 
+import atexit
+import contextlib
 import os
 import uuid
 from typing import TYPE_CHECKING, Any, cast
@@ -103,8 +105,17 @@ def open_shared(state: ServerState, code: str | None = None) -> SparkSession:
             last = exc
             continue
         _shared.add(str(session.session_id))  # type: ignore[attr-defined]
+        atexit.register(_close_at_exit, session)  # runs before pyspark's own exit hook (registered earlier)
         return session
     raise RuntimeError(f"{GENERATIONS} shared sessions on the server were closed") from last
+
+
+def _close_at_exit(session: SparkSession) -> None:
+    """Close this process's client of the shared session when the process exits, so that pyspark's exit hook makes
+    no call to the server (its ML cache cleanup retries for minutes when the engine was stopped meanwhile). The
+    server session stays for the other clients (`release_session_on_close` is off)."""
+    with contextlib.suppress(Exception):
+        session.stop()
 
 
 def warm_up(state: ServerState, most_tasks: int = 8) -> tuple[int, str]:

@@ -286,6 +286,7 @@ def _warm_up_in_background() -> None:
         with contextlib.suppress(OSError, subprocess.SubprocessError):
             subprocess.run([sys.executable, "-m", "lakeload.spark.shared_session"], stdin=subprocess.DEVNULL,
                            timeout=server.START_TIMEOUT, check=False)
+        mark_used()  # its idle time counts from the end of the warm-up (which may take longer than the idle stop)
 
     threading.Thread(target=run, name="lakeload-warm-up", daemon=True).start()
 
@@ -306,10 +307,17 @@ def watch(state: server.ServerState) -> None:
             with contextlib.suppress(FileNotFoundError):
                 os.remove(server.state_path())
             return
-        if idle_for() >= (current.idle_seconds or DEFAULT_IDLE_SECONDS):
+        if idle_for() >= (current.idle_seconds or DEFAULT_IDLE_SECONDS) and _still_idle(current):
             logger.info("stopping the warm Spark engine at %s: unused for %.0f s", state.url, idle_for())
             server.stop_server()
             return
+
+
+def _still_idle(state: server.ServerState) -> bool:
+    """Whether the engine is still unused after a short grace: a run that chose it a moment ago marks its use
+    before it connects, so it is not handed an engine that is stopping."""
+    time.sleep(WAIT_POLL_S * 4)
+    return idle_for() >= (state.idle_seconds or DEFAULT_IDLE_SECONDS)
 
 
 def keep_by_hand(state: server.ServerState) -> server.ServerState:

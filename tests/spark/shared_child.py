@@ -10,7 +10,9 @@ usage: shared_child.py JSON  with key mode and, per mode:
 - ``cleanup``: what the next run of that pipeline does first (``stop_abandoned``); prints how many operations
   it stopped;
 - ``stop``: opens the session, stops it (``spark.stop()``); ``release``: releases the server session by hand,
-  as a client outside lakeload could.
+  as a client outside lakeload could;
+- ``exit``: opens the session, runs a query and exits; when the process exits, a hook that runs after pyspark's
+  own prints whether pyspark's hook found the client closed (then it makes no call to the server).
 
 HOME names the server (the ``connect_server`` fixture's).
 """
@@ -45,6 +47,7 @@ def wait_on_flag(out: str, name: str) -> Any:
 def main() -> None:
     args = json.loads(sys.argv[1])
     from lakeload.spark.session import get_spark
+    from lakeload.spark import shared_session
     from lakeload.spark.shared_session import PROCESS_TAG, is_shared
 
     mode = args["mode"]
@@ -87,6 +90,20 @@ def main() -> None:
         assert spark.range(3).count() == 3
         spark.stop()
         print(json.dumps({"session_id": session_id}))
+    elif mode == "exit":
+        import atexit
+
+        client = spark.client
+        assert spark.range(3).count() == 3
+        pyspark_hook = client._on_exit
+
+        def closed_for_pyspark() -> None:
+            print(json.dumps({"closed": bool(client._closed)}), flush=True)
+
+        atexit.unregister(pyspark_hook)  # pyspark's hook runs right after ours, seeing what it would see
+        atexit.register(lambda: (closed_for_pyspark(), pyspark_hook()))
+        atexit.unregister(shared_session._close_at_exit)
+        atexit.register(shared_session._close_at_exit, spark)
     elif mode == "release":
         spark.client.release_session()
         print(json.dumps({"session_id": spark.session_id}))

@@ -101,3 +101,9 @@ def test_stop_leaves_the_session_to_others_and_a_released_one_is_replaced(
                      pipelines_dir=str(tmp_path / "pipelines"))
     assert replaced["shared"] is True and replaced["session_id"] != stopped["session_id"]
     assert replaced["rows"] == {"users": 10, "users__tags": 20}
+
+
+def test_a_client_closes_at_exit_so_pyspark_calls_no_server_then(connect_server: ConnectServer, tmp_path: Path) -> None:
+    """pyspark's exit hook cleans the server's ML cache, retrying for minutes when the engine was stopped meanwhile
+    (an idle engine stopped as a run ends): lakeload's client is closed first, so the hook skips every call."""
+    assert child(connect_server, tmp_path, mode="exit") == {"closed": True}
