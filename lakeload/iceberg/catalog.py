@@ -226,11 +226,13 @@ def _open(settings: CatalogSettings, client: FilesystemClient) -> tuple[str, Cat
         config = _pyiceberg_config(settings.name)
     try:
         if config is None:
-            return EMBEDDED, BucketSqlCatalog(client, settings.name, uri="sqlite:///:memory:", warehouse=client.fs.unstrip_protocol(client.dataset_path))
+            warehouse = client.fs.unstrip_protocol(client.dataset_path)
+            return EMBEDDED, BucketSqlCatalog(client, settings.name, exclusive=True,
+                                              properties={"uri": "sqlite:///:memory:", "warehouse": warehouse})
         kind = str(config.get("type") or settings.type).lower()
         if kind == "sql":
             properties = {k: str(v) for k, v in config.items() if k != "type"}
-            return "sql", BucketSqlCatalog(client, settings.name, **properties)
+            return "sql", BucketSqlCatalog(client, settings.name, properties=properties)
         from pyiceberg.catalog import load_catalog
 
         return kind, load_catalog(settings.name, **{k: str(v) for k, v in config.items()})
