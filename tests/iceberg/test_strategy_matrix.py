@@ -56,7 +56,7 @@ def tables(sql_client: Any) -> tuple[list[tuple[Any, ...]], list[tuple[Any, ...]
     return [tuple(r) for r in roots], [tuple(r) for r in nested]
 
 
-@functools.lru_cache(maxsize=None)
+@functools.cache
 def dlt_result(tmp_root: str, strategy: str, nested: bool, hard_delete: bool) -> Any:
     """dlt's rows: its DuckDB destination's for upsert (dlt's Delta upsert leaves the nested rows of list elements
     that went: lakeload removes them, as dlt's DuckDB does) and delete-insert (refused on dlt's filesystem); its

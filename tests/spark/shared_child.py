@@ -46,8 +46,8 @@ def wait_on_flag(out: str, name: str) -> Any:
 
 def main() -> None:
     args = json.loads(sys.argv[1])
-    from lakeload.spark.session import get_spark
     from lakeload.spark import shared_session
+    from lakeload.spark.session import get_spark
     from lakeload.spark.shared_session import PROCESS_TAG, is_shared
 
     mode = args["mode"]
