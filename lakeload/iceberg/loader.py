@@ -12,13 +12,14 @@ from typing import TYPE_CHECKING
 
 from lakeload.delta.loader import DeltaLoader
 from lakeload.destinations.impl.filesystem.client import fsspec_kwargs
-from lakeload.errors import DestinationError, IcebergConflictError, TableConflictError
+from lakeload.errors import IcebergConflictError, TableConflictError
 from lakeload.iceberg.catalog import DatasetCatalog
+from lakeload.iceberg.partitions import partition_splits
 from lakeload.iceberg.schema import iceberg_schema
 from lakeload.iceberg.target import IcebergTarget
 from lakeload.kernel.delta.files import DeltaFileSpec
 from lakeload.kernel.normalize.writers import arrow_schema, complete_columns
-from lakeload.schema.schema import Schema, columns_with_hint
+from lakeload.schema.schema import Schema
 
 if TYPE_CHECKING:
     from pyspark.sql import SparkSession
@@ -44,14 +45,9 @@ class IcebergLoader(DeltaLoader):
 
     def target(self, schema: Schema, table_name: str) -> IcebergTarget:  # type: ignore[override]
         table = schema.tables[table_name]
-        if columns_with_hint(table, "partition"):
-            raise DestinationError(
-                f"Iceberg table '{table_name}' has `partition` column hints; lakeload does not partition Iceberg "
-                "tables yet. Remove the hints, or load the table as Delta (table_format=\"delta\")."
-            )
         return IcebergTarget(
             name=table_name, catalog=self.catalog, schema=iceberg_schema(arrow_schema(complete_columns(table))),
-            retry=self.client.config.retry,
+            retry=self.client.config.retry, partitions=partition_splits(table),
         )
 
     def open_tree(self, schema: Schema, tree: list[str]) -> dict[str, IcebergTarget]:  # type: ignore[override]
@@ -73,6 +69,7 @@ class IcebergLoader(DeltaLoader):
             table_dir=target.data_dir,
             schema=target.table_schema(),
             partition_by=(),
+            splits=target.partitions,
             prefix=f"{load_id}-{operation}",
             is_local=config.is_local,
             retry=config.retry,

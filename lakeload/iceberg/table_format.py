@@ -31,7 +31,6 @@ class IcebergFormat(TableFormat):
         hard_deletes=True,
         row_level_merge=True,
         file_format="parquet",
-        partitions=False,  # partition specs (identity and transforms) come next
     )
 
     def load(self, work: FormatLoad) -> FormatResult:

@@ -27,6 +27,7 @@ from lakeload.errors import (
     IcebergWriteConflict,
     StorageUnavailableError,
 )
+from lakeload.iceberg.partitions import add_fields, same_spec
 from lakeload.iceberg.schema import iceberg_schema, with_field_ids
 from lakeload.kernel.filesystem.retry import RetryPolicy
 
@@ -37,7 +38,7 @@ if TYPE_CHECKING:
     from lakeload.delta.marks import LoadMark
     from lakeload.delta.snapshot_files import RemoveEntry, SnapshotFile
     from lakeload.iceberg.catalog import DatasetCatalog
-    from lakeload.kernel.contracts import TAddAction
+    from lakeload.kernel.contracts import TAddAction, TPartitionSplit
 
 logger = logging.getLogger("lakeload.load")
 MARK = "lakeload.mark"  # the snapshot summary property naming the load and step that made it
@@ -55,6 +56,7 @@ class IcebergTarget:
     partition_by: tuple[str, ...] = ()
     table: Table | None = field(default=None, repr=False)
     retry: RetryPolicy = field(default_factory=RetryPolicy, repr=False)
+    partitions: tuple[TPartitionSplit, ...] = ()  # its partition fields (`lakeload.iceberg.partitions`)
 
     @property
     def uri(self) -> str:
@@ -151,14 +153,15 @@ class IcebergTarget:
         return stats
 
     def check_partitions(self) -> None:
-        """Refuse to write when the table exists partitioned (lakeload's Iceberg tables have no partition spec yet)."""
-        if self.table is None:
+        """Refuse to write when the table exists with another partition spec than the hints ask for."""
+        if self.table is None or same_spec(self.table.spec(), self.table.schema(), self.partitions):
             return
-        if self.table.spec().fields:
-            raise DestinationError(
-                f"Iceberg table '{self.name}' is partitioned ({self.table.spec()}); lakeload loads unpartitioned "
-                "Iceberg tables only so far. Load into a new table."
-            )
+        asked = [f"{s['transform']}({s['column']})" for s in self.partitions]
+        raise DestinationError(
+            f"The partition spec of Iceberg table '{self.name}' cannot change: the table has {self.table.spec()}, "
+            f"the hints ask for {asked or 'none'}. Keep the partition hints the table was created with, or load into "
+            "a new table (or drop this one first)."
+        )
 
     def stored_schema(self) -> pa.Schema:
         if self.table is None:
@@ -206,9 +209,15 @@ class IcebergTarget:
 
         self.catalog.ensure_namespace()
         catalog = self.catalog.catalog
-        table = catalog.create_table(self.catalog.identifier(self.name), schema=self.schema, location=self.uri)
-        with table.transaction() as tx:
-            tx.set_properties({"schema.name-mapping.default": table.schema().name_mapping.model_dump_json()})
+        tx = catalog.create_table_transaction(self.catalog.identifier(self.name), schema=self.schema, location=self.uri)
+        if self.partitions:
+            with tx.update_spec() as update:
+                add_fields(update, self.partitions)
+        properties = {"schema.name-mapping.default": tx.table_metadata.schema().name_mapping.model_dump_json()}
+        for split in self.partitions:  # whole values: a file's partition is derived from its column statistics
+            properties[f"write.metadata.metrics.column.{split['column']}"] = "full"
+        tx.set_properties(properties)
+        tx.commit_transaction()
         return catalog.load_table(self.catalog.identifier(self.name))
 
     def commit(

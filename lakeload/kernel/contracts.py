@@ -113,3 +113,12 @@ class TTaskError(TLakeloadFailure):
     error_type: str
     trace: str  # the last frames of the traceback
     index: int
+
+
+class TPartitionSplit(TypedDict):
+    """One partition field of a table whose files hold their partition columns (Iceberg): rows are split into files
+    by `transform` of `column` (`identity`, `year`, `month`, `day`, `hour`, `truncate` with `param` the width)."""
+
+    column: str
+    transform: str
+    param: int | None

@@ -177,8 +177,21 @@ def test_two_working_folders_of_one_pipeline_name_both_land(bucket: Path, tmp_pa
     assert rows(bucket, "ev", "id") == [(1,), (2,), (3,)]
 
 
-def test_partition_hints_are_refused_at_run_until_iceberg_partitions_come(bucket: Path, pipelines_dir: Path) -> None:
+def test_partitioned_tables_by_column_hints_and_transforms_take_appends_and_merges(bucket: Path, pipelines_dir: Path) -> None:
     p = make_pipeline(bucket, pipelines_dir)
-    with pytest.raises(ExtractStepFailed, match="cannot be partitioned"):
-        p.run([{"id": 1, "day": "a"}], table_name="ev", table_format="iceberg", columns={"day": {"partition": True}})
-    assert not (bucket / "ds" / "ev").exists()
+    rows_in = [{"id": i, "kind": "ab"[i % 2], "at": f"2026-0{1 + i % 3}-0{1 + i % 2}T10:00:00Z"} for i in range(12)]
+    p.run(rows_in, table_name="ev", table_format="iceberg", columns={"kind": {"partition": True}})
+    ev = table(bucket, "ev")
+    assert [(f.name, str(f.transform)) for f in ev.spec().fields] == [("kind", "identity")]
+    assert len(list(ev.scan(row_filter="kind == 'a'").plan_files())) == 1  # one file per partition: pruned
+    days = merge("days", primary_key="id", additional_table_hints={
+        "x-iceberg-partition": [{"transform": "month", "source_column": "at"}, {"transform": "truncate", "source_column": "id", "param_value": 4}]})
+    p.run(days(rows_in))
+    p.run(days([{"id": 1, "kind": "z", "at": "2026-02-02T10:00:00Z"}, {"id": 20, "kind": "n", "at": "2026-03-01T00:00:00Z"}]))
+    stored = table(bucket, "days")
+    assert [str(f.transform) for f in stored.spec().fields] == ["month", "truncate[4]"]
+    assert rows(bucket, "days", "id", "kind")[:3] == [(0, "a"), (1, "z"), (2, "a")] and len(rows(bucket, "days", "id")) == 13
+    partitions = {tuple(t.file.partition) for t in stored.scan().plan_files()}
+    assert len(partitions) == len({(r["at"][:7], r["id"] // 4) for r in [*rows_in, {"id": 20, "at": "2026-03"}]})
+    with pytest.raises(PipelineStepFailed, match="partition spec of Iceberg table 'ev' cannot change"):
+        p.run([{"id": 99, "kind": "a"}], table_name="ev", table_format="iceberg", columns={"id": {"partition": True}})

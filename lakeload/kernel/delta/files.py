@@ -26,7 +26,8 @@ import pyarrow.compute as pc
 import pyarrow.parquet as pq
 
 import lakeload.kernel.spark.working as wio
-from lakeload.kernel.contracts import TAddAction, TFsOptions, TPackageFile, TTableActions
+from lakeload.kernel.contracts import TAddAction, TFsOptions, TPackageFile, TPartitionSplit, TTableActions
+from lakeload.kernel.delta.splits import split_rows
 from lakeload.kernel.filesystem.fs import url_to_fs
 from lakeload.kernel.filesystem.retry import RetryPolicy, call_with_retry
 
@@ -155,6 +156,7 @@ class DeltaFileSpec:
     schema: pa.Schema  # the Delta table schema, partition columns included
     partition_by: tuple[str, ...] = ()
     prefix: str = ""  # file name prefix: the load id and the operation
+    splits: tuple[TPartitionSplit, ...] = ()  # one file per partition of these transforms, columns kept (Iceberg)
     is_local: bool = True
     retry: RetryPolicy = field(default_factory=RetryPolicy)  # of the PUTs into a bucket
 
@@ -224,6 +226,16 @@ def _partitions(table: pa.Table, partition_by: tuple[str, ...]) -> Iterator[tupl
         yield values, table.filter(mask).drop_columns(list(partition_by))
 
 
+def _file_groups(table: pa.Table, spec: DeltaFileSpec) -> Iterator[tuple[dict[str, str | None], tuple[Any, ...], pa.Table]]:
+    """The rows of `table` by the data file they go to: Delta's Hive partitions, or the split of `spec.splits`."""
+    if spec.splits:
+        for key, part in split_rows(table, spec.splits):
+            yield {}, key, part
+        return
+    for values, part in _partitions(table, spec.partition_by):
+        yield values, tuple(values.get(n) for n in spec.partition_by), part
+
+
 def write_files(spec: DeltaFileSpec, batches: Iterable[pa.RecordBatch | pa.Table], tag: str) -> list[TAddAction]:
     """Write `batches` as data files of the table (one per partition); returns add-action metadata."""
     file_schema = pa.schema([f for f in spec.schema if f.name not in spec.partition_by])
@@ -231,8 +243,7 @@ def write_files(spec: DeltaFileSpec, batches: Iterable[pa.RecordBatch | pa.Table
     try:
         for batch in batches:
             table = conform(batch, spec.schema)
-            for values, part in _partitions(table, spec.partition_by):
-                key = tuple(values.get(n) for n in spec.partition_by)
+            for values, key, part in _file_groups(table, spec):
                 current = open_files.get(key)
                 if current is None:
                     folder = partition_dir(spec.partition_by, values)
