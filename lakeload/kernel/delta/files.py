@@ -156,9 +156,9 @@ class DeltaFileSpec:
     schema: pa.Schema  # the Delta table schema, partition columns included
     partition_by: tuple[str, ...] = ()
     prefix: str = ""  # file name prefix: the load id and the operation
-    splits: tuple[TPartitionSplit, ...] = ()  # one file per partition of these transforms, columns kept (Iceberg)
     is_local: bool = True
     retry: RetryPolicy = field(default_factory=RetryPolicy)  # of the PUTs into a bucket
+    splits: tuple[TPartitionSplit, ...] = ()  # one file per partition of these transforms, columns kept (Iceberg)
 
     def __repr__(self) -> str:
         return f"DeltaFileSpec(bucket_url={self.bucket_url!r}, table_dir={self.table_dir!r})"
