@@ -1,5 +1,9 @@
 #!/usr/bin/env python
-"""Delta Lake side by side: dlt 1.31 (delta-rs `write_deltalake` / `merge`) and lakeload (Spark + delta-rs commits).
+"""Delta Lake and Apache Iceberg side by side: dlt 1.31 (delta-rs `write_deltalake` / `merge`; pyiceberg `append` /
+`upsert`) and lakeload (Spark executors write, delta-rs / pyiceberg commit).
+
+``--formats delta,iceberg`` runs every scenario on each table format; with both, the lakeload append to Iceberg is
+also put beside its append to Delta.
 
 Scenarios, each tool in its own fresh subprocess, on the same generated events (``lakeload/demo/events.py``):
 
@@ -52,6 +56,12 @@ def _counts(bucket: Path) -> dict[str, int]:
     counts = {}
     for table in sorted(p for p in root.iterdir() if (p / "_delta_log").is_dir()):
         counts[table.name] = DeltaTable(str(table)).to_pyarrow_dataset().count_rows()
+    for table in sorted(p for p in root.iterdir() if (p / "metadata").is_dir()):
+        from pyiceberg.table import StaticTable
+
+        newest = max((table / "metadata").glob("*.metadata.json"), key=lambda m: int(m.name.split("-", 1)[0]))
+        snapshot = StaticTable.from_metadata(f"file://{newest}").current_snapshot()
+        counts[table.name] = int(snapshot.summary["total-records"]) if snapshot and snapshot.summary else 0
     return counts
 
 
@@ -59,7 +69,7 @@ def _dlt_stages(spec: dict[str, Any], pipeline: Any, events: Any, hints: dict[st
     import dlt
 
     t0 = time.perf_counter()
-    pipeline.extract(dlt.resource(events, name=base.RESOURCE_NAME, table_format="delta", **hints))
+    pipeline.extract(dlt.resource(events, name=base.RESOURCE_NAME, table_format=spec.get("format", "delta"), **hints))
     t1 = time.perf_counter()
     pipeline.normalize(workers=spec["workers"])
     t2 = time.perf_counter()
@@ -70,11 +80,11 @@ def _dlt_stages(spec: dict[str, Any], pipeline: Any, events: Any, hints: dict[st
     return {"extract": t1 - t0, "normalize": t2 - t1, "load": t3 - t2}
 
 
-def _lakeload_stages(pipeline: Any, events: Any, hints: dict[str, Any]) -> dict[str, float]:
+def _lakeload_stages(pipeline: Any, events: Any, hints: dict[str, Any], fmt: str = "delta") -> dict[str, float]:
     import lakeload
 
     t0 = time.perf_counter()
-    pipeline.extract(lakeload.resource(events, name=base.RESOURCE_NAME, table_format="delta", **hints))
+    pipeline.extract(lakeload.resource(events, name=base.RESOURCE_NAME, table_format=fmt, **hints))
     t1 = time.perf_counter()
     pipeline.normalize()
     t2 = time.perf_counter()
@@ -127,18 +137,19 @@ def child(spec: dict[str, Any]) -> dict[str, Any]:
             batches = [_as_frame(spark, batch, bucket.parent / f"batch{i}.jsonl") for i, batch in enumerate(batches)]
         pipeline = lakeload.pipeline("bench_delta_ll", destination=lakeload.destinations.filesystem(str(bucket)),
                                      dataset_name=base.DATASET, pipelines_dir=str(pipes), progress="log")
-        runs = [_lakeload_stages(pipeline, batch, hints) for batch in batches]
+        runs = [_lakeload_stages(pipeline, batch, hints, spec.get("format", "delta")) for batch in batches]
         version = "lakeload"
     total_s = time.perf_counter() - started
     peak_rss_mb = base.self_peak_rss_mb()  # before the check below: delta-rs counting rows in this process is not the load's
     return {
         "tool": tool, "version": version, "scenario": scenario, "events": n, "runs": runs, "input": spec.get("input", "records"),
+        "format": spec.get("format", "delta"),
         "total_s": total_s, "counts": _counts(bucket), "driver_peak_rss_mb": peak_rss_mb,
     }
 
 
 def run_child(spec: dict[str, Any], workdir: Path) -> dict[str, Any]:
-    name = f"{spec['tool']}-{spec['scenario']}-{spec['events']}"
+    name = f"{spec['tool']}-{spec.get('format', 'delta')}-{spec['scenario']}-{spec['events']}"
     spec = dict(spec, bucket=str(workdir / name / "bucket"), pipelines_dir=str(workdir / name / "pipes"))
     base._reset_dir(workdir / name)
     spec_path = workdir / name / "spec.json"
@@ -156,24 +167,27 @@ def expected_root_rows(result: dict[str, Any]) -> int:
 
 
 def print_results(results: list[dict[str, Any]]) -> None:
-    print(f"\n{'tool':9} {'scenario':8} {'events':>9} {'last run: extract/normalize/load (s)':>38} {'total s':>8} {'RSS MB':>7}  rows (root, nested)")
+    print(f"\n{'tool':9} {'format':8} {'scenario':8} {'events':>9} {'last run: extract/normalize/load (s)':>38} {'total s':>8} {'RSS MB':>7}  rows (root, nested)")
     for r in results:
         if "error" in r:
-            print(f"{r['tool']:9} {r['scenario']:8} {r['events']:>9} ERROR {r['error'][-300:]}")
+            print(f"{r['tool']:9} {r.get('format', 'delta'):8} {r['scenario']:8} {r['events']:>9} ERROR {r['error'][-300:]}")
             continue
         last = r["runs"][-1]
         stages = "/".join(f"{last[k]:.1f}" for k in ("extract", "normalize", "load"))
         root = r["counts"].get(base.RESOURCE_NAME, 0)
         ok = "ok" if root == expected_root_rows(r) else f"WRONG (expected {expected_root_rows(r)})"
         nested = {k.replace("events__", ""): v for k, v in r["counts"].items() if k.startswith("events__")}
-        print(f"{r['tool']:9} {r['scenario']:8} {r['events']:>9} {stages:>38} {r['total_s']:>8.1f} "
+        print(f"{r['tool']:9} {r['format']:8} {r['scenario']:8} {r['events']:>9} {stages:>38} {r['total_s']:>8.1f} "
               f"{r['driver_peak_rss_mb']:>7.0f}  {root} {ok}; {nested}")
-    by_key = {(r["tool"], r["scenario"], r["events"]): r for r in results if "error" not in r}
-    for (tool, scenario, n), r in sorted(by_key.items()):
-        other = by_key.get(("dlt", scenario, n))
+    by_key = {(r["tool"], r["format"], r["scenario"], r["events"]): r for r in results if "error" not in r}
+    for (tool, fmt, scenario, n), r in sorted(by_key.items()):
+        other = by_key.get(("dlt", fmt, scenario, n))
         if tool == "lakeload" and other:
-            print(f"speedup {scenario} {n}: total {other['total_s'] / r['total_s']:.2f}x, "
+            print(f"speedup {fmt} {scenario} {n}: total {other['total_s'] / r['total_s']:.2f}x, "
                   f"last load step {other['runs'][-1]['load'] / r['runs'][-1]['load']:.2f}x")
+        delta = by_key.get(("lakeload", "delta", scenario, n))
+        if tool == "lakeload" and fmt == "iceberg" and delta:
+            print(f"lakeload {scenario} {n}: iceberg / delta total {r['total_s'] / delta['total_s']:.2f}x")
 
 
 RSS_LIMIT_MB = 200
@@ -187,7 +201,7 @@ def goal_checks(results: list[dict[str, Any]]) -> list[tuple[str, float, str, bo
     - the upsert end to end (both loads): dlt / lakeload >= 1.5 at 100k, >= 3 at 1M;
     - lakeload's driver peak RSS <= 200 MB in every run.
     """
-    by_key = {(r["tool"], r["scenario"], r["events"]): r for r in results if "error" not in r}
+    by_key = {(r["tool"], r["scenario"], r["events"]): r for r in results if "error" not in r and r["format"] == "delta"}
     checks = []
     for (tool, scenario, n), r in sorted(by_key.items()):
         if tool != "lakeload":
@@ -225,6 +239,7 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--events", default="100000")
     parser.add_argument("--tools", default="dlt,lakeload")
     parser.add_argument("--scenarios", default="append,upsert")
+    parser.add_argument("--formats", default="delta", help="delta, iceberg or both (delta,iceberg)")
     parser.add_argument("--dlt-workers", type=int, default=2)
     parser.add_argument("--seed", type=int, default=0)
     parser.add_argument("--input", choices=("records", "frame"), default="records", help="lakeload's input (dlt: records)")
@@ -242,12 +257,13 @@ def main(argv: list[str] | None = None) -> int:
     results = []
     for n in (int(x) for x in args.events.split(",")):
         for scenario in args.scenarios.split(","):
-            for tool in args.tools.split(","):
-                spec = {"tool": tool, "scenario": scenario, "events": n, "seed": args.seed, "workers": args.dlt_workers,
-                        "input": args.input}
-                result = run_child(spec, workdir)
-                results.append(result)
-                print(json.dumps({k: v for k, v in result.items() if k not in ("error",)})[:400], flush=True)
+            for fmt in args.formats.split(","):
+                for tool in args.tools.split(","):
+                    spec = {"tool": tool, "scenario": scenario, "events": n, "seed": args.seed,
+                            "workers": args.dlt_workers, "input": args.input, "format": fmt}
+                    result = run_child(spec, workdir)
+                    results.append(result)
+                    print(json.dumps({k: v for k, v in result.items() if k not in ("error",)})[:400], flush=True)
     print_results(results)
     if args.json:
         Path(args.json).write_text(json.dumps(results, indent=2))

@@ -56,9 +56,10 @@ class VersionsRecord(TypedDict):
     table_ids: dict[str, str]
 
 
-def versions_path(schema_name: str, load_id: str) -> str:
-    """The dataset-relative path of the versions record of one load (or of `LATEST`)."""
-    return f"{VERSIONS_FOLDER}/{schema_name}{NAME_SEPARATOR}{load_id}.json"
+def versions_path(schema_name: str, load_id: str, folder: str = VERSIONS_FOLDER) -> str:
+    """The dataset-relative path of the versions record of one load (or of `LATEST`); `folder`: the format's
+    (Iceberg tables record their snapshots' sequence numbers the same way, `lakeload.iceberg.load_versions`)."""
+    return f"{folder}/{schema_name}{NAME_SEPARATOR}{load_id}.json"
 
 
 def record_versions(client: FilesystemClient, schema: Schema, load_id: str) -> VersionsRecord | None:
@@ -96,19 +97,24 @@ def record_versions(client: FilesystemClient, schema: Schema, load_id: str) -> V
         if table is not None:
             record["versions"][name] = table.version()
             record["table_ids"][name] = str(table.metadata().id)
+    return write_record(client, record)
+
+
+def write_record(client: FilesystemClient, record: VersionsRecord, folder: str = VERSIONS_FOLDER) -> VersionsRecord | None:
+    """Write a load's record into `folder` (None, nothing written: no table yet)."""
     if not record["versions"]:
         return None
-    client.write_bytes(versions_path(schema.name, load_id), json.dumps(record, sort_keys=True).encode())
+    client.write_bytes(versions_path(record["schema_name"], record["load_id"], folder), json.dumps(record, sort_keys=True).encode())
     return record
 
 
-def publish_latest(client: FilesystemClient, record: VersionsRecord) -> None:
+def publish_latest(client: FilesystemClient, record: VersionsRecord, folder: str = VERSIONS_FOLDER) -> None:
     """Merge a completed load's record into its schema's latest record (each table's greatest version).
 
     Two loads that finish at once may each write their merge; the one written last wins, and a table it saw at
     a lower version is read at that version until the next load: readers see whole loads, a little older.
     """
-    path = versions_path(record["schema_name"], LATEST)
+    path = versions_path(record["schema_name"], LATEST, folder)
     latest = _read_record(client, path) or VersionsRecord(load_id="", schema_name=record["schema_name"], versions={}, table_ids={})
     client.write_bytes(path, json.dumps(_newest(latest, record), sort_keys=True).encode())
 
@@ -153,14 +159,19 @@ def _read_record(client: FilesystemClient, path: str) -> VersionsRecord | None:
         return None
 
 
-def _completed_record(client: FilesystemClient, schema_name: str) -> VersionsRecord | None:
+def _completed_record(client: FilesystemClient, schema_name: str, folder: str = VERSIONS_FOLDER) -> VersionsRecord | None:
     """The latest record of `schema_name`, merged with the record of its greatest completed load id."""
     load_id = last_completed_load(client, schema_name)
-    by_id = None if load_id is None else _read_record(client, versions_path(schema_name, load_id))
+    by_id = None if load_id is None else _read_record(client, versions_path(schema_name, load_id, folder))
     if by_id is None:  # none completed, or the last one has no record (dlt's, an older lakeload's): read the latest
         return None
-    latest = _read_record(client, versions_path(schema_name, LATEST))
+    latest = _read_record(client, versions_path(schema_name, LATEST, folder))
     return by_id if latest is None else _newest(latest, by_id)
+
+
+def completed_record(client: FilesystemClient, schema_name: str, folder: str) -> VersionsRecord | None:
+    """`_completed_record` of another format's records folder."""
+    return _completed_record(client, schema_name, folder)
 
 
 def completed_versions(client: FilesystemClient, schema_name: str) -> dict[str, int]:

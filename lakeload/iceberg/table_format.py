@@ -7,7 +7,11 @@
 
 from __future__ import annotations
 
+import functools
+from collections.abc import Callable
+
 from lakeload.delta.marks import REFRESH, LoadMark
+from lakeload.destinations.impl.filesystem.client import FilesystemClient
 from lakeload.destinations.impl.filesystem.table_format import (
     FormatLoad,
     FormatResult,
@@ -17,6 +21,7 @@ from lakeload.destinations.impl.filesystem.table_format import (
     register_table_format,
 )
 from lakeload.iceberg.loader import ICEBERG, IcebergLoader
+from lakeload.schema.schema import Schema
 from lakeload.storage.manifest import NormalizedPackage
 
 
@@ -63,6 +68,16 @@ class IcebergFormat(TableFormat):
         if target.open() is None or target.committed(mark):
             return
         target.commit([], [], "overwrite", mark)
+
+
+    def record_completion(self, client: FilesystemClient, schema: Schema, load_id: str) -> Callable[[], None] | None:
+        """The snapshot of every Iceberg table of the schema, recorded for the load; published as the schema's latest
+        once the load's `_dlt_loads` record is written (`lakeload.iceberg.load_versions`)."""
+        from lakeload.delta.load_versions import publish_latest
+        from lakeload.iceberg.load_versions import FOLDER, record_snapshots
+
+        record = record_snapshots(client, schema, load_id)
+        return None if record is None else functools.partial(publish_latest, client, record, FOLDER)
 
 
 register_table_format(IcebergFormat())

@@ -95,6 +95,7 @@ class FilesystemSqlClient:
         self._views: dict[str, tuple[str, ...]] = {}  # table -> the files its view reads
         self._delta: dict[str, delta_views.DeltaSnapshot | None] = {}  # Delta table -> its view's snapshot
         self._versions: dict[str, int] | None = None  # Delta versions of the last completed load
+        self._iceberg_versions: dict[str, tuple[int, str]] | None = None  # Iceberg snapshots of the last completed load
 
     # -- tables -------------------------------------------------------------------------------------
     @property
@@ -147,9 +148,12 @@ class FilesystemSqlClient:
 
     def _open_snapshot(self, table: str) -> delta_views.DeltaSnapshot | None:
         if self.is_iceberg(table):
+            from lakeload.iceberg.load_versions import completed_snapshots
             from lakeload.sql import iceberg_views
 
-            return iceberg_views.open_snapshot(self.client, table)
+            if self._iceberg_versions is None:
+                self._iceberg_versions = completed_snapshots(self.client, self.schema.name)
+            return iceberg_views.open_snapshot(self.client, table, self._iceberg_versions.get(table))
         return delta_views.open_snapshot(self.client, table, self.delta_versions().get(table))
 
     def files_for(self, table: str) -> list[str]:
@@ -251,7 +255,7 @@ class FilesystemSqlClient:
         """Create (or, when refreshing, re-create if the files changed) the views of `tables`."""
         conn = self.open_connection()
         if self.always_refresh_views:
-            self._versions = None  # the last completed load may have changed
+            self._versions = self._iceberg_versions = None  # the last completed load may have changed
         for table in tables:
             if table in self._views and not self.always_refresh_views:
                 continue

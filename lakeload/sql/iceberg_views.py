@@ -24,8 +24,9 @@ if TYPE_CHECKING:
 logger = logging.getLogger("lakeload.sql")
 
 
-def open_snapshot(client: FilesystemClient, table: str) -> DeltaSnapshot | None:
-    """The current snapshot of `table`'s Iceberg table; None when the table has not been created yet (or has no
+def open_snapshot(client: FilesystemClient, table: str, recorded: tuple[int, str] | None = None) -> DeltaSnapshot | None:
+    """The snapshot of `table`'s Iceberg table recorded with the last completed load (`recorded`: its sequence
+    number and the table's uuid), else its current one; None when the table has not been created yet (or has no
     snapshot)."""
     import pyarrow.dataset as pads
     from pyarrow.fs import FSSpecHandler, PyFileSystem
@@ -35,11 +36,18 @@ def open_snapshot(client: FilesystemClient, table: str) -> DeltaSnapshot | None:
         return None
     snapshot = iceberg.current_snapshot()
     assert snapshot is not None
-    tasks = list(iceberg.scan().plan_files())
+    if recorded is not None and str(iceberg.metadata.table_uuid) == recorded[1]:
+        at = [s for s in iceberg.snapshots() if s.sequence_number == recorded[0]]
+        if at:
+            snapshot = at[0]
+        else:
+            logger.warning("Iceberg table '%s' has no snapshot %s recorded with the last completed load (expired?); "
+                           "reading its current one", table, recorded[0])
+    tasks = list(iceberg.scan(snapshot_id=snapshot.snapshot_id).plan_files())
     schema = iceberg_schema(iceberg.schema().as_arrow())
     paths = sorted(client.fs._strip_protocol(task.file.file_path) for task in tasks)  # fsspec paths, as listings give
     if any(task.delete_files for task in tasks):
-        dataset: pads.Dataset = pads.dataset(iceberg.scan().to_arrow())
+        dataset: pads.Dataset = pads.dataset(iceberg.scan(snapshot_id=snapshot.snapshot_id).to_arrow())
     else:
         filesystem = PyFileSystem(FSSpecHandler(client.fs))
         dataset = pads.dataset(paths, schema=schema, format="parquet", filesystem=filesystem)

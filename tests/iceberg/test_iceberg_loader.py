@@ -195,3 +195,20 @@ def test_partitioned_tables_by_column_hints_and_transforms_take_appends_and_merg
     assert len(partitions) == len({(r["at"][:7], r["id"] // 4) for r in [*rows_in, {"id": 20, "at": "2026-03"}]})
     with pytest.raises(PipelineStepFailed, match="partition spec of Iceberg table 'ev' cannot change"):
         p.run([{"id": 99, "kind": "a"}], table_name="ev", table_format="iceberg", columns={"id": {"partition": True}})
+
+
+def test_readers_see_the_snapshot_of_the_last_completed_load(bucket: Path, pipelines_dir: Path) -> None:
+    """A commit made outside a load (or by a load still running) stays invisible to dataset() and sql_client() until
+    the next load completes; pyiceberg itself reads the latest snapshot."""
+    p = make_pipeline(bucket, pipelines_dir)
+    p.run([{"id": 1}], table_name="ev", table_format="iceberg")
+    assert (bucket / "ds" / "_lakeload_iceberg_versions").is_dir()
+    import pyarrow as pa
+
+    table(bucket, "ev").append(pa.table({"id": pa.array([99], pa.int64()), "_dlt_load_id": ["x"], "_dlt_id": ["y"]}))
+    with p.sql_client() as client:
+        assert client.execute_sql("SELECT id FROM ev") == [(1,)]
+    assert rows(bucket, "ev", "id") == [(1,), (99,)]
+    p.run([{"id": 2}], table_name="ev", table_format="iceberg")
+    with p.sql_client() as client:
+        assert client.execute_sql("SELECT id FROM ev ORDER BY id") == [(1,), (2,), (99,)]
