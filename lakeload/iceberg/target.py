@@ -57,6 +57,7 @@ class IcebergTarget:
     table: Table | None = field(default=None, repr=False)
     retry: RetryPolicy = field(default_factory=RetryPolicy, repr=False)
     partitions: tuple[TPartitionSplit, ...] = ()  # its partition fields (`lakeload.iceberg.partitions`)
+    planned: tuple[int, Any, list[SnapshotFile]] | None = field(default=None, repr=False, compare=False)  # files() of a snapshot
 
     @property
     def uri(self) -> str:
@@ -111,9 +112,20 @@ class IcebergTarget:
         )
 
     def files(self) -> list[SnapshotFile]:
-        """The current snapshot's data files, paths relative to the data folder, with flattened statistics."""
+        """The current snapshot's data files, paths relative to the data folder, with flattened statistics (planned
+        once per snapshot: a merge asks several times)."""
         if self.table is None or self.table.current_snapshot() is None:
             return []
+        snapshot_id = self.table.current_snapshot().snapshot_id  # type: ignore[union-attr]
+        cached = self.planned
+        if cached is not None and cached[0] == snapshot_id and cached[1] is self.table:
+            return list(cached[2])
+        found = self._plan()
+        self.planned = (snapshot_id, self.table, found)
+        return list(found)
+
+    def _plan(self) -> list[SnapshotFile]:
+        assert self.table is not None
         prefix = f"{self.table.location().rstrip('/')}/{DATA}/"
         found: list[SnapshotFile] = []
         for task in self.table.scan().plan_files():
