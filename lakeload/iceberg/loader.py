@@ -14,7 +14,7 @@ from lakeload.delta.loader import DeltaLoader
 from lakeload.destinations.impl.filesystem.client import fsspec_kwargs
 from lakeload.errors import IcebergConflictError, TableConflictError
 from lakeload.iceberg.catalog import DatasetCatalog
-from lakeload.iceberg.partitions import partition_splits
+from lakeload.iceberg.partitions import field_names, partition_splits, table_properties
 from lakeload.iceberg.schema import iceberg_schema
 from lakeload.iceberg.target import IcebergTarget
 from lakeload.kernel.delta.files import DeltaFileSpec
@@ -47,7 +47,8 @@ class IcebergLoader(DeltaLoader):
         table = schema.tables[table_name]
         return IcebergTarget(
             name=table_name, catalog=self.catalog, schema=iceberg_schema(arrow_schema(complete_columns(table))),
-            retry=self.client.config.retry, partitions=partition_splits(table),
+            retry=self.client.config.retry, partitions=partition_splits(table), partition_names=field_names(table),
+            properties=table_properties(table),
         )
 
     def open_tree(self, schema: Schema, tree: list[str]) -> dict[str, IcebergTarget]:  # type: ignore[override]

@@ -58,10 +58,22 @@ def _transform(split: TPartitionSplit) -> Transform[Any, Any]:
     return cast("Transform[Any, Any]", kinds[split["transform"]]())
 
 
-def add_fields(update: Any, splits: tuple[TPartitionSplit, ...]) -> None:
-    """Add the partition fields to a pyiceberg `UpdateSpec` (names as pyiceberg gives them, as dlt's)."""
+def add_fields(update: Any, splits: tuple[TPartitionSplit, ...], names: dict[str, str] | None = None) -> None:
+    """Add the partition fields to a pyiceberg `UpdateSpec` (`names`: a field's name by column, as the adapter's
+    `partition_field` gives it; else as pyiceberg names it, as dlt's)."""
     for split in splits:
-        update.add_field(split["column"], _transform(split))
+        update.add_field(split["column"], _transform(split), (names or {}).get(split["column"]))
+
+
+def field_names(table: TTable) -> dict[str, str]:
+    """The partition field names `x-iceberg-partition` gives, by source column."""
+    hinted = cast(list[dict[str, Any]], cast(dict[str, Any], table).get(PARTITION_HINT) or [])
+    return {str(e["source_column"]): str(e["partition_field"]) for e in hinted if e.get("partition_field")}
+
+
+def table_properties(table: TTable) -> dict[str, str]:
+    """The table properties `x-iceberg-table-properties` gives (applied when the table is made, as in dlt)."""
+    return {str(k): str(v) for k, v in (cast(dict[str, Any], table).get("x-iceberg-table-properties") or {}).items()}
 
 
 def same_spec(spec: PartitionSpec, schema: Any, splits: tuple[TPartitionSplit, ...]) -> bool:

@@ -57,6 +57,8 @@ class IcebergTarget:
     table: Table | None = field(default=None, repr=False)
     retry: RetryPolicy = field(default_factory=RetryPolicy, repr=False)
     partitions: tuple[TPartitionSplit, ...] = ()  # its partition fields (`lakeload.iceberg.partitions`)
+    partition_names: dict[str, str] = field(default_factory=dict)  # partition field names by column, when given
+    properties: dict[str, str] = field(default_factory=dict)  # table properties set when the table is made
     planned: tuple[int, Any, list[SnapshotFile]] | None = field(default=None, repr=False, compare=False)  # files() of a snapshot
 
     @property
@@ -224,8 +226,9 @@ class IcebergTarget:
         tx = catalog.create_table_transaction(self.catalog.identifier(self.name), schema=self.schema, location=self.uri)
         if self.partitions:
             with tx.update_spec() as update:
-                add_fields(update, self.partitions)
-        properties = {"schema.name-mapping.default": tx.table_metadata.schema().name_mapping.model_dump_json()}
+                add_fields(update, self.partitions, self.partition_names)
+        properties = {**self.properties,
+                      "schema.name-mapping.default": tx.table_metadata.schema().name_mapping.model_dump_json()}
         for split in self.partitions:  # whole values: a file's partition is derived from its column statistics
             properties[f"write.metadata.metrics.column.{split['column']}"] = "full"
         tx.set_properties(properties)

@@ -212,3 +212,21 @@ def test_readers_see_the_snapshot_of_the_last_completed_load(bucket: Path, pipel
     p.run([{"id": 2}], table_name="ev", table_format="iceberg")
     with p.sql_client() as client:
         assert client.execute_sql("SELECT id FROM ev ORDER BY id") == [(1,), (2,), (99,)]
+
+
+def test_iceberg_adapter_sets_partitions_names_and_table_properties_as_dlts(bucket: Path, pipelines_dir: Path) -> None:
+    from lakeload.destinations.adapters import iceberg_adapter, iceberg_partition
+
+    p = make_pipeline(bucket, pipelines_dir)
+    events = iceberg_adapter(
+        lakeload.resource([{"id": 1, "at": "2026-01-05T00:00:00Z", "kind": "a"}, {"id": 2, "at": "2026-02-05T00:00:00Z", "kind": "b"}],
+                          name="events", table_format="iceberg"),
+        partition=[iceberg_partition.month("at", "at_month"), "kind"], table_properties={"owner": "lake-team"},
+    )
+    p.run(events)
+    stored = table(bucket, "events")
+    assert [(f.name, str(f.transform)) for f in stored.spec().fields] == [("at_month", "month"), ("kind", "identity")]
+    assert stored.properties["owner"] == "lake-team"
+    assert len(list(stored.scan().plan_files())) == 2
+    with pytest.raises(lakeload.errors.ExtractError, match="Unknown Iceberg partition transform"):
+        iceberg_adapter([{"id": 1}], partition=[iceberg_partition.identity("id").__class__("id", "zorder")])
