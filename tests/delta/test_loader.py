@@ -192,8 +192,8 @@ def test_unsupported_strategy_and_missing_key_are_refused(bucket: Path, pipeline
         p.run(cdc([{"id": 1}]))
     with pytest.raises(ExtractStepFailed, match=refused):
         p.extract(cdc([{"id": 1}]))
-    with pytest.raises(ExtractStepFailed, match="'delete-insert' merge strategy"):  # no key: the strategy is named
-        p.run(upsert(strategy="delete-insert")([{"id": 1}]))
+    with pytest.raises(ExtractStepFailed, match="'cdc' merge strategy"):  # no key: the strategy is named
+        p.run(upsert(strategy="cdc")([{"id": 1}]))
     assert p.list_extracted_load_packages() == [] and p.run(cdc([])) is not None  # no rows: nothing refused, as dlt
     with pytest.raises(PipelineStepFailed, match="Delta merge needs a key"):
         p.run(upsert()([{"id": 1}]))
