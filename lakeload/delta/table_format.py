@@ -2,7 +2,7 @@
 `DeltaLoader` (executors write the data files, delta-rs commits them; merges by `lakeload.delta.merge`) and the
 version records of completed loads (`lakeload.delta.load_versions`).
 
->>> DeltaFormat.capabilities.supports_merge("upsert"), DeltaFormat.capabilities.supports_merge("scd2")
+>>> DeltaFormat.capabilities.supports_merge("scd2"), DeltaFormat.capabilities.supports_merge("cdc")
 (True, False)
 """
 
@@ -35,7 +35,7 @@ class DeltaFormat(TableFormat):
     name = DELTA
     capabilities = TableFormatCapabilities(
         write_dispositions=("append", "replace", "merge"),
-        merge_strategies=("upsert", "delete-insert", "insert-only"),  # a strategy `lakeload.delta.merge` learns is added here
+        merge_strategies=("upsert", "delete-insert", "insert-only", "scd2"),  # a strategy `lakeload.delta.merge` learns is added here
         merge_needs_key=True,
         hard_deletes=True,
         row_level_merge=True,

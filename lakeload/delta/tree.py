@@ -36,7 +36,9 @@ from lakeload.delta.commit_order import removes_of
 from lakeload.delta.marks import REMOVALS, LoadMark
 from lakeload.delta.merge import MergeJob
 from lakeload.delta.merge_repair import repair_nested
+from lakeload.delta.merge_scd2 import Scd2Job
 from lakeload.errors import TableWriteConflict
+from lakeload.schema.scd2 import is_scd2
 
 if TYPE_CHECKING:
     from lakeload.delta.package_writer import PackageWriter
@@ -73,7 +75,11 @@ class TreeLoad:
         self.root_name = tree[0]
         self.mark = LoadMark(loader.pipeline_name, package["load_id"])
         self.disposition = schema.tables[self.root_name].get("write_disposition", "append")
-        self.merge = MergeJob(loader, schema, package, by_table, self.root_name, self.mark, repair_nested) if self.disposition == "merge" else None
+        self.merge: MergeJob | Scd2Job | None = None
+        if self.disposition == "merge" and is_scd2(schema.tables[self.root_name]):
+            self.merge = Scd2Job(loader, schema, package, by_table, self.root_name, self.mark)
+        elif self.disposition == "merge":
+            self.merge = MergeJob(loader, schema, package, by_table, self.root_name, self.mark, repair_nested)
         self.attempts = 0  # tries made (1 when nobody else committed meanwhile)
 
     def run(self) -> list[str]:

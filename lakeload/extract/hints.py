@@ -15,6 +15,7 @@ from lakeload.errors import ExtractError
 from lakeload.extract import validation
 from lakeload.extract.hint_types import AdditionalTableHints, NestedHints, TableReference
 from lakeload.schema.contract import ContractSetting, check_contract
+from lakeload.schema.scd2 import SCD2_OPTIONS
 from lakeload.schema.typing import TColumnSchema
 
 WRITE_DISPOSITIONS = ("append", "replace", "merge", "skip")
@@ -34,6 +35,7 @@ class TableHints:
     file_format: str | None = None
     max_table_nesting: int | None = None
     merge_strategy: str | None = None
+    merge_options: dict[str, Any] | None = None  # the strategy's options of a write disposition dict (scd2's)
     references: Sequence[TableReference] | None = None  # dlt's table references, stored in the schema as given
     nested_hints: dict[str | tuple[str, ...], NestedHints] | None = None  # hints of nested tables, by path
     additional_table_hints: AdditionalTableHints | None = None  # extra keys of the table schema (e.g. `x-` keys)
@@ -48,6 +50,7 @@ class TableHints:
         disposition = self.write_disposition
         if isinstance(disposition, dict):
             self.merge_strategy = disposition.get("strategy", self.merge_strategy)
+            self.merge_options = {k: v for k, v in disposition.items() if k in SCD2_OPTIONS} or None
             disposition = disposition.get("disposition", "append")
         if disposition not in WRITE_DISPOSITIONS:
             raise ExtractError(
@@ -107,7 +110,7 @@ UNSUPPORTED_HINTS = {
 
 def _check_hint_names(given: dict[str, Any]) -> None:
     """Refuse a hint lakeload does not know with an error naming the known ones (or, for two of dlt's, what to do)."""
-    known = {f.name for f in fields(TableHints)} - {"model", "raw_primary_key", "merge_strategy"}
+    known = {f.name for f in fields(TableHints)} - {"model", "raw_primary_key", "merge_strategy", "merge_options"}
     for key, value in given.items():
         if key in UNSUPPORTED_HINTS and value:
             raise ExtractError(f"apply_hints({key}=...): {UNSUPPORTED_HINTS[key]}.")

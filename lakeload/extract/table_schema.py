@@ -13,6 +13,7 @@ from lakeload.destinations.impl.filesystem.table_format import TableFormatCapabi
 from lakeload.errors import ExtractError
 from lakeload.extract.hints import TableHints, columns_dict
 from lakeload.schema.naming import NamingConvention
+from lakeload.schema.scd2 import SCD2, add_scd2_hints
 from lakeload.schema.typing import TColumn, TTable, TTableReference
 
 # The merge strategies each table format implements are its capabilities (`TableFormatCapabilities`); this module
@@ -64,9 +65,11 @@ def table_schema_from_hints(name: str, resource_name: str, hints: TableHints, na
         table["table_format"] = hints.table_format
     if hints.write_disposition == "merge" and hints.merge_strategy:
         table["x-merge-strategy"] = hints.merge_strategy
+        if hints.merge_strategy == SCD2:  # validity and row version columns, as dlt's hints make them
+            add_scd2_hints(cast(dict[str, Any], table), hints.merge_options or {})
     keyed = any(c.get("primary_key") or c.get("merge_key") for c in table["columns"].values())
     if hints.write_disposition == "merge" and hints.table_format and not keyed and merge_supported(table) \
-            and _capabilities(table).merge_needs_key:
+            and _capabilities(table).merge_needs_key and hints.merge_strategy != SCD2:  # scd2 matches row hashes
         raise ExtractError(
             f"Table '{name}': a {hints.table_format.capitalize()} merge needs a key. Give the resource a `primary_key` (rows are upserted "
             "by it) or a `merge_key` (stored rows with the same merge key are replaced)."

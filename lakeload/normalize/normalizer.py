@@ -31,7 +31,7 @@ from lakeload.errors import NormalizeError
 from lakeload.kernel.contracts import TPackageFile
 from lakeload.kernel.normalize.contract import ContractSettings
 from lakeload.kernel.normalize.plan import NormalizePlan, Split
-from lakeload.kernel.normalize.relational import C_OCCURRENCE, NormalizerSettings, RootTableSettings
+from lakeload.kernel.normalize.relational import C_DLT_ID, C_OCCURRENCE, NormalizerSettings, RootTableSettings
 from lakeload.kernel.normalize.report import SplitReport
 from lakeload.kernel.normalize.tasks import FinalizeJob, finalize_split
 from lakeload.normalize.fold import conflicts, contract_conflicts, fold, raise_violation, settle_drafts
@@ -40,6 +40,7 @@ from lakeload.normalize.materialize import write_materialized
 from lakeload.normalize.source_splits import OptionsFor, plan_splits
 from lakeload.schema.contract import any_contract
 from lakeload.schema.naming import NamingConvention
+from lakeload.schema.scd2 import is_scd2, row_version_column
 from lakeload.schema.schema import (
     Schema,
     columns_with_hint,
@@ -109,8 +110,11 @@ def _root_settings(schema: Schema, tables: dict[str, TTable], max_nesting: int |
         propagate = requires_root_key(schema, table, row_merge)
         if propagate:
             record_root_key(schema, name)
+        row_id = "key_hash" if upsert else "random"
+        if row_merge and is_scd2(table):  # dlt's scd2 ids: the hash of the record's data, unless a column versions it
+            row_id = "row_hash" if row_version_column(table) == C_DLT_ID else "random"
         roots[name] = RootTableSettings(
-            row_id="key_hash" if upsert else "random", primary_key=pk, max_nesting=nesting,
+            row_id=row_id, primary_key=pk, max_nesting=nesting,
             propagate_root_key=propagate,
             occurrence=row_merge,
         )

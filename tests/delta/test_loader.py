@@ -183,19 +183,22 @@ def test_merge_with_new_columns_evolves_the_table(bucket: Path, pipelines_dir: P
 
 def test_unsupported_strategy_and_missing_key_are_refused(bucket: Path, pipelines_dir: Path) -> None:
     p = make_pipeline(bucket, pipelines_dir)
-    scd2 = upsert(strategy="scd2", primary_key="id")  # defining it succeeds: as in dlt, extract refuses it
-    refused = (r"^Pipeline step 'extract' failed: Table 'users': the 'scd2' merge strategy is not supported for "
-               r"table_format='delta' tables; supported strategies: 'upsert', 'delete-insert', 'insert-only'\. Give the resource one "
+    cdc = upsert(strategy="cdc", primary_key="id")  # defining it succeeds: extract refuses a strategy Delta lacks
+    refused = (r"^Pipeline step 'extract' failed: Table 'users': the 'cdc' merge strategy is not supported for "
+               r"table_format='delta' tables; supported strategies: 'upsert', 'delete-insert', 'insert-only', 'scd2'\. "
+               r"Give the resource one "
                r"of them, e\.g\. write_disposition=\{'disposition': 'merge', 'strategy': 'upsert'\}\.$")
     with pytest.raises(ExtractStepFailed, match=refused):
-        p.run(scd2([{"id": 1}]))
+        p.run(cdc([{"id": 1}]))
     with pytest.raises(ExtractStepFailed, match=refused):
-        p.extract(scd2([{"id": 1}]))
-    with pytest.raises(PipelineStepFailed, match="Delta merge needs a key"):  # a supported strategy without a key
-        p.run(upsert(strategy="delete-insert")([{"id": 1}]))
-    assert p.list_extracted_load_packages() == [] and p.run(scd2([])) is not None  # no rows: nothing refused, as dlt
+        p.extract(cdc([{"id": 1}]))
+    with pytest.raises(ExtractStepFailed, match="'cdc' merge strategy"):  # no key: the strategy is named
+        p.run(upsert(strategy="cdc")([{"id": 1}]))
+    assert p.list_extracted_load_packages() == [] and p.run(cdc([])) is not None  # no rows: nothing refused, as dlt
     with pytest.raises(PipelineStepFailed, match="Delta merge needs a key"):
         p.run(upsert()([{"id": 1}]))
+    with pytest.raises(PipelineStepFailed, match="Delta merge needs a key"):  # a supported strategy without a key
+        p.run(upsert(strategy="delete-insert")([{"id": 1}]))
 
 
 def partitioned(name: str = "events") -> Any:

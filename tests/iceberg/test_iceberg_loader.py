@@ -121,7 +121,7 @@ def test_insert_only_keeps_stored_rows_and_merge_key(bucket: Path, pipelines_dir
 def test_unsupported_strategy_is_refused_at_run(bucket: Path, pipelines_dir: Path) -> None:
     p = make_pipeline(bucket, pipelines_dir)
     with pytest.raises(PipelineStepFailed) as failed:
-        p.run(merge(strategy="scd2")([{"id": 1}]))
+        p.run(merge(strategy="cdc")([{"id": 1}]))
     assert isinstance(failed.value, ExtractStepFailed)
     assert "upsert" in str(failed.value) and "insert-only" in str(failed.value)
 

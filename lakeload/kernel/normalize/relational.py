@@ -8,7 +8,8 @@ Rules reproduced (dlt 1.31):
   fields of a dict come first and nested dicts follow, the last nested dict first;
 - lists become child tables `<parent>__<field>`; lists of scalars get a `value` column and lists of
   lists a `<field>__list` table; every child row has `_dlt_parent_id`, `_dlt_list_idx` and `_dlt_id`;
-- root rows get `_dlt_load_id` and a random `_dlt_id` (or dlt's hash of the primary key for upsert tables);
+- root rows get `_dlt_load_id` and a random `_dlt_id` (or dlt's hash of the primary key for upsert tables, of
+  the whole record, nested lists included, for scd2 tables);
 - child `_dlt_id`s are dlt's hash of (parent id, table, list index) (`kernel.normalize.row_ids`);
 - `_dlt_root_id` is propagated to every child row when the root table asks for a root key;
 - a dict or list in a column typed `json`, or deeper than the nesting limit, stays a JSON value;
@@ -23,7 +24,7 @@ from dataclasses import dataclass, field
 from typing import Any, TypedDict
 
 from lakeload.kernel.contracts import TDataRecord, TRow
-from lakeload.kernel.normalize.row_ids import key_row_id, nested_row_id, random_row_id
+from lakeload.kernel.normalize.row_ids import key_row_id, nested_row_id, random_row_id, row_hash_id
 from lakeload.schema.naming import NamingConvention
 
 EMPTY_KEY = "_empty"
@@ -64,7 +65,7 @@ class _Names:
 class RootTableSettings:
     """What the normalizer needs to know about one root table (shipped to executors)."""
 
-    row_id: str = "random"  # "random" or "key_hash"
+    row_id: str = "random"  # "random", "key_hash" (upsert) or "row_hash" (scd2: the record's data)
     primary_key: tuple[str, ...] = ()
     propagate_root_key: bool = False
     max_nesting: int = 1000
@@ -175,7 +176,7 @@ class RelationalNormalizer:
             row[C_DLT_LOAD_ID] = self._load_id
         row_id = row.get(C_DLT_ID)
         if not row_id:
-            row_id = self._add_row_id(table, row, root, parent_id, pos, is_root)
+            row_id = self._add_row_id(table, row, record, root, parent_id, pos, is_root)
         if is_root and root.propagate_root_key:
             extend = {"_dlt_root_id": row_id}
         if is_root and root.occurrence:
@@ -193,6 +194,7 @@ class RelationalNormalizer:
         self,
         table: str,
         row: TRow,
+        record: TDataRecord,
         root: RootTableSettings,
         parent_id: str | None,
         pos: int | None,
@@ -205,6 +207,8 @@ class RelationalNormalizer:
             row[C_DLT_LIST_IDX] = pos
         elif root.row_id == "key_hash" and root.primary_key:
             row_id = key_row_id(row, root.primary_key)
+        elif root.row_id == "row_hash":
+            row_id = row_hash_id(record)
         else:
             row_id = random_row_id()
         row[C_DLT_ID] = row_id
@@ -230,5 +234,5 @@ class RelationalNormalizer:
                 row: TRow = {C_VALUE: value}
                 if extend:
                     row.update(extend)
-                self._add_row_id(table, row, root, parent_id, idx, False)
+                self._add_row_id(table, row, row, root, parent_id, idx, False)
                 yield table, parent_table, row

@@ -8,6 +8,7 @@
   them: datetimes, dates, times, decimals and bytes are text behind a private-use tag character (dlt's
   typed JSON: U+F027 and ISO text for a datetime, U+F026 and `str()` for a Decimal, ...), so they are
   rendered that way here, whatever the input (records, Arrow tables, DataFrames);
+- a row hash (root rows of scd2 merge tables): the same digest of the whole record's JSON (`row_hash_id`);
 - a nested id: the same digest of the text `<parent _dlt_id>_<nested table name>_<list index>`.
 
 So the same record gets the same ids from dlt and from lakeload, and the two tools can upsert one Delta table
@@ -136,6 +137,18 @@ def key_row_id(row: TRow, primary_key: tuple[str, ...] | list[str]) -> str:
 def _key_json(row: TRow, primary_key: tuple[str, ...] | list[str]) -> bytes:
     """The text dlt hashes for a key id: the compact JSON of the key values, keys sorted, typed values tagged."""
     return orjson.dumps({k: row[k] for k in primary_key}, default=_encode, option=_KEY_JSON_OPTIONS)
+
+
+def row_hash_id(record: TRow) -> str:
+    """dlt's scd2 `_dlt_id` of a root record (`get_row_hash`): the digest of the compact JSON of the record as
+    extracted (nested dicts and lists included, so a change below it is a new version), keys sorted, without
+    its `_dlt` keys; typed values tagged as in `key_row_id`.
+
+    >>> row_hash_id({"id": 1, "v": "a", "tags": [1, 2], "_dlt_load_id": "1.2"})
+    'yhz5NEyixaV0VA'
+    """
+    data = {k: v for k, v in record.items() if not (isinstance(k, str) and k.startswith("_dlt"))}
+    return digest_id(orjson.dumps(data, default=_encode, option=_KEY_JSON_OPTIONS))
 
 
 def key_ids_array(keys: pa.Array) -> pa.Array:
