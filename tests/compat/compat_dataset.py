@@ -39,7 +39,7 @@ from harness import (  # noqa: E402
 DELTA_LOG = "_delta_log"
 # lakeload's own record of each load's Delta table versions (README, "Delta tables"): a folder of lakeload's next to
 # the data, which dlt ignores; a deliberate addition, so not read as a data table
-LAKELOAD_ONLY = frozenset({"_lakeload_delta_versions"})
+LAKELOAD_ONLY = frozenset({"_lakeload_delta_versions", "_lakeload_iceberg_versions"})
 
 
 def _delta_rows(folder: Path, table: TableData, problems: list[str]) -> list[dict[str, Any]]:

@@ -409,7 +409,7 @@ def read_bucket(bucket_dir: str | Path, dataset: str = DATASET) -> CanonicalData
         tables[name] = TableData(name, table_schema.get("parent"), columns, hints)
 
     for entry in sorted(dataset_dir.iterdir()):
-        if entry.name == "init" or entry.name.startswith("_dlt"):
+        if entry.name == "init" or entry.name.startswith(("_dlt", "_lakeload_")):  # lakeload's own folders: dlt never lists them
             continue
         if entry.name not in tables:
             problems.append(f"bucket entry {entry.name!r} is not a data table of the schema")

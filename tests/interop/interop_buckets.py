@@ -22,7 +22,7 @@ from harness import isolated_dlt_config
 DATASET = "ds"
 PIPELINE = "interop"
 DLT_FOLDERS = ("_dlt_loads", "_dlt_version", "_dlt_pipeline_state")
-LAKELOAD_ONLY_FOLDERS = frozenset({"_lakeload_delta_versions"})  # Delta versions of whole loads; dlt never lists it
+LAKELOAD_ONLY_FOLDERS = frozenset({"_lakeload_delta_versions", "_lakeload_iceberg_versions"})  # Delta versions of whole loads; dlt never lists it
 
 
 @dataclass(frozen=True)
