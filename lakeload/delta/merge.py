@@ -40,7 +40,7 @@ nested rows, parents first. A nested table that loses and gains rows so gets two
 from __future__ import annotations
 
 from collections.abc import Callable
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, cast
 
 import pyarrow as pa
 
@@ -53,6 +53,7 @@ from lakeload.delta.merge_nested import NestedDrops, nested_drops, split_links
 from lakeload.delta.merge_tasks import drops_in_tasks
 from lakeload.delta.merge_winners import MergeKeys, PackageKeys, winners
 from lakeload.delta.spark_io import local_frame, package_frame
+from lakeload.errors import LoadError
 from lakeload.kernel.delta.drops import TASK_ROWS as DROP_TASK_ROWS
 from lakeload.kernel.delta.files import partition_value
 from lakeload.kernel.normalize.relational import C_DLT_ID, C_DLT_LOAD_ID
@@ -95,6 +96,8 @@ class MergeJob:
         self.root_name = root_name
         root = schema.tables[root_name]
         self.strategy = root.get("x-merge-strategy", "upsert")
+        scope = cast(dict[str, Any], root).get("x-merge-destination-scope")
+        self.scope = str(scope).replace("{table}.", "").replace("{table}", "") if scope else None  # cdc: rows it may delete
         self.primary_key = columns_with_hint(root, "primary_key")
         self.merge_key = columns_with_hint(root, "merge_key")
         self.partition_by: list[str] = []
@@ -243,6 +246,8 @@ class MergeJob:
             # (a committed upsert inserted every winner: its nested rows are all that is left to add)
             empty = local_frame(self.spark, [], pa.schema([(C_DLT_ID, pa.string())]))
             return {"matched": empty, "rewrite": False, "new": select_present(inserts, data_columns), "inserted": inserts}
+        if self.strategy == "cdc":
+            return self._plan_cdc(target, incoming, inserts, data_columns)
         match_on = [*self.primary_key, *self.partition_by] if self.primary_key else []
         key_sets = [(incoming, match_on)] if match_on else []
         if self.merge_key:
@@ -257,6 +262,27 @@ class MergeJob:
                 matched = matched.filter(F.col(C_DLT_LOAD_ID) != F.lit(self.load_id))
             inserted = match(inserts, keys_of(matched, match_on), match_on, "left_anti") if match_on else inserts
             return {"matched": matched.limit(0), "rewrite": False, "new": select_present(inserted, data_columns), "inserted": inserted}
+        return {"matched": matched, "rewrite": True, "new": select_present(inserts, data_columns), "inserted": inserts}
+
+    def _plan_cdc(self, target: DeltaTarget, incoming: DataFrame, inserts: DataFrame, data_columns: list[str]) -> dict[str, Any]:
+        """`cdc`: the load is the whole source (within the `destination_scope`): stored rows whose key arrives are
+        replaced, and stored rows in scope whose key is absent are deleted, so every file is read (no pruning)."""
+        from pyspark.sql import functions as F
+
+        match_on = [*self.primary_key, *self.partition_by]
+        key_sets = [(incoming, match_on), *([(incoming, [*self.merge_key, *self.partition_by])] if self.merge_key else [])]
+        columns = data_columns if self.scope else list(dict.fromkeys([C_DLT_ID, *(c for _, cols in key_sets for c in cols)]))
+        flagged = flag_matches(self.files.read(target, target.files(), columns, row_index=True), key_sets)
+        try:
+            in_scope = F.expr(self.scope) if self.scope else F.lit(True)
+            matched = flagged.filter(F.col(MATCHED) | F.coalesce(in_scope, F.lit(False)))
+            matched.schema  # noqa: B018 - parses the scope now, so a bad one fails here with its table named
+        except Exception as exc:
+            raise LoadError(
+                f"Table '{self.root_name}': its cdc destination_scope {self.scope!r} is not a valid condition on its "
+                f"columns ({str(exc).splitlines()[0]}). Fix: correct the `destination_scope` of its write disposition, drop "
+                "this package (pipeline.drop_pending_packages(): its schema holds the scope) and run again."
+            ) from None
         return {"matched": matched, "rewrite": True, "new": select_present(inserts, data_columns), "inserted": inserts}
 
     def _candidate_files(self, target: DeltaTarget, files: list[SnapshotFile], incoming: DataFrame | None) -> list[SnapshotFile]:
@@ -278,7 +304,7 @@ class MergeJob:
         up to `DROP_TASK_ROWS` root rows; None: the Spark plan does it."""
         rows = self._root_rows()
         if (
-            self.strategy == "insert-only" or root.table is None or len(self.primary_key) != 1 or self.partition_by
+            self.strategy in ("insert-only", "cdc") or root.table is None or len(self.primary_key) != 1 or self.partition_by
             or self.merge_key or rows is None or rows > DROP_TASK_ROWS
         ):
             return None

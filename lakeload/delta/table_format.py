@@ -35,7 +35,7 @@ class DeltaFormat(TableFormat):
     name = DELTA
     capabilities = TableFormatCapabilities(
         write_dispositions=("append", "replace", "merge"),
-        merge_strategies=("upsert", "delete-insert", "insert-only", "scd2"),  # a strategy `lakeload.delta.merge` learns is added here
+        merge_strategies=("upsert", "delete-insert", "insert-only", "scd2", "cdc"),  # a strategy `lakeload.delta.merge` learns is added here
         merge_needs_key=True,
         hard_deletes=True,
         row_level_merge=True,

@@ -35,7 +35,7 @@ class TableHints:
     file_format: str | None = None
     max_table_nesting: int | None = None
     merge_strategy: str | None = None
-    merge_options: dict[str, Any] | None = None  # the strategy's options of a write disposition dict (scd2's)
+    merge_options: dict[str, Any] | None = None  # the strategy's options of a write disposition dict (scd2's, cdc's)
     references: Sequence[TableReference] | None = None  # dlt's table references, stored in the schema as given
     nested_hints: dict[str | tuple[str, ...], NestedHints] | None = None  # hints of nested tables, by path
     additional_table_hints: AdditionalTableHints | None = None  # extra keys of the table schema (e.g. `x-` keys)
@@ -50,7 +50,7 @@ class TableHints:
         disposition = self.write_disposition
         if isinstance(disposition, dict):
             self.merge_strategy = disposition.get("strategy", self.merge_strategy)
-            self.merge_options = {k: v for k, v in disposition.items() if k in SCD2_OPTIONS} or None
+            self.merge_options = {k: v for k, v in disposition.items() if k in (*SCD2_OPTIONS, "destination_scope")} or None
             disposition = disposition.get("disposition", "append")
         if disposition not in WRITE_DISPOSITIONS:
             raise ExtractError(

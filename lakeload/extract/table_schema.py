@@ -67,6 +67,9 @@ def table_schema_from_hints(name: str, resource_name: str, hints: TableHints, na
         table["x-merge-strategy"] = hints.merge_strategy
         if hints.merge_strategy == SCD2:  # validity and row version columns, as dlt's hints make them
             add_scd2_hints(cast(dict[str, Any], table), hints.merge_options or {})
+        scope = (hints.merge_options or {}).get("destination_scope")
+        if scope:  # cdc: the stored rows an absent key deletes (dlt's hint; `{table}` is the stored table)
+            cast(dict[str, Any], table)["x-merge-destination-scope"] = str(scope)
     keyed = any(c.get("primary_key") or c.get("merge_key") for c in table["columns"].values())
     if hints.write_disposition == "merge" and hints.table_format and not keyed and merge_supported(table) \
             and _capabilities(table).merge_needs_key and hints.merge_strategy != SCD2:  # scd2 matches row hashes

@@ -31,7 +31,7 @@ class IcebergFormat(TableFormat):
     name = ICEBERG
     capabilities = TableFormatCapabilities(
         write_dispositions=("append", "replace", "merge"),
-        merge_strategies=("upsert", "delete-insert", "insert-only", "scd2"),
+        merge_strategies=("upsert", "delete-insert", "insert-only", "scd2", "cdc"),
         merge_needs_key=True,
         hard_deletes=True,
         row_level_merge=True,

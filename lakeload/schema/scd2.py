@@ -20,7 +20,7 @@ and what the loader reads back from it (dlt 1.31's names, so that dlt and lakelo
 from __future__ import annotations
 
 from collections.abc import Mapping
-from datetime import UTC, date, datetime
+from datetime import date, datetime, timezone
 from typing import Any
 
 import pendulum
@@ -54,9 +54,9 @@ def utc_timestamp(value: Any, option: str) -> datetime:
             "such as '2024-01-01T00:00:00Z'."
         ) from None
     if parsed.tzinfo is None:
-        parsed = parsed.replace(tzinfo=UTC)
-    aware = parsed.astimezone(UTC)
-    return datetime(aware.year, aware.month, aware.day, aware.hour, aware.minute, aware.second, aware.microsecond, UTC)
+        parsed = parsed.replace(tzinfo=timezone.utc)
+    aware = parsed.astimezone(timezone.utc)
+    return datetime(aware.year, aware.month, aware.day, aware.hour, aware.minute, aware.second, aware.microsecond, timezone.utc)
 
 
 def add_scd2_hints(table: dict[str, Any], options: dict[str, Any]) -> None:

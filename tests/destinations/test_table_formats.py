@@ -134,4 +134,4 @@ def test_the_filesystem_destination_offers_the_registered_formats_and_their_merg
 ) -> None:
     caps = lakeload.destinations.filesystem("/tmp/unused").capabilities()
     assert caps.supported_table_formats == ("delta", "iceberg", "json_rows", "upsert_only")
-    assert caps.supported_merge_strategies == ("upsert", "delete-insert", "insert-only", "scd2")
+    assert caps.supported_merge_strategies == ("upsert", "delete-insert", "insert-only", "scd2", "cdc")

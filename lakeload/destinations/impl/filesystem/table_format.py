@@ -27,7 +27,7 @@ Its capabilities are what extract asks before loading starts (`lakeload.extract.
 strategy the format lacks is refused; a format without merge strategies takes a merge as an append).
 
 >>> table_format(None).name, table_format("delta").capabilities.merge_strategies
-('plain', ('upsert', 'delete-insert', 'insert-only', 'scd2'))
+('plain', ('upsert', 'delete-insert', 'insert-only', 'scd2', 'cdc'))
 """
 
 from __future__ import annotations
