@@ -38,6 +38,7 @@ RESOLVER_CALLERS = {
     "lakeload/spark/connect_session.py",
     "lakeload/spark/settings.py",
     "lakeload/spark/warm_engine.py",
+    "lakeload/iceberg/catalog.py",
 }
 
 
@@ -64,6 +65,7 @@ def _calls_resolver(path: Path) -> bool:
 
 def drive_every_resolver_caller(pipelines_dir: Path, bucket: Path) -> None:
     from lakeload.destinations.impl.filesystem.configuration import resolve_configuration
+    from lakeload.iceberg.catalog import resolve_catalog_settings
     from lakeload.runtime.config_report import show_configuration
     from lakeload.runtime.lock import LockPolicy
     from lakeload.sources.listing import resolve_source
@@ -81,6 +83,7 @@ def drive_every_resolver_caller(pipelines_dir: Path, bucket: Path) -> None:
     resolve_spark_settings("p")
     resolve_engine("p")
     resolve_warm("p")
+    resolve_catalog_settings("p")
     LockPolicy.resolve("p")
     show_configuration("p")
     show_configuration("p", "production_bucket")
