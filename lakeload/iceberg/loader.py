@@ -10,14 +10,16 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
+from lakeload.config.credentials import url_without_password
 from lakeload.delta.loader import DeltaLoader
 from lakeload.destinations.impl.filesystem.client import fsspec_kwargs
-from lakeload.errors import IcebergConflictError, TableConflictError
+from lakeload.errors import DestinationError, IcebergConflictError, TableConflictError
 from lakeload.iceberg.catalog import DatasetCatalog
 from lakeload.iceberg.partitions import field_names, partition_splits, table_properties
 from lakeload.iceberg.schema import iceberg_schema
 from lakeload.iceberg.target import IcebergTarget
 from lakeload.kernel.delta.files import DeltaFileSpec
+from lakeload.kernel.filesystem.protocols import SFTP_PROTOCOLS
 from lakeload.kernel.normalize.writers import arrow_schema, complete_columns
 from lakeload.schema.schema import Schema
 
@@ -41,6 +43,13 @@ class IcebergLoader(DeltaLoader):
         self, spark: SparkSession, client: FilesystemClient, pipeline_name: str, working: WorkingStore | None = None
     ) -> None:
         super().__init__(spark, client, pipeline_name, working)
+        protocol = client.config.protocol.lower()
+        if protocol in SFTP_PROTOCOLS or protocol == "memory":
+            raise DestinationError(
+                f"Bucket {url_without_password(client.config.bucket_url)!r} ({protocol}://) cannot hold Iceberg tables "
+                "in lakeload yet. Use a local path or an object store (s3://, az://, abfss://, gs://) as bucket_url for "
+                'table_format="iceberg", or load these tables without table_format. The package stays pending.'
+            )
         self.catalog = DatasetCatalog(client, pipeline_name)
 
     def target(self, schema: Schema, table_name: str) -> IcebergTarget:  # type: ignore[override]
