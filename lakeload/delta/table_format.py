@@ -3,7 +3,7 @@
 version records of completed loads (`lakeload.delta.load_versions`).
 
 >>> DeltaFormat.capabilities.supports_merge("scd2"), DeltaFormat.capabilities.supports_merge("cdc")
-(True, False)
+(True, True)
 """
 
 from __future__ import annotations
