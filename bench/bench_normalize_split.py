@@ -29,8 +29,8 @@ import orjson
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 from lakeload.demo.events import generate_events  # noqa: E402
-from lakeload.kernel.normalize.relational import NormalizerSettings, RootTableSettings  # noqa: E402
 from lakeload.kernel.normalize.plan import NormalizePlan, Split
+from lakeload.kernel.normalize.relational import NormalizerSettings, RootTableSettings  # noqa: E402
 from lakeload.kernel.normalize.tasks import normalize_split  # noqa: E402
 from lakeload.schema.naming import SnakeCaseNaming  # noqa: E402
 from lakeload.schema.schema import Schema  # noqa: E402

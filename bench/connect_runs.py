@@ -104,8 +104,8 @@ def run_on_server(run: Callable[[], dict[str, Any]], sampler: Callable[[int], An
 
 def spark_engine() -> str:
     """In a child after its run: ``"connect"`` when lakeload's session is a Spark Connect one, else ``"in-process"``."""
-    from lakeload.spark.session_kind import is_connect
     from lakeload.spark.session import get_spark
+    from lakeload.spark.session_kind import is_connect
 
     return "connect" if is_connect(get_spark()) else "in-process"
 

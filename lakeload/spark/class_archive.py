@@ -34,6 +34,7 @@ QUIET = "-Xlog:cds=off -Xlog:cds+dynamic=off"  # Java's CDS notes would go to th
 EXIT_WAIT_S = 60.0
 STALE_PART_S = 600.0  # a temporary archive older than this was left by a process that died
 _KEYED_CONF = ("spark.jars", "spark.jars.packages", "spark.driver.extraClassPath")  # they change the classpath
+_pending: list[ClassArchive] = []  # the archive this process's JVM writes when it ends (`finish_at_exit`)
 
 
 def cache_dir() -> str:
@@ -62,8 +63,9 @@ def archive_key(conf: Mapping[str, str], role: str = "session") -> str | None:
     listed = sorted(os.listdir(jars)) if os.path.isdir(jars) else []
     # the jars' folder itself: Java checks an archive's classpath, so another environment needs its own
     parts = [*stats, pyspark.__version__, os.path.realpath(jars), *listed, *(f"{k}={conf.get(k, '')}" for k in _KEYED_CONF)]
-    if role != "session":  # (the in-process key stays what it was: archives already written keep fitting)
-        parts.append(role)
+    # an in-process session's JVM may become the warm engine (`handover`): its archive holds Spark Connect's and SQL's
+    # classes too, which archives written before that lacked
+    parts.append(role if role != "session" else "session-kept")
     return hashlib.sha256("\0".join(parts).encode()).hexdigest()[:16]
 
 
@@ -117,7 +119,19 @@ class ClassArchive:
         proc = getattr(gateway, "proc", None)
         if self.part is None or proc is None:
             return
+        _pending[:] = [self]
         atexit.register(_promote, proc, self.part, self.path)
+
+
+def pending_archive() -> ClassArchive | None:
+    """The archive this process's JVM writes when it ends, or None when it writes none."""
+    return _pending[0] if _pending else None
+
+
+def outlive_process() -> None:
+    """This process's JVM lives on after it (`lakeload.spark.handover`): neither stopped nor awaited at exit (the
+    `part` of its archive is put in place by whoever stops that JVM)."""
+    atexit.unregister(_promote)
 
 
 def _promote(proc: Any, part: str, path: str) -> None:

@@ -31,6 +31,7 @@ from lakeload.spark.class_archive import ClassArchive, class_archive, with_archi
 
 HOST = "127.0.0.1"
 SERVER_CLASS = "org.apache.spark.sql.connect.service.SparkConnectServer"
+KEPT_JVM_MARKS = (b"org.apache.spark.deploy.SparkSubmit", b"pyspark-shell", b"spark.app.name=lakeload")
 STATE_FILE = os.path.join("~", ".lakeload", "spark", "connect_server.json")
 LOG_FILE = os.path.join("~", ".lakeload", "logs", "connect_server.log")
 DEFAULT_PORT = 15002  # Spark Connect's own default port
@@ -172,9 +173,16 @@ def server_alive(pid: int) -> bool:
         return True
     try:  # the pid may have been reused by another program since the server stopped
         with open(f"/proc/{pid}/cmdline", "rb") as handle:
-            return SERVER_CLASS.encode() in handle.read()
+            command = handle.read()
     except OSError:
         return True  # no /proc (macOS): trust the pid
+    return SERVER_CLASS.encode() in command or is_kept_jvm(command)
+
+
+def is_kept_jvm(command_line: bytes) -> bool:
+    """Whether a process's command line (`/proc/<pid>/cmdline`) is that of a driver JVM lakeload launched in a run
+    (kept as the engine when that run ended: `lakeload.spark.handover`)."""
+    return all(mark in command_line for mark in KEPT_JVM_MARKS)
 
 
 def terminate(pid: int, timeout: float = STOP_TIMEOUT) -> None:

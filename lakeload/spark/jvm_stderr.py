@@ -26,6 +26,7 @@ from collections.abc import Mapping
 from typing import IO, Any
 
 NOISE = (b"WARNING: Using incubator modules:",)
+_outputs: list[IO[bytes]] = []  # the read ends of the pipes of the JVM this process started (`output_fds`)
 
 
 def is_noise(line: bytes) -> bool:
@@ -56,10 +57,17 @@ def launch_gateway(app_name: str, master: str, conf: Mapping[str, str]) -> Any:
     return gateway
 
 
+def output_fds() -> tuple[int, ...]:
+    """The read ends of the JVM's standard output and error pipes (open while the JVM lives): a process that takes
+    the JVM over when this one exits (`lakeload.spark.handover`) reads them from then on."""
+    return tuple(reader.fileno() for reader in _outputs if not reader.closed)
+
+
 def _copier(name: str, stream: str) -> tuple[threading.Thread, int]:
     """A daemon thread copying a new pipe to `sys.<stream>` (started), and the pipe's end to write to."""
     read_fd, write_fd = os.pipe()
     reader = os.fdopen(read_fd, "rb")
+    _outputs.append(reader)
     copier = threading.Thread(target=forward, args=(reader, None, stream), name=name, daemon=True)
     copier.start()
     return copier, write_fd

@@ -111,8 +111,11 @@ def get_spark(
         _prepare_environment(master, final)
         if not submitted:  # spark-submit started the driver's JVM, with its own options
             final = with_python_daemon(master, with_lazy_jit(master, final, settings.lazy_jit))
-        quiet_pyspark_loggers(_log_file(settings.log_file))
-        return _start(master, final, use_archive=settings.class_archive and not submitted)
+        log_file = _log_file(settings.log_file)
+        quiet_pyspark_loggers(log_file)
+        session = _start(master, final, use_archive=settings.class_archive and not submitted)
+        warm_engine.session_started(log_file)  # a first run's JVM becomes the engine when this process exits
+        return session
 
 
 def _own_local_server(url: str) -> ServerState | None:

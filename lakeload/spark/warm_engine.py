@@ -2,10 +2,11 @@
 
 Starting Spark takes seconds, more than a small run itself. So when a pipeline needs Spark, `[spark] mode` is
 "auto", no `master` or `remote` is configured and no server runs, the run starts Spark in its own process as
-before, and when that process exits, lakeload starts the local Connect server of `lakeload spark start` in the
-background (`connect_server.start_server`); later runs, in any process, connect to it (a run that finds it still
-starting waits for it). A small supervisor process (`python -m
-lakeload.spark.warm_engine`, detached, so it outlives the script) starts the server, then stops it once no
+before, and when that process exits, its JVM is kept and becomes the engine (`handover`: Spark Connect's service
+started in it), or, when it cannot be kept, lakeload starts the local Connect server of `lakeload spark start`
+in the background (`connect_server.start_server`); later runs, in any process, connect to it (a run that finds
+it still starting waits for it). A small supervisor process (`python -m
+lakeload.spark.warm_supervisor`, detached, so it outlives the script) starts the server, then stops it once no
 process has used it for `[spark] warm_idle_seconds` (15 minutes): each process on it marks its use at the start
 and every `HEARTBEAT_S` while it lives (`keep_alive`).
 
@@ -26,7 +27,6 @@ False
 
 from __future__ import annotations
 
-import argparse
 import atexit
 import contextlib
 import logging
@@ -53,7 +53,8 @@ USED_FILE = os.path.join("~", ".lakeload", "spark", "warm_engine.used")
 SUPERVISOR_LOG = os.path.join("~", ".lakeload", "logs", "warm_engine.log")
 _kept: set[str] = set()  # URLs this process marks its use of
 _spawned: subprocess.Popen[bytes] | None = None  # the supervisor this process started
-_at_exit = False  # whether this process starts the supervisor when it exits
+_at_exit: tuple[str | None, float] | None = None  # (pipeline, idle seconds) when this process starts the engine at exit
+_handing_over = False  # whether this process offers its own Spark as the engine when it exits (`handover`)
 
 
 @dataclass(frozen=True)
@@ -88,7 +89,7 @@ def _path(template: str) -> str:
 
 
 @contextlib.contextmanager
-def _locked(blocking: bool) -> Iterator[bool]:
+def supervisor_lock(blocking: bool) -> Iterator[bool]:
     """Hold the supervisor lock while inside; yields False (holding nothing) when another process holds it."""
     import fcntl
 
@@ -111,7 +112,7 @@ def _locked(blocking: bool) -> Iterator[bool]:
 
 def supervisor_running() -> bool:
     """True while a supervisor process holds the lock (starting or watching an engine)."""
-    with _locked(blocking=False) as free:
+    with supervisor_lock(blocking=False) as free:
         return not free
 
 
@@ -129,13 +130,75 @@ def spawn_supervisor(pipeline_name: str | None, idle_seconds: float) -> None:
     """Start the supervisor in the background (its own session: it outlives this process), unless one runs."""
     if supervisor_running():
         return
+    global _spawned
+    _spawned = _popen_supervisor(pipeline_name, idle_seconds)
+
+
+def _popen_supervisor(pipeline_name: str | None, idle_seconds: float, *adopting: str,
+                      pass_fds: tuple[int, ...] = ()) -> subprocess.Popen[bytes]:
     log_file = _path(SUPERVISOR_LOG)
     os.makedirs(os.path.dirname(log_file), exist_ok=True)
-    command = [sys.executable, "-m", "lakeload.spark.warm_engine", "--idle-seconds", str(idle_seconds)]
-    global _spawned
+    command = [sys.executable, "-m", "lakeload.spark.warm_supervisor", "--idle-seconds", str(idle_seconds), *adopting]
     with open(log_file, "ab") as log:
-        _spawned = subprocess.Popen(command + (["--pipeline", pipeline_name] if pipeline_name else []), stdin=subprocess.DEVNULL,
-                         stdout=log, stderr=subprocess.STDOUT, start_new_session=True, cwd=os.path.dirname(log_file))
+        return subprocess.Popen(command + (["--pipeline", pipeline_name] if pipeline_name else []),
+                                stdin=subprocess.PIPE if adopting else subprocess.DEVNULL, stdout=log,
+                                stderr=subprocess.STDOUT, start_new_session=True, cwd=os.path.dirname(log_file),
+                                pass_fds=pass_fds)
+
+
+def session_started(log_file: str) -> None:
+    """This process started Spark in itself as a first run (`engine_url` returned None): when it exits, its JVM is
+    offered as the engine (`handover`), ahead of the archive's and the supervisor's exit handlers. `log_file`:
+    where that JVM's Spark log goes."""
+    global _handing_over
+    if _at_exit is not None and not _handing_over:
+        _handing_over = True
+        atexit.register(_hand_over_at_exit, log_file)
+
+
+def _hand_over_at_exit(log_file: str) -> None:
+    """At exit: start a supervisor that keeps this process's JVM as the engine, holding the supervisor lock from here
+    on so that a run starting now waits for it; else leave it to `spawn_supervisor` (a new server)."""
+    from lakeload.spark import class_archive, handover
+
+    if _at_exit is None or server.running_server() is not None:
+        return
+    lock = _try_lock()
+    if lock is None:
+        return  # another supervisor runs
+    try:
+        offered = handover.this_jvm(log_file)
+        if offered is None:
+            return
+        given, stdin_fd, output_fds = offered
+        fds = (lock, stdin_fd, *output_fds)
+        args = ("--adopt", "--lock-fd", str(lock), "--jvm-stdin", str(stdin_fd), "--jvm-output", ",".join(map(str, output_fds)))
+        child = _popen_supervisor(_at_exit[0], _at_exit[1], *args, pass_fds=fds)
+        if child.stdin is not None:
+            with contextlib.suppress(OSError):
+                child.stdin.write(given.to_json().encode())
+                child.stdin.close()
+        atexit.unregister(spawn_supervisor)
+        class_archive.outlive_process()
+    except Exception as exc:  # at exit: never raise; the JVM then ends with this process as before
+        logger.debug("the Spark JVM could not be handed over: %s", exc)
+    finally:
+        os.close(lock)
+
+
+def _try_lock() -> int | None:
+    """An open descriptor holding the supervisor lock (passed on to a supervisor), or None when it is held."""
+    import fcntl
+
+    path = _path(LOCK_FILE)
+    os.makedirs(os.path.dirname(path), exist_ok=True)
+    fd = os.open(path, os.O_RDWR | os.O_CREAT, 0o644)
+    try:
+        fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+    except BlockingIOError:
+        os.close(fd)
+        return None
+    return fd
 
 
 def wait_for_engine(timeout: float = server.START_TIMEOUT) -> server.ServerState | None:
@@ -217,8 +280,8 @@ def start_ahead(pipeline_name: str | None = None) -> bool:
 def _start_at_exit(pipeline_name: str | None, idle_seconds: float) -> None:
     """Start the supervisor when this process exits (once per process)."""
     global _at_exit
-    if not _at_exit:
-        _at_exit = True
+    if _at_exit is None:
+        _at_exit = (pipeline_name, idle_seconds)
         atexit.register(spawn_supervisor, pipeline_name, idle_seconds)
 
 
@@ -262,79 +325,8 @@ def keep_alive(url: str) -> None:
     threading.Thread(target=beat, name="lakeload-warm-engine", daemon=True).start()
 
 
-def supervise(pipeline_name: str | None, idle_seconds: float) -> int:
-    """The supervisor's life: start the engine (or adopt one started automatically), stop it once idle."""
-    with _locked(blocking=False) as mine:
-        if not mine:
-            return 0  # another supervisor runs
-        state = server.running_server()
-        if state is not None and state.started_by != AUTO:
-            return 0  # started by hand: kept until `lakeload spark stop`
-        if state is None:
-            state = server.start_server(pipeline_name=pipeline_name, started_by=AUTO, idle_seconds=idle_seconds)
-            _warm_up_in_background()
-        mark_used()  # its start counts as a use (the run that waits for it connects next)
-        watch(state)
-    return 0
-
-
-def _warm_up_in_background() -> None:
-    """Start the new engine's shared session and its Python workers in a short-lived process of its own
-    (`shared_session.warm_up`), so the supervisor stays small; its output goes to the supervisor's log."""
-
-    def run() -> None:
-        with contextlib.suppress(OSError, subprocess.SubprocessError):
-            subprocess.run([sys.executable, "-m", "lakeload.spark.shared_session"], stdin=subprocess.DEVNULL,
-                           timeout=server.START_TIMEOUT, check=False)
-        mark_used()  # its idle time counts from the end of the warm-up (which may take longer than the idle stop)
-
-    threading.Thread(target=run, name="lakeload-warm-up", daemon=True).start()
-
-
-def watch(state: server.ServerState) -> None:
-    """Return once the engine is gone, stopped by hand, or made a hand-kept one; stop it when idle too long."""
-    while True:
-        time.sleep(POLL_S)
-        with contextlib.suppress(ChildProcessError):
-            os.waitpid(state.pid, os.WNOHANG)  # reap it when it exited (this process started it)
-        current = server.read_state()
-        if current is None and server.server_alive(state.pid):  # its state file is gone (the folder deleted): stop it all the same
-            server.terminate(state.pid)
-            return
-        if current is None or current.pid != state.pid or current.started_by != AUTO:
-            return
-        if not server.running_server():
-            with contextlib.suppress(FileNotFoundError):
-                os.remove(server.state_path())
-            return
-        if idle_for() >= (current.idle_seconds or DEFAULT_IDLE_SECONDS) and _still_idle(current):
-            logger.info("stopping the warm Spark engine at %s: unused for %.0f s", state.url, idle_for())
-            server.stop_server()
-            return
-
-
-def _still_idle(state: server.ServerState) -> bool:
-    """Whether the engine is still unused after a short grace: a run that chose it a moment ago marks its use
-    before it connects, so it is not handed an engine that is stopping."""
-    time.sleep(WAIT_POLL_S * 4)
-    return idle_for() >= (state.idle_seconds or DEFAULT_IDLE_SECONDS)
-
-
 def keep_by_hand(state: server.ServerState) -> server.ServerState:
     """Make an engine started automatically one kept until `lakeload spark stop` (its supervisor lets it be)."""
     kept = replace(state, started_by="hand", idle_seconds=0.0)
     server.write_state(kept)
     return kept
-
-
-def main(argv: list[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(prog="python -m lakeload.spark.warm_engine", description=__doc__)
-    parser.add_argument("--idle-seconds", type=float, default=DEFAULT_IDLE_SECONDS)
-    parser.add_argument("--pipeline", default=None)
-    args = parser.parse_args(argv)
-    logging.basicConfig(level=logging.INFO, format="%(asctime)s %(process)d %(message)s")
-    return supervise(args.pipeline, args.idle_seconds)
-
-
-if __name__ == "__main__":
-    sys.exit(main())

@@ -30,9 +30,10 @@ from lakeload.spark.connect_session import opened_url
 pipeline = lakeload.pipeline("warm", destination=lakeload.destinations.filesystem(sys.argv[1]), dataset_name="ds",
                              pipelines_dir=sys.argv[2])
 info = pipeline.run([{"id": i, "tags": ["a"]} for i in range(10)], table_name="t")
-
+from pyspark import SparkContext
+jvm = getattr(SparkContext._gateway, "proc", None)
 print(json.dumps({"connect": is_connect(pipeline.spark), "url": opened_url(pipeline.spark), "failed": info.has_failed_jobs,
-                  "session_id": getattr(pipeline.spark, "session_id", None)}))
+                  "session_id": getattr(pipeline.spark, "session_id", None), "jvm": jvm.pid if jvm else None}))
 """
 
 
@@ -49,6 +50,20 @@ def _servers_in(home: Path) -> list[int]:
     return found
 
 
+def _jvms_in(home: Path) -> list[int]:
+    """Pids of every lakeload JVM (a Connect server, a run's driver) running with `home` as HOME."""
+    found = []
+    for entry in Path("/proc").iterdir():
+        try:
+            command, env = (entry / "cmdline").read_bytes(), (entry / "environ").read_bytes()
+        except OSError:
+            continue
+        lakeload_jvm = connect_server.SERVER_CLASS.encode() in command or connect_server.is_kept_jvm(command)
+        if lakeload_jvm and f"HOME={home}\0".encode() in env:
+            found.append(int(entry.name))
+    return found
+
+
 def _supervisors(home: Path) -> list[int]:
     pids = []
     for entry in Path("/proc").iterdir():
@@ -57,7 +72,7 @@ def _supervisors(home: Path) -> list[int]:
             env = (entry / "environ").read_bytes()
         except OSError:
             continue
-        if b"lakeload.spark.warm_engine" in command and f"HOME={home}\0".encode() in env:
+        if b"lakeload.spark.warm_supervisor" in command and f"HOME={home}\0".encode() in env:
             pids.append(int(entry.name))
     return pids
 
@@ -68,7 +83,7 @@ def warm_home() -> Iterator[Path]:
     home = Path(os.environ["HOME"])
     yield home
     connect_server.stop_server(timeout=20)
-    for pid in _servers_in(home):
+    for pid in _jvms_in(home):
         connect_server.terminate(pid, timeout=10)
     for pid in _supervisors(home):
         os.kill(pid, signal.SIGKILL)
@@ -117,8 +132,8 @@ def _shared_id(state: connect_server.ServerState, tmp_path: Path) -> str:
     return shared_session_id(state, os.path.basename(package_archive(str(tmp_path / "archives"))))
 
 
-@pytest.mark.slow  # a Connect server started after a pipeline's run, runs on it, its idle stop (~1-2 min)
-def test_engine_started_once_after_two_first_runs_used_by_later_runs_and_stopped_when_idle(
+@pytest.mark.slow  # a first run's JVM kept as the engine, runs on it, its idle stop (~1-2 min)
+def test_a_first_runs_jvm_kept_as_the_engine_once_used_by_later_runs_and_stopped_when_idle(
     tmp_path: Path, warm_home: Path
 ) -> None:
     # a state file left by an engine that was killed: detected and replaced
@@ -134,13 +149,17 @@ def test_engine_started_once_after_two_first_runs_used_by_later_runs_and_stopped
     assert all(r["connect"] is False and not r["failed"] for r in results), results  # first runs: Spark in the process
 
     deadline = time.monotonic() + 300  # not a speed bound: how long an engine may take to start on a loaded machine
-    while time.monotonic() < deadline and connect_server.running_server() is None:
+    while time.monotonic() < deadline and (connect_server.running_server() is None or len(_jvms_in(warm_home)) > 1):
         time.sleep(0.5)
     state = connect_server.running_server()
     assert state is not None and state.pid != stale.pid and state.started_by == warm_engine.AUTO
     assert state.idle_seconds == 15.0
-    assert _servers_in(warm_home) == [state.pid]  # one engine for the two processes that ended at once
+    # the JVM of one of the two processes that ended at once is the engine; the other's ended with its process
+    assert state.pid in [r["jvm"] for r in results] and _jvms_in(warm_home) == [state.pid]
+    assert not _servers_in(warm_home)  # no Connect server was started besides it
     assert len(_supervisors(warm_home)) == 1
+    log = warm_home / ".lakeload" / "logs" / "warm_engine.log"
+    assert f"kept the Spark JVM {state.pid} of a run that ended as the engine at {state.url}" in log.read_text()
 
     status = subprocess.run([sys.executable, "-m", "lakeload.cli.main", "spark", "status"], env=env,
                             capture_output=True, text=True, timeout=120)
@@ -148,7 +167,6 @@ def test_engine_started_once_after_two_first_runs_used_by_later_runs_and_stopped
     assert "stops itself after 15 s unused" in status.stdout
 
     # the supervisor warmed the engine's shared session: its Python workers started, lakeload imported
-    log = warm_home / ".lakeload" / "logs" / "warm_engine.log"
     while time.monotonic() < deadline and "warmed" not in log.read_text():
         time.sleep(0.5)
     warmed = [line for line in log.read_text().splitlines() if "warmed" in line]
@@ -157,11 +175,11 @@ def test_engine_started_once_after_two_first_runs_used_by_later_runs_and_stopped
     later = _finish(_start_child(tmp_path, "c", env))  # a later run connects to it: no second engine
     assert later["connect"] is True and later["url"] == state.url and not later["failed"]
     assert later["session_id"] == _shared_id(state, tmp_path)  # the session the supervisor warmed
-    assert _servers_in(warm_home) == [state.pid]
+    assert _jvms_in(warm_home) == [state.pid]
 
-    while time.monotonic() < deadline + 300 and (connect_server.read_state() is not None or _servers_in(warm_home)):
+    while time.monotonic() < deadline + 300 and (connect_server.read_state() is not None or _jvms_in(warm_home)):
         time.sleep(1)
-    assert connect_server.read_state() is None and not _servers_in(warm_home)
+    assert connect_server.read_state() is None and not _jvms_in(warm_home)
     while time.monotonic() < deadline + 300 and _supervisors(warm_home):
         time.sleep(0.5)
     assert not _supervisors(warm_home)
@@ -193,3 +211,44 @@ def test_init_starts_the_engine_for_the_first_run_and_not_when_turned_off(tmp_pa
     while _supervisors(warm_home) and time.monotonic() < deadline:
         time.sleep(0.2)
     assert not _supervisors(warm_home)
+
+
+@pytest.mark.slow  # a Connect server started in its place (~10-30 s)
+def test_a_jvm_that_cannot_be_kept_ends_and_a_server_takes_its_place(tmp_path: Path, warm_home: Path) -> None:
+    from lakeload.spark import handover
+
+    gone = subprocess.Popen(["true"])
+    gone.wait()
+    given = handover.Handover(gone.pid, connect_server.free_port(), "not-the-secret", "local[*]", str(tmp_path / "spark.log"),
+                              "", "")
+    jvm_stdin_read, jvm_stdin = os.pipe()  # stands for the JVM's standard input: it ends when the write end closes
+    output_read, output_write = os.pipe()
+    lock = warm_engine._try_lock()
+    assert lock is not None
+    command = [sys.executable, "-m", "lakeload.spark.warm_supervisor", "--idle-seconds", "60", "--adopt", "--lock-fd", str(lock),
+               "--jvm-stdin", str(jvm_stdin), "--jvm-output", str(output_read)]
+    log_file = warm_home / ".lakeload" / "logs" / "warm_engine.log"  # where `spawn_supervisor` sends its output
+    log_file.parent.mkdir(parents=True, exist_ok=True)
+    with log_file.open("ab") as log:
+        supervisor = subprocess.Popen(command, stdin=subprocess.PIPE, pass_fds=(lock, jvm_stdin, output_read),
+                                      env=_child_env(warm_home), start_new_session=True, cwd=tmp_path, stdout=log,
+                                      stderr=subprocess.STDOUT)
+    assert supervisor.stdin is not None
+    supervisor.stdin.write(given.to_json().encode())
+    supervisor.stdin.close()
+    for fd in (lock, jvm_stdin, output_read):
+        os.close(fd)
+    assert warm_engine.supervisor_running()  # the lock went over with the descriptor: a run now waits for the engine
+    os.write(output_write, b"a line the JVM wrote\n")
+    os.close(output_write)
+
+    assert os.read(jvm_stdin_read, 1) == b""  # let go: that JVM ends as its run's would have
+    state = warm_engine.wait_for_engine(timeout=300)
+    assert state is not None and state.pid != gone.pid and state.started_by == warm_engine.AUTO
+    assert _servers_in(warm_home) == [state.pid]  # a Connect server of its own
+    log = log_file.read_text()
+    assert f"The Spark JVM {gone.pid} could not be reached to keep it as the engine" in log
+    assert "starting a Spark Connect server instead" in log and "a line the JVM wrote" in log
+    assert "not-the-secret" not in log
+    connect_server.stop_server(timeout=20)
+    supervisor.wait(timeout=60)
