@@ -47,6 +47,7 @@ import pyarrow as pa
 from lakeload.delta.commit import DeltaTarget, committed_files
 from lakeload.delta.commit_order import nested_parents_first, removes_of
 from lakeload.delta.marks import REMOVALS, LoadMark
+from lakeload.delta.merge_conditions import equal_rows, filter_source, source_condition, unchanged_columns
 from lakeload.delta.merge_files import MergeFiles, select_present
 from lakeload.delta.merge_keys import MATCHED, byte_size, flag_matches, keys_of, match, may_hold_keys
 from lakeload.delta.merge_nested import NestedDrops, nested_drops, split_links
@@ -98,6 +99,8 @@ class MergeJob:
         self.strategy = root.get("x-merge-strategy", "upsert")
         scope = cast(dict[str, Any], root).get("x-merge-destination-scope")
         self.scope = str(scope).replace("{table}.", "").replace("{table}", "") if scope else None  # cdc: rows it may delete
+        self.source_filter = source_condition(root)  # the loaded rows merged (the others are discarded)
+        self.skip_unchanged = bool(root.get("x-merge-skip-unchanged-rows")) and self.strategy in ("upsert", "cdc")
         self.primary_key = columns_with_hint(root, "primary_key")
         self.merge_key = columns_with_hint(root, "merge_key")
         self.partition_by: list[str] = []
@@ -131,7 +134,7 @@ class MergeJob:
             conf.set(BROADCAST_CONF, threshold)
 
     def _merge(self, root: DeltaTarget, nested: list[str], pending: list[str]) -> None:
-        incoming = package_frame(self.spark, self.by_table[self.root_name], self.loader.working)
+        incoming = self.incoming()
         self.drop_absent_hints(set(incoming.columns))
         winners, every_row_wins = self.incoming_winners(incoming)
         if every_row_wins and not self.hard_delete and all(t.table is None for t in self.targets.values()):
@@ -150,7 +153,7 @@ class MergeJob:
             if plan["rewrite"]:
                 drops[self.root_name] = plan["matched"]
             # no distinct pass nor cache: an id listed twice drops its rows once, and the ids are read in one query
-            ids = incoming.select(C_DLT_ID).unionByName(plan["matched"].select(C_DLT_ID))
+            ids = plan["touched"].select(C_DLT_ID).unionByName(plan["matched"].select(C_DLT_ID))
             nested_rows = self.find_nested_drops(pending, ids)
             drops.update(nested_rows.by_table)
             drops.update(dict.fromkeys(nested_rows.tagged_tables))
@@ -210,15 +213,21 @@ class MergeJob:
             [self.targets[n] for n in names], self.package, self.by_table, dict.fromkeys(names, "append"), self.mark, strict=True
         )
 
+    def incoming(self) -> DataFrame:
+        """The package's root rows the merge takes: those its `source_filter` selects (all without one)."""
+        incoming = package_frame(self.spark, self.by_table[self.root_name], self.loader.working)
+        return incoming if self.source_filter is None else filter_source(incoming, self.source_filter, self.root_name)
+
     def incoming_winners(self, incoming: DataFrame) -> tuple[DataFrame, bool]:
-        """One incoming row per key, and whether that is every row (`lakeload.delta.merge_winners`); keeps each
-        primary key column's incoming range for `_candidate_files`."""
+        """One incoming row per key, and whether that is every row of the package, all of them inserted as they are
+        (`lakeload.delta.merge_winners`); keeps each primary key column's incoming range for `_candidate_files`."""
         keys = MergeKeys(self.primary_key, self.partition_by, self.dedup_sort)
         paths = [f["path"] for f in self.by_table[self.root_name]]
         package = PackageKeys(paths, self._root_rows(), f"lakeload load {self.load_id}: keys of {self.root_name}", self.loader.working)
         found = winners(self.spark, incoming, keys, package)
         self._key_ranges = found.key_ranges
-        return found.rows, found.every_row_wins
+        as_packaged = self.source_filter is None and not self.skip_unchanged  # else some package rows are left out
+        return found.rows, found.every_row_wins and as_packaged
 
     def deleted(self) -> Column:
         from pyspark.sql import functions as F
@@ -241,18 +250,21 @@ class MergeJob:
 
         data_columns = target.table_schema().names
         if not match_stored:
-            return {"matched": None, "rewrite": True, "new": select_present(inserts, data_columns), "inserted": inserts}
+            return {"matched": None, "rewrite": True, "new": select_present(inserts, data_columns), "inserted": inserts,
+                    "touched": incoming}
         if target.table is None or (self.root_done and self.strategy != "insert-only" and not repair):
             # (a committed upsert inserted every winner: its nested rows are all that is left to add)
             empty = local_frame(self.spark, [], pa.schema([(C_DLT_ID, pa.string())]))
-            return {"matched": empty, "rewrite": False, "new": select_present(inserts, data_columns), "inserted": inserts}
+            return {"matched": empty, "rewrite": False, "new": select_present(inserts, data_columns), "inserted": inserts,
+                    "touched": incoming}
         if self.strategy == "cdc":
-            return self._plan_cdc(target, incoming, inserts, data_columns)
+            return self._skip_unchanged(self._plan_cdc(target, incoming, inserts, data_columns), data_columns)
         match_on = [*self.primary_key, *self.partition_by] if self.primary_key else []
         key_sets = [(incoming, match_on)] if match_on else []
         if self.merge_key:
             key_sets.append((incoming, [*self.merge_key, *self.partition_by]))
-        key_columns = list(dict.fromkeys([C_DLT_ID, C_DLT_LOAD_ID, *(c for _, cols in key_sets for c in cols)]))
+        compared = unchanged_columns(self.schema.tables[self.root_name], data_columns) if self.skip_unchanged else []
+        key_columns = list(dict.fromkeys([C_DLT_ID, C_DLT_LOAD_ID, *(c for _, cols in key_sets for c in cols), *compared]))
         candidates = self._candidate_files(target, target.files(), incoming)
         unique = frozenset([0]) if match_on and unique_keys else frozenset()
         flagged = flag_matches(self.files.read(target, candidates, key_columns, row_index=True), key_sets, unique)
@@ -261,8 +273,23 @@ class MergeJob:
             if C_DLT_LOAD_ID in flagged.columns:  # rows this load inserted (a rerun after the root commit) stay inserted
                 matched = matched.filter(F.col(C_DLT_LOAD_ID) != F.lit(self.load_id))
             inserted = match(inserts, keys_of(matched, match_on), match_on, "left_anti") if match_on else inserts
-            return {"matched": matched.limit(0), "rewrite": False, "new": select_present(inserted, data_columns), "inserted": inserted}
-        return {"matched": matched, "rewrite": True, "new": select_present(inserts, data_columns), "inserted": inserts}
+            return {"matched": matched.limit(0), "rewrite": False, "new": select_present(inserted, data_columns), "inserted": inserted,
+                    "touched": incoming}
+        plan = {"matched": matched, "rewrite": True, "new": select_present(inserts, data_columns), "inserted": inserts,
+                "touched": incoming}
+        return self._skip_unchanged(plan, data_columns)
+
+    def _skip_unchanged(self, plan: dict[str, Any], data_columns: list[str]) -> dict[str, Any]:
+        """With `skip_unchanged_rows`: winners equal to their stored row (every compared column, or the row version
+        column) are neither inserted nor is their stored row (or its nested rows) touched."""
+        if not self.skip_unchanged or not self.primary_key:
+            return plan
+        match_on = [*self.primary_key, *self.partition_by]
+        compared = unchanged_columns(self.schema.tables[self.root_name], data_columns)
+        same = equal_rows(plan["inserted"], plan["matched"], match_on, compared)
+        inserted = match(plan["inserted"], same, match_on, "left_anti")
+        return {**plan, "matched": match(plan["matched"], same, match_on, "left_anti"), "inserted": inserted,
+                "new": select_present(inserted, data_columns), "touched": match(plan["touched"], same, match_on, "left_anti")}
 
     def _plan_cdc(self, target: DeltaTarget, incoming: DataFrame, inserts: DataFrame, data_columns: list[str]) -> dict[str, Any]:
         """`cdc`: the load is the whole source (within the `destination_scope`): stored rows whose key arrives are
@@ -271,7 +298,8 @@ class MergeJob:
 
         match_on = [*self.primary_key, *self.partition_by]
         key_sets = [(incoming, match_on), *([(incoming, [*self.merge_key, *self.partition_by])] if self.merge_key else [])]
-        columns = data_columns if self.scope else list(dict.fromkeys([C_DLT_ID, *(c for _, cols in key_sets for c in cols)]))
+        compared = unchanged_columns(self.schema.tables[self.root_name], data_columns) if self.skip_unchanged else []
+        columns = data_columns if self.scope else list(dict.fromkeys([C_DLT_ID, *(c for _, cols in key_sets for c in cols), *compared]))
         flagged = flag_matches(self.files.read(target, target.files(), columns, row_index=True), key_sets)
         try:
             in_scope = F.expr(self.scope) if self.scope else F.lit(True)
@@ -283,7 +311,8 @@ class MergeJob:
                 f"columns ({str(exc).splitlines()[0]}). Fix: correct the `destination_scope` of its write disposition, drop "
                 "this package (pipeline.drop_pending_packages(): its schema holds the scope) and run again."
             ) from None
-        return {"matched": matched, "rewrite": True, "new": select_present(inserts, data_columns), "inserted": inserts}
+        return {"matched": matched, "rewrite": True, "new": select_present(inserts, data_columns), "inserted": inserts,
+                "touched": incoming}
 
     def _candidate_files(self, target: DeltaTarget, files: list[SnapshotFile], incoming: DataFrame | None) -> list[SnapshotFile]:
         """The files that may hold rows matching `incoming` (partition and key-range pruning; None: no partitions)."""
@@ -305,7 +334,7 @@ class MergeJob:
         rows = self._root_rows()
         if (
             self.strategy in ("insert-only", "cdc") or root.table is None or len(self.primary_key) != 1 or self.partition_by
-            or self.merge_key or rows is None or rows > DROP_TASK_ROWS
+            or self.merge_key or rows is None or rows > DROP_TASK_ROWS or self.source_filter or self.skip_unchanged
         ):
             return None
         by_root, linked = split_links(self._nested_targets(pending), self._parents(pending), self.root_name)

@@ -15,7 +15,6 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
-from lakeload.delta.spark_io import package_frame
 from lakeload.kernel.normalize.relational import C_DLT_ID, C_DLT_ROOT_ID
 
 if TYPE_CHECKING:
@@ -40,7 +39,7 @@ def repair_nested(job: MergeJob, pending: list[str]) -> None:
         job.targets[name].open()
     root = job.targets[job.root_name]
     root.open()
-    incoming = package_frame(job.spark, job.by_table[job.root_name], job.loader.working)
+    incoming = job.incoming()
     job.drop_absent_hints(set(incoming.columns))
     winners, every_row_wins = job.incoming_winners(incoming)
     inserts = winners.filter(~job.deleted()) if job.hard_delete else winners
@@ -48,7 +47,7 @@ def repair_nested(job: MergeJob, pending: list[str]) -> None:
     drops: dict[str, DataFrame | None] = {}
     tagged = None
     if job.strategy != "insert-only":
-        ids = incoming.select(C_DLT_ID).unionByName(plan["matched"].select(C_DLT_ID))
+        ids = plan["touched"].select(C_DLT_ID).unionByName(plan["matched"].select(C_DLT_ID))
         found = job.find_nested_drops(pending, ids)
         drops.update(found.by_table)
         drops.update(dict.fromkeys(found.tagged_tables))

@@ -32,12 +32,13 @@ from typing import TYPE_CHECKING
 
 from lakeload.delta.commit import DeltaTarget, committed_files
 from lakeload.delta.commit_order import nested_parents_first, removes_of
+from lakeload.delta.merge_conditions import filter_source, source_condition
 from lakeload.delta.merge_files import MergeFiles, select_present
 from lakeload.delta.spark_io import Rewrite, package_frame, rewrite_files, snapshot_spec
 from lakeload.errors import DestinationError, LoadError
 from lakeload.kernel.delta.files import FILE_COLUMN, ROW_INDEX
 from lakeload.kernel.delta.rewrite import ColumnUpdate, RewriteSpec
-from lakeload.kernel.normalize.relational import C_DLT_ID
+from lakeload.kernel.normalize.relational import C_DLT_ID, C_DLT_PARENT_ID
 from lakeload.schema.scd2 import (
     active_record_timestamp,
     boundary_timestamp,
@@ -78,6 +79,7 @@ class Scd2Job:
         self.active_at = active_record_timestamp(root)
         self.boundary = boundary_timestamp(root, package.get("created_at"))
         self.merge_key = columns_with_hint(root, "merge_key")
+        self.source_filter = source_condition(root)  # the loaded records versioned (the others are discarded)
 
     def run(self, targets: dict[str, DeltaTarget], again: bool = False) -> None:
         """Retire and insert the root's rows, then insert the nested rows (parents first); each table's commit is
@@ -101,7 +103,7 @@ class Scd2Job:
     def _merge_root(self, root: DeltaTarget) -> None:
         from pyspark.sql import functions as F
 
-        incoming = package_frame(self.spark, self.by_table[self.root_name], self.loader.working)
+        incoming = self._package_rows(self.root_name)
         if self.version not in incoming.columns:
             raise LoadError(
                 f"Table '{self.root_name}': the scd2 row version column '{self.version}' is not in the loaded rows. "
@@ -148,12 +150,26 @@ class Scd2Job:
 
     def _insert_nested(self, target: DeltaTarget) -> None:
         """The package's rows of a nested table whose `_dlt_id` the table does not hold yet, in one commit."""
-        rows = package_frame(self.spark, self.by_table[target.name], self.loader.working)
+        rows = self._package_rows(target.name)
         files = target.files()
         if files:
             stored = self.files.read(target, files, [C_DLT_ID]).select(C_DLT_ID)
             rows = rows.join(stored, [C_DLT_ID], "left_anti")
         self._commit(target, self.files.write(target, select_present(rows, target.table_schema().names)), [])
+
+    def _package_rows(self, name: str) -> DataFrame:
+        """The package's rows of table `name` that are merged: with a `source_filter`, the root rows it selects and
+        the nested rows below them (each nested row's parent among its parent table's kept rows)."""
+        from pyspark.sql import functions as F
+
+        rows = package_frame(self.spark, self.by_table.get(name, []), self.loader.working)
+        if self.source_filter is None:
+            return rows
+        if name == self.root_name:
+            return filter_source(rows, self.source_filter, name)
+        parent = self.schema.tables[name].get("parent", self.root_name)
+        kept = self._package_rows(parent).select(F.col(C_DLT_ID).alias("__lakeload_parent"))
+        return rows.join(kept, rows[C_DLT_PARENT_ID] == kept["__lakeload_parent"], "left_semi")
 
     def _commit(self, target: DeltaTarget, adds: list[TAddAction], replaced: list[SnapshotFile]) -> None:
         """One strict commit of `adds` and the removal of `replaced`, marked with the load (none when both are empty)."""

@@ -50,7 +50,8 @@ class TableHints:
         disposition = self.write_disposition
         if isinstance(disposition, dict):
             self.merge_strategy = disposition.get("strategy", self.merge_strategy)
-            self.merge_options = {k: v for k, v in disposition.items() if k in (*SCD2_OPTIONS, "destination_scope")} or None
+            self.merge_options = {k: v for k, v in disposition.items() if k in MERGE_OPTIONS} or None
+            _check_merge_options(self.merge_strategy, self.merge_options or {})
             disposition = disposition.get("disposition", "append")
         if disposition not in WRITE_DISPOSITIONS:
             raise ExtractError(
@@ -149,3 +150,27 @@ def merged_hints(current: TableHints, given: dict[str, Any]) -> TableHints:
 def _same_key(raw: Any, key: Any) -> bool:
     as_list = [raw] if isinstance(raw, str) else list(raw) if raw is not None else None
     return as_list == ([key] if isinstance(key, str) else list(key) if key is not None else None)
+
+
+MERGE_OPTIONS = (*SCD2_OPTIONS, "destination_scope", "source_filter", "skip_unchanged_rows")
+OPTION_STRATEGIES = {  # the merge strategies each option applies to, as in dlt
+    "source_filter": ("delete-insert", "scd2", "upsert", "cdc"),
+    "destination_scope": ("delete-insert", "scd2", "cdc"),
+    "skip_unchanged_rows": ("upsert", "cdc"),
+    "row_version_column_name": ("scd2", "upsert", "cdc"),
+}
+
+
+def _check_merge_options(strategy: str | None, options: dict[str, Any]) -> None:
+    """Refuse an option of a merge write disposition dict that `strategy` does not have (dlt refuses it too)."""
+    for option, strategies in OPTION_STRATEGIES.items():
+        if options.get(option) and strategy and strategy not in strategies:
+            raise ExtractError(
+                f"The merge option `{option}` applies to the {', '.join(strategies)} strategies, not to "
+                f"`{strategy}`. Use one of those strategies or remove `{option}` from the write disposition."
+            )
+    for option in ("source_filter", "destination_scope"):
+        condition = options.get(option)
+        if condition is not None and (not isinstance(condition, str) or not condition.strip()):
+            raise ExtractError(f"The merge option `{option}` must be a SQL condition (a non-empty string), not {condition!r}.")
+

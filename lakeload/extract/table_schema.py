@@ -67,9 +67,7 @@ def table_schema_from_hints(name: str, resource_name: str, hints: TableHints, na
         table["x-merge-strategy"] = hints.merge_strategy
         if hints.merge_strategy == SCD2:  # validity and row version columns, as dlt's hints make them
             add_scd2_hints(cast(dict[str, Any], table), hints.merge_options or {})
-        scope = (hints.merge_options or {}).get("destination_scope")
-        if scope:  # cdc: the stored rows an absent key deletes (dlt's hint; `{table}` is the stored table)
-            cast(dict[str, Any], table)["x-merge-destination-scope"] = str(scope)
+        _merge_condition_hints(cast(dict[str, Any], table), hints.merge_options or {}, hints.merge_strategy)
     keyed = any(c.get("primary_key") or c.get("merge_key") for c in table["columns"].values())
     if hints.write_disposition == "merge" and hints.table_format and not keyed and merge_supported(table) \
             and _capabilities(table).merge_needs_key and hints.merge_strategy != SCD2:  # scd2 matches row hashes
@@ -125,3 +123,20 @@ def check_merge_strategy(table: TTable) -> None:
         f"table_format='{table_format}' tables; supported strategies: {', '.join(repr(s) for s in supported)}. "
         f"Give the resource one of them, e.g. write_disposition={{'disposition': 'merge', 'strategy': '{supported[0]}'}}."
     )
+
+
+def _merge_condition_hints(table: dict[str, Any], options: dict[str, Any], strategy: str) -> None:
+    """dlt's table hints of the merge options: `destination_scope` (the stored rows cdc may delete; `{table}` is the
+    stored table), `source_filter` (the loaded rows merged; `{staging_table}` is the loaded one),
+    `skip_unchanged_rows` with its row version column (upsert, cdc)."""
+    if options.get("destination_scope"):
+        table["x-merge-destination-scope"] = str(options["destination_scope"])
+    if options.get("source_filter"):
+        table["x-merge-source-filter"] = str(options["source_filter"])
+    if options.get("skip_unchanged_rows") and strategy != SCD2:
+        table["x-merge-skip-unchanged-rows"] = True
+        version = options.get("row_version_column_name")
+        if version:  # only this column tells a changed record (else every column but the keys)
+            columns = table["columns"]
+            columns[version] = {**columns.get(version, {}), "name": version, "nullable": False, "x-row-version": True}
+
