@@ -194,8 +194,11 @@ def terminate(pid: int, timeout: float = STOP_TIMEOUT) -> None:
         with contextlib.suppress(ChildProcessError):
             os.waitpid(pid, os.WNOHANG)  # reap it when this process started it
         time.sleep(0.1)
+    if server_alive(pid):  # a JVM started with SIGTERM ignored (it inherits that) does not stop on it
+        with contextlib.suppress(ProcessLookupError, PermissionError):
+            os.kill(pid, signal.SIGKILL)
     with contextlib.suppress(ProcessLookupError, PermissionError):
-        os.killpg(pid, signal.SIGKILL)  # the server is its session's leader: its Python workers go too
+        os.killpg(pid, signal.SIGKILL)  # a server is its session's leader: its Python workers go too
 
 
 def read_state(path: str | None = None) -> ServerState | None:

@@ -15,6 +15,7 @@ import subprocess
 import sys
 import threading
 import time
+from collections.abc import Callable
 
 from lakeload.errors import SparkSetupError
 from lakeload.spark import connect_server as server
@@ -55,16 +56,17 @@ def supervise_handed_over(pipeline_name: str | None, idle_seconds: float, lock_f
     it as the engine, or stop it and start a server when it cannot be kept; stop it once idle."""
     handover.drain(outputs, sys.stdout)
     given = handover.Handover.from_json(sys.stdin.read())
+    release = _Release(jvm_stdin)
     try:
         os.ftruncate(lock_fd, 0)
         os.write(lock_fd, str(os.getpid()).encode())
         if server.running_server() is not None:  # started meanwhile: the JVM ends as its run's would have
-            os.close(jvm_stdin)
+            release()
         else:
-            state = _adopt_or_start(given, jvm_stdin, pipeline_name, idle_seconds)
+            state = _adopt_or_start(given, release, pipeline_name, idle_seconds)
             _warm_up_in_background()
             mark_used()
-            watch(state)
+            watch(state, release if state.pid == given.pid else None)
     finally:
         os.close(lock_fd)
     while server.server_alive(given.pid):  # made a hand-kept engine: its standard input stays open until it ends
@@ -72,7 +74,21 @@ def supervise_handed_over(pipeline_name: str | None, idle_seconds: float, lock_f
     return 0
 
 
-def _adopt_or_start(given: handover.Handover, jvm_stdin: int, pipeline_name: str | None,
+class _Release:
+    """Closes a kept JVM's standard input once: the JVM then ends by itself (pyspark's gateway exits on its end of
+    input), shutting Spark down cleanly whatever signals it was started ignoring."""
+
+    def __init__(self, fd: int) -> None:
+        self.fd: int | None = fd
+
+    def __call__(self) -> None:
+        if self.fd is not None:
+            with contextlib.suppress(OSError):
+                os.close(self.fd)
+            self.fd = None
+
+
+def _adopt_or_start(given: handover.Handover, release: Callable[[], None], pipeline_name: str | None,
                     idle_seconds: float) -> server.ServerState:
     try:
         state = handover.adopt(given, AUTO, idle_seconds)
@@ -80,7 +96,7 @@ def _adopt_or_start(given: handover.Handover, jvm_stdin: int, pipeline_name: str
         return state
     except SparkSetupError as exc:
         logger.info("%s; starting a Spark Connect server instead", exc)
-    os.close(jvm_stdin)  # the JVM ends as its run's would have
+    release()  # the JVM ends as its run's would have
     if given.archive_part:  # the archive it writes as it ends is put in place once it has ended
         server.terminate(given.pid)
         ClassArchive(given.archive, given.archive_part).promote()
@@ -100,14 +116,17 @@ def _warm_up_in_background() -> None:
     threading.Thread(target=run, name="lakeload-warm-up", daemon=True).start()
 
 
-def watch(state: server.ServerState) -> None:
-    """Return once the engine is gone, stopped by hand, or made a hand-kept one; stop it when idle too long."""
+def watch(state: server.ServerState, release: Callable[[], None] | None = None) -> None:
+    """Return once the engine is gone, stopped by hand, or made a hand-kept one; stop it when idle too long
+    (`release`: what ends a kept JVM by itself, done before it is stopped)."""
     while True:
         time.sleep(POLL_S)
         with contextlib.suppress(ChildProcessError):
             os.waitpid(state.pid, os.WNOHANG)  # reap it when it exited (this process started it)
         current = server.read_state()
         if current is None and server.server_alive(state.pid):  # its state file is gone (the folder deleted): stop it all the same
+            if release is not None:
+                release()
             server.terminate(state.pid)
             return
         if current is None or current.pid != state.pid or current.started_by != AUTO:
@@ -118,6 +137,8 @@ def watch(state: server.ServerState) -> None:
             return
         if idle_for() >= (current.idle_seconds or DEFAULT_IDLE_SECONDS) and _still_idle(current):
             logger.info("stopping the warm Spark engine at %s: unused for %.0f s", state.url, idle_for())
+            if release is not None:
+                release()
             server.stop_server()
             return
 
