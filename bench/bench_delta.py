@@ -12,6 +12,9 @@ Scenarios, each tool in its own fresh subprocess, on the same generated events (
   of which half have ids already loaded (``start_id = N/2``, new content): the second merge is
   timed per stage; its load step is each tool's merge engine (dlt: delta-rs `merge`, in-process;
   lakeload: the Spark copy-on-write merge), which is the measurement behind lakeload's choice.
+- ``scd2``: the same two batches merged with the ``scd2`` strategy (row hashes; the second batch's records are all
+  new versions and every first-batch record absent from it is retired): 2 N root rows. dlt 1.31 refuses scd2 on its
+  filesystem destination, so dlt runs it into its DuckDB destination (a database file in the run's folder).
 
 After each run the tables are counted from their current Delta snapshot. The root table must have
 N (append) or 1.5 N (upsert) rows; nested tables of an exact upsert hold only the surviving records'
@@ -65,11 +68,22 @@ def _counts(bucket: Path) -> dict[str, int]:
     return counts
 
 
+def _duckdb_counts(database: Path) -> dict[str, int]:
+    import duckdb
+
+    with duckdb.connect(str(database), read_only=True) as connection:
+        tables = [r[0] for r in connection.execute(
+            "SELECT table_name FROM information_schema.tables WHERE table_schema = ? AND table_name NOT LIKE '_dlt%'",
+            [base.DATASET]).fetchall()]
+        return {t: int(connection.execute(f'SELECT count(*) FROM "{base.DATASET}"."{t}"').fetchone()[0]) for t in sorted(tables)}
+
+
 def _dlt_stages(spec: dict[str, Any], pipeline: Any, events: Any, hints: dict[str, Any]) -> dict[str, float]:
     import dlt
 
     t0 = time.perf_counter()
-    pipeline.extract(dlt.resource(events, name=base.RESOURCE_NAME, table_format=spec.get("format", "delta"), **hints))
+    table_format = None if spec["scenario"] == "scd2" else spec.get("format", "delta")
+    pipeline.extract(dlt.resource(events, name=base.RESOURCE_NAME, table_format=table_format, **hints))
     t1 = time.perf_counter()
     pipeline.normalize(workers=spec["workers"])
     t2 = time.perf_counter()
@@ -111,8 +125,10 @@ def child(spec: dict[str, Any]) -> dict[str, Any]:
     hints: dict[str, Any] = {}
     if scenario == "upsert":
         hints = {"write_disposition": {"disposition": "merge", "strategy": "upsert"}, "primary_key": PRIMARY_KEY}
+    if scenario == "scd2":
+        hints = {"write_disposition": {"disposition": "merge", "strategy": "scd2"}}
     batches = [base.generate_events(n, spec["seed"])]
-    if scenario == "upsert":
+    if scenario in ("upsert", "scd2"):
         gen = base.load_events_module().generate_events
         batches.append(gen(n, seed=spec["seed"], start_id=n // 2))
     started = time.perf_counter()
@@ -124,8 +140,11 @@ def child(spec: dict[str, Any]) -> dict[str, Any]:
             os.environ.update(base.dlt_rotation_env(items))
         import dlt
 
-        pipeline = dlt.pipeline("bench_delta_dlt", destination=dlt.destinations.filesystem("file://" + str(bucket)),
-                                dataset_name=base.DATASET, pipelines_dir=str(pipes))
+        destination = dlt.destinations.filesystem("file://" + str(bucket))
+        if scenario == "scd2":
+            bucket.mkdir(parents=True, exist_ok=True)
+            destination = dlt.destinations.duckdb(str(bucket / "dlt.duckdb"))
+        pipeline = dlt.pipeline("bench_delta_dlt", destination=destination, dataset_name=base.DATASET, pipelines_dir=str(pipes))
         runs = [_dlt_stages(spec, pipeline, batch, hints) for batch in batches]
         version = dlt.__version__
     else:
@@ -144,7 +163,8 @@ def child(spec: dict[str, Any]) -> dict[str, Any]:
     return {
         "tool": tool, "version": version, "scenario": scenario, "events": n, "runs": runs, "input": spec.get("input", "records"),
         "format": spec.get("format", "delta"),
-        "total_s": total_s, "counts": _counts(bucket), "driver_peak_rss_mb": peak_rss_mb,
+        "total_s": total_s, "driver_peak_rss_mb": peak_rss_mb,
+        "counts": _duckdb_counts(bucket / "dlt.duckdb") if tool == "dlt" and scenario == "scd2" else _counts(bucket),
     }
 
 
@@ -163,7 +183,7 @@ def run_child(spec: dict[str, Any], workdir: Path) -> dict[str, Any]:
 
 def expected_root_rows(result: dict[str, Any]) -> int:
     n = result["events"]
-    return n if result["scenario"] == "append" else n + n // 2
+    return {"append": n, "scd2": 2 * n}.get(result["scenario"], n + n // 2)
 
 
 def print_results(results: list[dict[str, Any]]) -> None:
