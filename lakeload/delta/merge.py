@@ -47,14 +47,19 @@ import pyarrow as pa
 from lakeload.delta.commit import DeltaTarget, committed_files
 from lakeload.delta.commit_order import nested_parents_first, removes_of
 from lakeload.delta.marks import REMOVALS, LoadMark
-from lakeload.delta.merge_conditions import equal_rows, filter_source, source_condition, unchanged_columns
+from lakeload.delta.merge_conditions import (
+    equal_rows,
+    filter_checked,
+    filter_source,
+    source_condition,
+    unchanged_columns,
+)
 from lakeload.delta.merge_files import MergeFiles, select_present
 from lakeload.delta.merge_keys import MATCHED, byte_size, flag_matches, keys_of, match, may_hold_keys
 from lakeload.delta.merge_nested import NestedDrops, nested_drops, split_links
 from lakeload.delta.merge_tasks import drops_in_tasks
 from lakeload.delta.merge_winners import MergeKeys, PackageKeys, winners
 from lakeload.delta.spark_io import local_frame, package_frame
-from lakeload.errors import LoadError
 from lakeload.kernel.delta.drops import TASK_ROWS as DROP_TASK_ROWS
 from lakeload.kernel.delta.files import partition_value
 from lakeload.kernel.normalize.relational import C_DLT_ID, C_DLT_LOAD_ID
@@ -153,7 +158,7 @@ class MergeJob:
             if plan["rewrite"]:
                 drops[self.root_name] = plan["matched"]
             # no distinct pass nor cache: an id listed twice drops its rows once, and the ids are read in one query
-            ids = plan["touched"].select(C_DLT_ID).unionByName(plan["matched"].select(C_DLT_ID))
+            ids = plan.get("touched", incoming).select(C_DLT_ID).unionByName(plan["matched"].select(C_DLT_ID))
             nested_rows = self.find_nested_drops(pending, ids)
             drops.update(nested_rows.by_table)
             drops.update(dict.fromkeys(nested_rows.tagged_tables))
@@ -250,21 +255,19 @@ class MergeJob:
 
         data_columns = target.table_schema().names
         if not match_stored:
-            return {"matched": None, "rewrite": True, "new": select_present(inserts, data_columns), "inserted": inserts,
-                    "touched": incoming}
+            return {"matched": None, "rewrite": True, "new": select_present(inserts, data_columns), "inserted": inserts}
         if target.table is None or (self.root_done and self.strategy != "insert-only" and not repair):
             # (a committed upsert inserted every winner: its nested rows are all that is left to add)
             empty = local_frame(self.spark, [], pa.schema([(C_DLT_ID, pa.string())]))
-            return {"matched": empty, "rewrite": False, "new": select_present(inserts, data_columns), "inserted": inserts,
-                    "touched": incoming}
+            return {"matched": empty, "rewrite": False, "new": select_present(inserts, data_columns), "inserted": inserts}
         if self.strategy == "cdc":
-            return self._skip_unchanged(self._plan_cdc(target, incoming, inserts, data_columns), data_columns)
+            return self._skip_unchanged(self._plan_cdc(target, incoming, inserts, data_columns), incoming, data_columns)
         match_on = [*self.primary_key, *self.partition_by] if self.primary_key else []
         key_sets = [(incoming, match_on)] if match_on else []
         if self.merge_key:
             key_sets.append((incoming, [*self.merge_key, *self.partition_by]))
-        compared = unchanged_columns(self.schema.tables[self.root_name], data_columns) if self.skip_unchanged else []
-        key_columns = list(dict.fromkeys([C_DLT_ID, C_DLT_LOAD_ID, *(c for _, cols in key_sets for c in cols), *compared]))
+        key_columns = list(dict.fromkeys(
+            [C_DLT_ID, C_DLT_LOAD_ID, *(c for _, cols in key_sets for c in cols), *self._compared(data_columns)]))
         candidates = self._candidate_files(target, target.files(), incoming)
         unique = frozenset([0]) if match_on and unique_keys else frozenset()
         flagged = flag_matches(self.files.read(target, candidates, key_columns, row_index=True), key_sets, unique)
@@ -273,23 +276,25 @@ class MergeJob:
             if C_DLT_LOAD_ID in flagged.columns:  # rows this load inserted (a rerun after the root commit) stay inserted
                 matched = matched.filter(F.col(C_DLT_LOAD_ID) != F.lit(self.load_id))
             inserted = match(inserts, keys_of(matched, match_on), match_on, "left_anti") if match_on else inserts
-            return {"matched": matched.limit(0), "rewrite": False, "new": select_present(inserted, data_columns), "inserted": inserted,
-                    "touched": incoming}
-        plan = {"matched": matched, "rewrite": True, "new": select_present(inserts, data_columns), "inserted": inserts,
-                "touched": incoming}
-        return self._skip_unchanged(plan, data_columns)
+            return {"matched": matched.limit(0), "rewrite": False, "new": select_present(inserted, data_columns), "inserted": inserted}
+        plan = {"matched": matched, "rewrite": True, "new": select_present(inserts, data_columns), "inserted": inserts}
+        return self._skip_unchanged(plan, incoming, data_columns)
 
-    def _skip_unchanged(self, plan: dict[str, Any], data_columns: list[str]) -> dict[str, Any]:
+    def _compared(self, data_columns: list[str]) -> list[str]:
+        """The columns `skip_unchanged_rows` compares (none without it)."""
+        return unchanged_columns(self.schema.tables[self.root_name], data_columns) if self.skip_unchanged else []
+
+    def _skip_unchanged(self, plan: dict[str, Any], incoming: DataFrame, data_columns: list[str]) -> dict[str, Any]:
         """With `skip_unchanged_rows`: winners equal to their stored row (every compared column, or the row version
-        column) are neither inserted nor is their stored row (or its nested rows) touched."""
+        column) are neither inserted nor is their stored row (or its nested rows) touched: the plan's "touched"
+        incoming rows (whose nested rows are replaced) leave them out."""
         if not self.skip_unchanged or not self.primary_key:
             return plan
         match_on = [*self.primary_key, *self.partition_by]
-        compared = unchanged_columns(self.schema.tables[self.root_name], data_columns)
-        same = equal_rows(plan["inserted"], plan["matched"], match_on, compared)
+        same = equal_rows(plan["inserted"], plan["matched"], match_on, self._compared(data_columns))
         inserted = match(plan["inserted"], same, match_on, "left_anti")
         return {**plan, "matched": match(plan["matched"], same, match_on, "left_anti"), "inserted": inserted,
-                "new": select_present(inserted, data_columns), "touched": match(plan["touched"], same, match_on, "left_anti")}
+                "new": select_present(inserted, data_columns), "touched": match(incoming, same, match_on, "left_anti")}
 
     def _plan_cdc(self, target: DeltaTarget, incoming: DataFrame, inserts: DataFrame, data_columns: list[str]) -> dict[str, Any]:
         """`cdc`: the load is the whole source (within the `destination_scope`): stored rows whose key arrives are
@@ -298,21 +303,14 @@ class MergeJob:
 
         match_on = [*self.primary_key, *self.partition_by]
         key_sets = [(incoming, match_on), *([(incoming, [*self.merge_key, *self.partition_by])] if self.merge_key else [])]
-        compared = unchanged_columns(self.schema.tables[self.root_name], data_columns) if self.skip_unchanged else []
-        columns = data_columns if self.scope else list(dict.fromkeys([C_DLT_ID, *(c for _, cols in key_sets for c in cols), *compared]))
+        columns = data_columns if self.scope else list(dict.fromkeys(
+            [C_DLT_ID, *(c for _, cols in key_sets for c in cols), *self._compared(data_columns)]))
         flagged = flag_matches(self.files.read(target, target.files(), columns, row_index=True), key_sets)
-        try:
-            in_scope = F.expr(self.scope) if self.scope else F.lit(True)
-            matched = flagged.filter(F.col(MATCHED) | F.coalesce(in_scope, F.lit(False)))
-            matched.schema  # noqa: B018 - parses the scope now, so a bad one fails here with its table named
-        except Exception as exc:
-            raise LoadError(
-                f"Table '{self.root_name}': its cdc destination_scope {self.scope!r} is not a valid condition on its "
-                f"columns ({str(exc).splitlines()[0]}). Fix: correct the `destination_scope` of its write disposition, drop "
-                "this package (pipeline.drop_pending_packages(): its schema holds the scope) and run again."
-            ) from None
-        return {"matched": matched, "rewrite": True, "new": select_present(inserts, data_columns), "inserted": inserts,
-                "touched": incoming}
+        matched = flagged  # every stored row is in scope without one
+        if self.scope:
+            matched = filter_checked(flagged, self.scope, f"Table '{self.root_name}': its cdc destination_scope",
+                                     "its columns", "scope", lambda in_scope: F.col(MATCHED) | in_scope)
+        return {"matched": matched, "rewrite": True, "new": select_present(inserts, data_columns), "inserted": inserts}
 
     def _candidate_files(self, target: DeltaTarget, files: list[SnapshotFile], incoming: DataFrame | None) -> list[SnapshotFile]:
         """The files that may hold rows matching `incoming` (partition and key-range pruning; None: no partitions)."""

@@ -21,7 +21,7 @@ take them too.
 from __future__ import annotations
 
 import functools
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from typing import TYPE_CHECKING, Any
 
 from lakeload.delta.merge_keys import keys_of
@@ -29,7 +29,7 @@ from lakeload.errors import LoadError
 from lakeload.kernel.normalize.relational import C_DLT_ID, C_DLT_LOAD_ID
 
 if TYPE_CHECKING:
-    from pyspark.sql import DataFrame
+    from pyspark.sql import Column, DataFrame
 
 KEY_HINTS = ("primary_key", "row_key", "parent_key", "root_key", "hard_delete", "merge_key")
 
@@ -44,16 +44,26 @@ def source_condition(table: Mapping[str, Any]) -> str | None:
 
 def filter_source(incoming: DataFrame, condition: str, table_name: str) -> DataFrame:
     """The `incoming` rows `condition` holds for (a null counts as false, as in SQL's WHERE)."""
+    return filter_checked(incoming, condition, f"Table '{table_name}': its merge source_filter", "the loaded rows", "filter")
+
+
+def filter_checked(frame: DataFrame, condition: str, owner: str, rows: str, held: str,
+                   select: Callable[[Column], Column] | None = None) -> DataFrame:
+    """`frame` filtered by `select` of where the SQL `condition` holds (null: false), parsed now, so that a bad one
+    fails here with a `LoadError` naming `owner` ("Table 'x': its merge source_filter"), the `rows` it applies to and
+    the fix (its schema holds the `held` option)."""
     from pyspark.sql import functions as F
 
+    option = owner.rsplit(" ", 1)[-1]
     try:
-        selected = incoming.filter(F.coalesce(F.expr(condition), F.lit(False)))
-        selected.schema  # noqa: B018 - parses the condition now, so a bad one fails here with its table named
+        holds = F.coalesce(F.expr(condition), F.lit(False))
+        selected = frame.filter(holds if select is None else select(holds))
+        selected.schema  # noqa: B018 - parses the condition now
     except Exception as exc:
         raise LoadError(
-            f"Table '{table_name}': its merge source_filter {condition!r} is not a valid condition on the loaded rows "
-            f"({str(exc).strip().splitlines()[0]}). Fix: correct the `source_filter` of its write disposition, drop "
-            "this package (pipeline.drop_pending_packages(): its schema holds the filter) and run again."
+            f"{owner} {condition!r} is not a valid condition on {rows} ({str(exc).strip().splitlines()[0]}). Fix: correct "
+            f"the `{option}` of its write disposition, drop this package (pipeline.drop_pending_packages(): its schema "
+            f"holds the {held}) and run again."
         ) from None
     return selected
 

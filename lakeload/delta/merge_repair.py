@@ -47,7 +47,7 @@ def repair_nested(job: MergeJob, pending: list[str]) -> None:
     drops: dict[str, DataFrame | None] = {}
     tagged = None
     if job.strategy != "insert-only":
-        ids = plan["touched"].select(C_DLT_ID).unionByName(plan["matched"].select(C_DLT_ID))
+        ids = plan.get("touched", incoming).select(C_DLT_ID).unionByName(plan["matched"].select(C_DLT_ID))
         found = job.find_nested_drops(pending, ids)
         drops.update(found.by_table)
         drops.update(dict.fromkeys(found.tagged_tables))
