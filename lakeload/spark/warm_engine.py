@@ -93,21 +93,38 @@ def supervisor_lock(blocking: bool) -> Iterator[bool]:
     """Hold the supervisor lock while inside; yields False (holding nothing) when another process holds it."""
     import fcntl
 
+    fd = lock_descriptor(blocking)
+    if fd is None:
+        yield False
+        return
+    try:
+        mark_holder(fd)
+        yield True
+    finally:
+        fcntl.flock(fd, fcntl.LOCK_UN)
+        os.close(fd)
+
+
+def lock_descriptor(blocking: bool = False) -> int | None:
+    """An open descriptor holding the supervisor lock (it can be passed on to a supervisor), or None when another
+    process holds it (`blocking`: wait for it instead)."""
+    import fcntl
+
     path = _path(LOCK_FILE)
     os.makedirs(os.path.dirname(path), exist_ok=True)
-    with open(path, "a+", encoding="utf-8") as handle:
-        try:
-            fcntl.flock(handle, fcntl.LOCK_EX | (0 if blocking else fcntl.LOCK_NB))
-        except BlockingIOError:
-            yield False
-            return
-        try:
-            handle.truncate(0)
-            handle.write(str(os.getpid()))
-            handle.flush()
-            yield True
-        finally:
-            fcntl.flock(handle, fcntl.LOCK_UN)
+    fd = os.open(path, os.O_RDWR | os.O_CREAT, 0o644)
+    try:
+        fcntl.flock(fd, fcntl.LOCK_EX | (0 if blocking else fcntl.LOCK_NB))
+    except BlockingIOError:
+        os.close(fd)
+        return None
+    return fd
+
+
+def mark_holder(fd: int) -> None:
+    """Write this process's pid into the lock file held through `fd`."""
+    os.ftruncate(fd, 0)
+    os.pwrite(fd, str(os.getpid()).encode(), 0)
 
 
 def supervisor_running() -> bool:
@@ -163,7 +180,7 @@ def _hand_over_at_exit(log_file: str) -> None:
 
     if _at_exit is None or server.running_server() is not None:
         return
-    lock = _try_lock()
+    lock = lock_descriptor()
     if lock is None:
         return  # another supervisor runs
     try:
@@ -184,21 +201,6 @@ def _hand_over_at_exit(log_file: str) -> None:
         logger.debug("the Spark JVM could not be handed over: %s", exc)
     finally:
         os.close(lock)
-
-
-def _try_lock() -> int | None:
-    """An open descriptor holding the supervisor lock (passed on to a supervisor), or None when it is held."""
-    import fcntl
-
-    path = _path(LOCK_FILE)
-    os.makedirs(os.path.dirname(path), exist_ok=True)
-    fd = os.open(path, os.O_RDWR | os.O_CREAT, 0o644)
-    try:
-        fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
-    except BlockingIOError:
-        os.close(fd)
-        return None
-    return fd
 
 
 def wait_for_engine(timeout: float = server.START_TIMEOUT) -> server.ServerState | None:

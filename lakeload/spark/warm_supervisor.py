@@ -27,6 +27,7 @@ from lakeload.spark.warm_engine import (
     POLL_S,
     WAIT_POLL_S,
     idle_for,
+    mark_holder,
     mark_used,
     supervisor_lock,
 )
@@ -58,8 +59,7 @@ def supervise_handed_over(pipeline_name: str | None, idle_seconds: float, lock_f
     given = handover.Handover.from_json(sys.stdin.read())
     release = _Release(jvm_stdin)
     try:
-        os.ftruncate(lock_fd, 0)
-        os.write(lock_fd, str(os.getpid()).encode())
+        mark_holder(lock_fd)
         if server.running_server() is not None:  # started meanwhile: the JVM ends as its run's would have
             release()
         else:

@@ -225,7 +225,7 @@ def test_a_jvm_that_cannot_be_kept_ends_and_a_server_takes_its_place(tmp_path: P
                               "", "")
     jvm_stdin_read, jvm_stdin = os.pipe()  # stands for the JVM's standard input: it ends when the write end closes
     output_read, output_write = os.pipe()
-    lock = warm_engine._try_lock()
+    lock = warm_engine.lock_descriptor()
     assert lock is not None
     command = [sys.executable, "-m", "lakeload.spark.warm_supervisor", "--idle-seconds", "60", "--adopt", "--lock-fd", str(lock),
                "--jvm-stdin", str(jvm_stdin), "--jvm-output", str(output_read)]
