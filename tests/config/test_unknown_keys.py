@@ -24,6 +24,8 @@ from lakeload.config.unknown_keys import find_unknown, find_unknown_env
 from lakeload.errors import ConfigurationError, UnknownConfigKeyWarning
 
 ROOT = Path(__file__).resolve().parents[2]
+# the user documentation, whose configuration examples must not warn either
+DOCS = [ROOT / "README.md", *sorted((ROOT / "docs").rglob("*.md"))]
 LAYOUT = "{table_name}/{load_id}.{file_id}.{ext}"
 
 
@@ -215,12 +217,15 @@ def _python_strings(path: Path) -> list[str]:
 
 
 def _toml_snippets() -> list[tuple[str, dict[str, object]]]:
-    """Every string of the test suite, bench/ and lakeload/ that is a TOML document with tables, and the README's blocks."""
+    """Every string of the test suite, bench/ and lakeload/ that is a TOML document with tables, and the TOML blocks of
+    the README and the docs."""
     texts: list[tuple[str, str]] = []
     for folder in ("tests", "bench", "lakeload"):
         texts += [(str(p.relative_to(ROOT)), s) for p in (ROOT / folder).rglob("*.py") if p != Path(__file__)
                   for s in _python_strings(p)]
-    texts += [("README.md", block) for block in re.findall(r"```toml\n(.*?)```", (ROOT / "README.md").read_text(), re.S)]
+    for doc in DOCS:
+        texts += [(str(doc.relative_to(ROOT)), block)
+                  for block in re.findall(r"```toml\n(.*?)```", doc.read_text(), re.S)]
     found = []
     for where, text in texts:
         if re.search(r"^\s*\[\w", text, re.M) and "=" in text:
@@ -244,7 +249,7 @@ def test_configurations_of_the_test_suite_and_readme_do_not_warn() -> None:
     assert [(where, u.dotted) for where, tree in snippets for u in find_unknown(tree, where) if u.kind != "dlt"] == []
     pattern = r"\b(?:[A-Z0-9_]+__)?(?:DESTINATION|SPARK|SOURCES|EXTRACT|NORMALIZE|DATA_WRITER)__[A-Z0-9_]*[A-Z0-9]\b"
     names: set[str] = set()
-    for path in [*ROOT.glob("tests/**/*.py"), *ROOT.glob("bench/**/*.py"), *ROOT.glob("lakeload/**/*.py"), ROOT / "README.md"]:
+    for path in [*ROOT.glob("tests/**/*.py"), *ROOT.glob("bench/**/*.py"), *ROOT.glob("lakeload/**/*.py"), *DOCS]:
         if path != Path(__file__):
             names |= set(re.findall(pattern, path.read_text()))
     assert len(names) >= 50
