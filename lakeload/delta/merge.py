@@ -48,11 +48,11 @@ from lakeload.delta.commit import DeltaTarget, committed_files
 from lakeload.delta.commit_order import nested_parents_first, removes_of
 from lakeload.delta.marks import REMOVALS, LoadMark
 from lakeload.delta.merge_conditions import (
-    equal_rows,
-    filter_checked,
+    cdc_matches,
     filter_source,
     source_condition,
     unchanged_columns,
+    without_unchanged,
 )
 from lakeload.delta.merge_files import MergeFiles, select_present
 from lakeload.delta.merge_keys import MATCHED, byte_size, flag_matches, keys_of, match, may_hold_keys
@@ -285,31 +285,18 @@ class MergeJob:
         return unchanged_columns(self.schema.tables[self.root_name], data_columns) if self.skip_unchanged else []
 
     def _skip_unchanged(self, plan: dict[str, Any], incoming: DataFrame, data_columns: list[str]) -> dict[str, Any]:
-        """With `skip_unchanged_rows`: winners equal to their stored row (every compared column, or the row version
-        column) are neither inserted nor is their stored row (or its nested rows) touched: the plan's "touched"
-        incoming rows (whose nested rows are replaced) leave them out."""
         if not self.skip_unchanged or not self.primary_key:
             return plan
-        match_on = [*self.primary_key, *self.partition_by]
-        same = equal_rows(plan["inserted"], plan["matched"], match_on, self._compared(data_columns))
-        inserted = match(plan["inserted"], same, match_on, "left_anti")
-        return {**plan, "matched": match(plan["matched"], same, match_on, "left_anti"), "inserted": inserted,
-                "new": select_present(inserted, data_columns), "touched": match(incoming, same, match_on, "left_anti")}
+        plan = without_unchanged(plan, incoming, [*self.primary_key, *self.partition_by], self._compared(data_columns))
+        return {**plan, "new": select_present(plan["inserted"], data_columns)}
 
     def _plan_cdc(self, target: DeltaTarget, incoming: DataFrame, inserts: DataFrame, data_columns: list[str]) -> dict[str, Any]:
-        """`cdc`: the load is the whole source (within the `destination_scope`): stored rows whose key arrives are
-        replaced, and stored rows in scope whose key is absent are deleted, so every file is read (no pruning)."""
-        from pyspark.sql import functions as F
-
         match_on = [*self.primary_key, *self.partition_by]
         key_sets = [(incoming, match_on), *([(incoming, [*self.merge_key, *self.partition_by])] if self.merge_key else [])]
         columns = data_columns if self.scope else list(dict.fromkeys(
             [C_DLT_ID, *(c for _, cols in key_sets for c in cols), *self._compared(data_columns)]))
-        flagged = flag_matches(self.files.read(target, target.files(), columns, row_index=True), key_sets)
-        matched = flagged  # every stored row is in scope without one
-        if self.scope:
-            matched = filter_checked(flagged, self.scope, f"Table '{self.root_name}': its cdc destination_scope",
-                                     "its columns", "scope", lambda in_scope: F.col(MATCHED) | in_scope)
+        stored = self.files.read(target, target.files(), columns, row_index=True)  # every file: absent keys are deleted
+        matched = cdc_matches(stored, key_sets, self.scope, self.root_name)
         return {"matched": matched, "rewrite": True, "new": select_present(inserts, data_columns), "inserted": inserts}
 
     def _candidate_files(self, target: DeltaTarget, files: list[SnapshotFile], incoming: DataFrame | None) -> list[SnapshotFile]:

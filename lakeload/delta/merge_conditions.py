@@ -24,7 +24,7 @@ import functools
 from collections.abc import Callable, Mapping
 from typing import TYPE_CHECKING, Any
 
-from lakeload.delta.merge_keys import keys_of
+from lakeload.delta.merge_keys import MATCHED, flag_matches, keys_of, match
 from lakeload.errors import LoadError
 from lakeload.kernel.normalize.relational import C_DLT_ID, C_DLT_LOAD_ID
 
@@ -99,3 +99,27 @@ def equal_rows(incoming: DataFrame, stored: DataFrame, keys: list[str], compared
     )
     joined = side_in.join(side_stored, on, "inner").filter(same)
     return keys_of(joined.select(*[F.col(f"incoming.{k}").alias(k) for k in keys]), keys)
+
+
+def without_unchanged(plan: dict[str, Any], incoming: DataFrame, match_on: list[str], compared: list[str]) -> dict[str, Any]:
+    """A merge plan (`MergeJob.plan_root`) with `skip_unchanged_rows`: winners equal to their stored row (every
+    `compared` column) are neither inserted nor is their stored row (or its nested rows) touched: the plan's
+    "touched" incoming rows (whose nested rows are replaced) leave them out (its "new" rows are the caller's to
+    select from the "inserted" ones)."""
+    same = equal_rows(plan["inserted"], plan["matched"], match_on, compared)
+    return {**plan, "matched": match(plan["matched"], same, match_on, "left_anti"),
+            "inserted": match(plan["inserted"], same, match_on, "left_anti"),
+            "touched": match(incoming, same, match_on, "left_anti")}
+
+
+def cdc_matches(stored: DataFrame, key_sets: list[tuple[DataFrame, list[str]]], scope: str | None, root_name: str) -> DataFrame:
+    """`cdc`'s stored rows to remove: the load is the whole source (within the `destination_scope`), so stored rows
+    whose key arrives are replaced and stored rows in scope whose key is absent are deleted (every row without a
+    scope)."""
+    from pyspark.sql import functions as F
+
+    flagged = flag_matches(stored, key_sets)
+    if not scope:
+        return flagged
+    return filter_checked(flagged, scope, f"Table '{root_name}': its cdc destination_scope", "its columns", "scope",
+                          lambda in_scope: F.col(MATCHED) | in_scope)

@@ -55,6 +55,8 @@ def _transform(split: TPartitionSplit) -> Transform[Any, Any]:
                              "hour": transforms.HourTransform}
     if split["transform"] == "truncate":
         return transforms.TruncateTransform(int(split["param"] or 0))
+    if split["transform"] == "bucket":
+        return transforms.BucketTransform(int(split["param"] or 0))
     return cast("Transform[Any, Any]", kinds[split["transform"]]())
 
 

@@ -27,6 +27,7 @@ from lakeload.errors import (
     IcebergWriteConflict,
     StorageUnavailableError,
 )
+from lakeload.iceberg.data_files import data_files
 from lakeload.iceberg.partitions import add_fields, same_spec
 from lakeload.iceberg.schema import iceberg_schema, with_field_ids
 from lakeload.kernel.filesystem.retry import RetryPolicy
@@ -266,15 +267,12 @@ class IcebergTarget:
             self.open()
 
     def _commit(self, adds: list[TAddAction], removes: list[RemoveEntry], mode: str, mark: LoadMark | None, strict: bool) -> None:
-        from pyiceberg.io.pyarrow import parquet_files_to_data_files
-
         assert self.table is not None
         table = _without_retries(self.table) if strict else self.catalog.catalog.load_table(self.catalog.identifier(self.name))
         properties = {MARK: mark.app, LOAD_ID: mark.load_id} if mark else {}
         prefix = f"{self.uri}/{DATA}/"
         tx = table.transaction()
-        data_files = list(parquet_files_to_data_files(io=table.io, table_metadata=tx.table_metadata,
-                                                      file_paths=iter(prefix + a["path"] for a in adds)))
+        new_files = list(data_files(table.io, tx.table_metadata, (prefix + a["path"] for a in adds)))
         gone = {prefix + r["path"] for r in removes}
         if mode == "overwrite" or gone:
             current = [t.file for t in table.scan().plan_files()] if table.current_snapshot() else []
@@ -282,11 +280,11 @@ class IcebergTarget:
                 for data_file in current:
                     if mode == "overwrite" or data_file.file_path in gone:
                         producer.delete_data_file(data_file)
-                for data_file in data_files:
+                for data_file in new_files:
                     producer.append_data_file(data_file)
         else:
             with tx.update_snapshot(snapshot_properties=properties).fast_append() as producer:
-                for data_file in data_files:
+                for data_file in new_files:
                     producer.append_data_file(data_file)
         tx.commit_transaction()
 

@@ -117,7 +117,8 @@ class TTaskError(TLakeloadFailure):
 
 class TPartitionSplit(TypedDict):
     """One partition field of a table whose files hold their partition columns (Iceberg): rows are split into files
-    by `transform` of `column` (`identity`, `year`, `month`, `day`, `hour`, `truncate` with `param` the width)."""
+    by `transform` of `column` (`identity`, `year`, `month`, `day`, `hour`, `truncate` with `param` the width,
+    `bucket` with `param` the number of buckets)."""
 
     column: str
     transform: str
