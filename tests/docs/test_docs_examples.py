@@ -4,7 +4,7 @@
 One test per page: its blocks run in order in ONE child Python process (`page_runner.py`), in a temporary folder as
 working directory with its own HOME, on a real local Spark that lakeload starts itself; a page's blocks build on one
 another like a notebook's cells. A block that must not run is marked by the HTML comment
-`<!-- docs-test: skip (reason) -->` on the line before it (blank lines between are allowed); `SKIPPED` counts those
+`<!-- docs-test: skip (reason) -->` on a line of its own before it (blank lines between are allowed); `SKIPPED` counts those
 marks per page, so a new skip is a decision made here, not a silent one.
 """
 
@@ -74,7 +74,8 @@ def page_blocks(page: Path) -> list[Block]:
 
 
 def skip_marks(page: Path) -> int:
-    return len(SKIP_MARK.findall(page.read_text(encoding="utf-8")))
+    """The skip marks of `page`: each on a line of its own (one quoted in a sentence is not a mark)."""
+    return sum(bool(SKIP_MARK.fullmatch(line.strip())) for line in page.read_text(encoding="utf-8").splitlines())
 
 
 RUNNABLE = [page for page in PAGES if any(block.skip is None for block in page_blocks(page))]
