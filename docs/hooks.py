@@ -15,9 +15,12 @@ from __future__ import annotations
 
 import argparse
 import dataclasses
+import html
+import importlib
 import inspect
 import io
 import os
+import re
 import typing
 from collections.abc import Iterator
 from contextlib import redirect_stdout
@@ -38,15 +41,21 @@ LAYERS_MARKER = "<!-- generated: layers -->"
 
 def _field_type(hint: Any) -> str:
     """A dataclass field's annotation as short text (`str | None`)."""
-    text = hint if isinstance(hint, str) else getattr(hint, "__name__", repr(hint))
-    return text.replace("typing.", "")
+    text = hint if isinstance(hint, str) else repr(hint) if typing.get_args(hint) else getattr(hint, "__name__", repr(hint))
+    text = re.sub(r"\b(?:[a-z_][\w]*\.)+(\w+)", r"\1", text.replace("<class '", "").replace("'>", ""))
+    return _code(text)
+
+
+def _code(text: str) -> str:
+    """Inline code for a table cell: HTML, with `|` as an entity so that it does not split the cell."""
+    return "<code>" + html.escape(text).replace("|", "&#124;") + "</code>"
 
 
 def _field_default(field: dataclasses.Field[Any]) -> str:
     if field.default is not dataclasses.MISSING:
-        return "—" if field.default is None else f"`{field.default!r}`"
+        return "—" if field.default is None else _code(repr(field.default))
     if field.default_factory is not dataclasses.MISSING:
-        return f"`{field.default_factory()!r}`"
+        return _code(repr(field.default_factory()))
     return "required"
 
 
@@ -58,6 +67,42 @@ def _retry_defaults() -> dict[str, tuple[str, str]]:
     fields = {f.name: f for f in dataclasses.fields(RetryPolicy)}
     hints = typing.get_type_hints(RetryPolicy)
     return {key: (_field_type(hints[name]), _field_default(fields[name])) for key, name in RETRY_KEYS.items()}
+
+
+# Defaults the registry does not hold, read from the named constants of the code that applies them
+# (`(section path, key)` -> `module:CONSTANT`); a constant that moves fails the build.
+DEFAULT_CONSTANTS = {
+    (("extract",), "file_max_bytes"): "lakeload.extract.writer:FILE_MAX_BYTES",
+    (("pipeline",), "lock_timeout"): "lakeload.runtime.lock:DEFAULT_LOCK_TIMEOUT",
+    (("spark",), "master"): "lakeload.spark.settings:DEFAULT_MASTER",
+    (("spark",), "log_file"): "lakeload.spark.settings:DEFAULT_LOG_FILE",
+    (("spark",), "mode"): "lakeload.spark.connect_session:DEFAULT_MODE",
+    (("spark",), "warm_idle_seconds"): "lakeload.spark.warm_engine:DEFAULT_IDLE_SECONDS",
+}
+
+
+def _constant(path: str) -> Any:
+    module, name = path.split(":")
+    return getattr(importlib.import_module(module), name)
+
+
+def _declared(sections: tuple[str, ...], key: str) -> tuple[str, str]:
+    """(type, default) of a key where the code declares them: the filesystem destination's configuration
+    dataclass and its retry policy for `[destination...]`, else a named constant (`DEFAULT_CONSTANTS`)."""
+    if sections and sections[0] == "destination":
+        from lakeload.destinations.impl.filesystem.configuration import FilesystemConfiguration
+
+        retry = _retry_defaults()
+        if key in retry:
+            return retry[key]
+        fields = {f.name: f for f in dataclasses.fields(FilesystemConfiguration)}
+        if key in fields:
+            hint = typing.get_type_hints(FilesystemConfiguration)[key]
+            return _field_type(hint), _field_default(fields[key])
+    if (sections, key) in DEFAULT_CONSTANTS:
+        value = _constant(DEFAULT_CONSTANTS[(sections, key)])
+        return _code(type(value).__name__), _code(repr(value))
+    return "", ""
 
 
 def _walk(sections: tuple[str, ...], spec: Any) -> Iterator[tuple[tuple[str, ...], Any]]:
@@ -77,7 +122,6 @@ def configuration_page() -> str:
     from lakeload.config.known_keys import DLT_SECTIONS, USER_SECTIONS, root
     from lakeload.config.resolver import env_name
 
-    retry = _retry_defaults()
     out = [
         "# Configuration keys",
         "",
@@ -89,8 +133,8 @@ def configuration_page() -> str:
         "",
         "Kinds: *value* is read as one value; *table* is passed on unchecked (a TOML table, or a JSON object in an",
         "environment variable); *section* holds keys of its own, listed under its name. Type and default are shown",
-        "where the code declares them (the retry policy, the credential classes); the others are described on the",
-        "pages of the features they configure.",
+        "where the code declares them (the filesystem destination's configuration, the retry policy, the credential",
+        "classes, named default constants); the others are described on the pages of the features they configure.",
         "",
     ]
     for sections, spec in _walk((), root()):
@@ -111,7 +155,7 @@ def configuration_page() -> str:
                 kind = "table"
             else:
                 kind = "value"
-            type_, default = retry.get(key, ("", ""))
+            type_, default = _declared(sections, key)
             env = env_name((*sections, key))
             out.append(f"| `{key}` | {kind} | {type_ or '—'} | {default or '—'} | `{env}` |")
         out.append("")
