@@ -25,8 +25,7 @@ import sys
 import uuid
 from collections.abc import Callable
 from decimal import Decimal
-from types import ModuleType
-from typing import IO, Any
+from typing import IO, TYPE_CHECKING, Any
 
 import orjson
 
@@ -212,5 +211,8 @@ def typed_loads(s: str) -> Any:
     return _untyped(orjson.loads(s))
 
 
-json: ModuleType = sys.modules[__name__]
-"""This module: dlt's `json` object is its JSON implementation module too."""
+# this module: dlt's `json` object is its JSON implementation module too
+if TYPE_CHECKING:
+    import lakeload.common.json as json
+else:
+    json = sys.modules[__name__]
