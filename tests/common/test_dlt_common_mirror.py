@@ -70,6 +70,7 @@ MIRRORED: dict[str, list[str]] = {
         "TSchemaTables", "TSimpleRegex", "TStoredSchema", "TTableFormat", "TTableReference", "TTableSchema",
         "TTableSchemaColumns", "TWriteDisposition",
     ],
+    "common.utils": ["map_nested_values_in_place"],
     "extract": ["DltResource", "DltSource"],
 }
 # json's functions are attributes of dlt's `json` object (`dlt.common.json.json`), not of its package
@@ -363,6 +364,31 @@ def test_time_helpers_as_dlt() -> None:
     for seconds in (None, 5, 2.5, dt.timedelta(minutes=2, milliseconds=5)):
         assert ours.to_seconds(seconds) == dlt_time.to_seconds(seconds)
     assert (ours.PAST_TIMESTAMP, ours.FUTURE_TIMESTAMP) == (dlt_time.PAST_TIMESTAMP, dlt_time.FUTURE_TIMESTAMP)
+
+
+@pytest.mark.parametrize("make", [
+    lambda: {"a": 1, "b": [2, {"c": 3}, (4, 5)], "p": Pair(6, [7])},
+    lambda: [{"id": 1}, [2, 3], Pair(a=4, b=(5,)), "x"],
+    lambda: (1, {"a": 2}),
+    lambda: Pair(1, 2),
+    lambda: {},
+    lambda: 5,
+    lambda: "text",
+])
+def test_map_nested_values_in_place_as_dlt(make: Any) -> None:
+    from dlt.common.utils import map_nested_values_in_place as dlt_map
+
+    from lakeload.common.utils import map_nested_values_in_place
+
+    def scaled(value: Any, factor: int, suffix: str = "") -> Any:
+        return f"{value}{suffix}" if isinstance(value, str) else value * factor
+
+    ours_input, theirs_input = make(), make()
+    ours = _both(lambda: dlt_map(scaled, theirs_input, 10, suffix="!"),
+                 lambda: map_nested_values_in_place(scaled, ours_input, 10, suffix="!"))
+    assert ours[0] == ours[1] and type(ours[0]) is type(ours[1])
+    if isinstance(ours_input, (dict, list)):  # changed in place, as dlt changes its input
+        assert ours[1] is ours_input and ours_input == theirs_input
 
 
 # ---------------------------------------------------------------- typing and schema types
