@@ -87,6 +87,21 @@ class DeltaTarget:
         """Whether the opened snapshot holds the commit of `mark` (this step of this load)."""
         return mark.found_in(self.table)
 
+    @property
+    def partition_columns(self) -> tuple[str, ...]:
+        """Every column the table is partitioned by."""
+        return self.partition_by
+
+    @property
+    def match_partitions(self) -> tuple[str, ...]:
+        """The partition columns a merge matches rows by, beside its keys (all of a Delta table's)."""
+        return self.partition_by
+
+    @property
+    def value_partitions(self) -> tuple[str, ...]:
+        """The partition columns whose values `files()` gives each file (all of a Delta table's)."""
+        return self.partition_by
+
     def files(self) -> list[SnapshotFile]:
         """The current snapshot's data files: path (as in the log), size, partition values (log strings), stats."""
         if self.table is None:

@@ -55,10 +55,24 @@ from lakeload.delta.merge_conditions import (
     without_unchanged,
 )
 from lakeload.delta.merge_files import MergeFiles, select_present
-from lakeload.delta.merge_keys import MATCHED, byte_size, flag_matches, keys_of, match, may_hold_keys
-from lakeload.delta.merge_nested import NestedDrops, nested_drops, split_links
+from lakeload.delta.merge_keys import (
+    MATCHED,
+    UNKNOWN,
+    file_partition,
+    flag_matches,
+    keys_of,
+    match,
+    may_hold_keys,
+)
+from lakeload.delta.merge_nested import (
+    NestedDrops,
+    broadcast_ids,
+    ids_fit_broadcast,
+    nested_drops,
+    split_links,
+)
 from lakeload.delta.merge_tasks import drops_in_tasks
-from lakeload.delta.merge_winners import MergeKeys, PackageKeys, winners
+from lakeload.delta.merge_winners import MergeKeys, PackageKeys, package_rows, winners
 from lakeload.delta.spark_io import local_frame, package_frame
 from lakeload.kernel.delta.drops import TASK_ROWS as DROP_TASK_ROWS
 from lakeload.kernel.delta.files import partition_value
@@ -74,9 +88,6 @@ if TYPE_CHECKING:
     from lakeload.schema.schema import Schema
     from lakeload.storage.manifest import NormalizedPackage, PackageFile
 
-BROADCAST_CONF = "spark.sql.autoBroadcastJoinThreshold"
-BROADCAST_BYTES = 128 * 1024 * 1024
-ID_BYTES = 48  # a `_dlt_id` in a broadcast hash relation, with its overhead
 
 
 class MergeJob:
@@ -112,6 +123,18 @@ class MergeJob:
         self.hard_delete = next(iter(columns_with_hint(root, "hard_delete")), None)
         self.dedup_sort = next(((n, c["dedup_sort"]) for n, c in root["columns"].items() if c.get("dedup_sort")), None)
         self._key_ranges: dict[str, tuple[Any, Any]] = {}  # incoming primary key ranges, from `incoming_winners`
+        self._root_rows = package_rows(by_table.get(root_name, []))  # (None: a file's count is unknown)
+
+    def replacing_partitions(self) -> MergeJob:
+        """This job as a replace of the partitions the package has rows in (`x-replace-strategy` "partitions"): a
+        delete-insert whose merge key is the root's partition columns (identity partitions; checked at extract),
+        every loaded row inserted, nested rows below the replaced root rows removed."""
+        root = self.schema.tables[self.root_name]
+        hinted = [str(e["source_column"]) for e in cast(dict[str, Any], root).get("x-iceberg-partition") or []]
+        self.strategy, self.merge_key = "delete-insert", hinted or columns_with_hint(root, "partition")
+        self.primary_key, self.hard_delete, self.dedup_sort, self.source_filter, self.scope = [], None, None, None, None
+        self.skip_unchanged = False
+        return self
 
     def run(self, targets: dict[str, DeltaTarget], again: bool = False) -> None:
         """Merge the package's rows into the opened `targets`; commits (strict, see `DeltaTarget.commit`) in the
@@ -119,24 +142,18 @@ class MergeJob:
         each skipped when a rerun finds it in the log. `again`: a try after a conflict; once this process
         committed the root, `lakeload.delta.merge_repair` finishes the nested tables."""
         self.targets, self.again = targets, again
-        self.partition_by = list(targets[self.root_name].partition_by)
+        self.partition_by = list(targets[self.root_name].match_partitions)
         root = self.targets[self.root_name]
         nested = nested_parents_first(self.schema, self.root_name, self.targets)
         self.root_done = root.committed(self.mark)
         pending = [n for n in nested if not self.targets[n].committed(self.mark)]
         if not self.by_table.get(self.root_name) or (self.root_done and not any(self.by_table.get(n) for n in pending)):
             return
-        conf = self.spark.conf
-        # the cleared root ids (~40 bytes each) are joined with every nested table: broadcast them up to ~3M ids
-        threshold = conf.get(BROADCAST_CONF) or "10485760"
-        conf.set(BROADCAST_CONF, str(max(byte_size(threshold), BROADCAST_BYTES)) if byte_size(threshold) >= 0 else threshold)
-        try:
+        with broadcast_ids(self.spark):
             if again and self.root_done and self.root_read is not None:
                 self.repair(self, pending)
             else:
                 self._merge(root, nested, pending)
-        finally:
-            conf.set(BROADCAST_CONF, threshold)
 
     def _merge(self, root: DeltaTarget, nested: list[str], pending: list[str]) -> None:
         incoming = self.incoming()
@@ -228,7 +245,7 @@ class MergeJob:
         (`lakeload.delta.merge_winners`); keeps each primary key column's incoming range for `_candidate_files`."""
         keys = MergeKeys(self.primary_key, self.partition_by, self.dedup_sort)
         paths = [f["path"] for f in self.by_table[self.root_name]]
-        package = PackageKeys(paths, self._root_rows(), f"lakeload load {self.load_id}: keys of {self.root_name}", self.loader.working)
+        package = PackageKeys(paths, self._root_rows, f"lakeload load {self.load_id}: keys of {self.root_name}", self.loader.working)
         found = winners(self.spark, incoming, keys, package)
         self._key_ranges = found.key_ranges
         as_packaged = self.source_filter is None and not self.skip_unchanged  # else some package rows are left out
@@ -265,7 +282,7 @@ class MergeJob:
         match_on = [*self.primary_key, *self.partition_by] if self.primary_key else []
         key_sets = [(incoming, match_on)] if match_on else []
         if self.merge_key:
-            key_sets.append((incoming, [*self.merge_key, *self.partition_by]))
+            key_sets.append((incoming, list(dict.fromkeys([*self.merge_key, *self.partition_by]))))
         key_columns = list(dict.fromkeys(
             [C_DLT_ID, C_DLT_LOAD_ID, *(c for _, cols in key_sets for c in cols), *self._compared(data_columns)]))
         candidates = self._candidate_files(target, target.files(), incoming)
@@ -292,7 +309,7 @@ class MergeJob:
 
     def _plan_cdc(self, target: DeltaTarget, incoming: DataFrame, inserts: DataFrame, data_columns: list[str]) -> dict[str, Any]:
         match_on = [*self.primary_key, *self.partition_by]
-        key_sets = [(incoming, match_on), *([(incoming, [*self.merge_key, *self.partition_by])] if self.merge_key else [])]
+        key_sets = [(incoming, match_on), *([(incoming, list(dict.fromkeys([*self.merge_key, *self.partition_by])))] if self.merge_key else [])]
         columns = data_columns if self.scope else list(dict.fromkeys(
             [C_DLT_ID, *(c for _, cols in key_sets for c in cols), *self._compared(data_columns)]))
         stored = self.files.read(target, target.files(), columns, row_index=True)  # every file: absent keys are deleted
@@ -301,22 +318,26 @@ class MergeJob:
 
     def _candidate_files(self, target: DeltaTarget, files: list[SnapshotFile], incoming: DataFrame | None) -> list[SnapshotFile]:
         """The files that may hold rows matching `incoming` (partition and key-range pruning; None: no partitions)."""
-
-        if target.partition_by and not self.merge_key and incoming is not None:
-            wanted = {
-                tuple(partition_value(row[c]) for c in target.partition_by)
-                for row in incoming.select(*target.partition_by).distinct().collect()
-            }
-            files = [f for f in files if tuple(f["partition_values"][c] for c in target.partition_by) in wanted]
+        pruned_by = self._pruned_by(target)
+        if pruned_by and incoming is not None:
+            wanted = {tuple(partition_value(row[c]) for c in pruned_by) for row in incoming.select(*pruned_by).distinct().collect()}
+            keys = [file_partition(f, pruned_by) for f in files]
+            files = [f for f, key in zip(files, keys, strict=True) if UNKNOWN in key or key in wanted]
         if self.primary_key and not self.merge_key and files:
             files = [f for f in files if may_hold_keys(f["stats"], self._key_ranges)]
         return files
+
+    def _pruned_by(self, target: DeltaTarget) -> list[str]:
+        """The partition columns every match includes, so that a stored row can only match an incoming row of its
+        own partition: those matched with every key (`partition_by`: a Delta table's, an Iceberg table's identity
+        ones), and the `merge_key`'s when no primary key matches alone."""
+        return [c for c in target.value_partitions if c in self.partition_by or (not self.primary_key and c in self.merge_key)]
 
     def _drops_in_tasks(self, root: DeltaTarget, pending: list[str]) -> list[DeltaTarget] | None:
         """The nested tables whose removals `_rewrite_in_tasks` finds with the root's, when the merge is the
         usual upsert (one primary key column, no partitions, no `merge_key`, nested rows linked by root id) of
         up to `DROP_TASK_ROWS` root rows; None: the Spark plan does it."""
-        rows = self._root_rows()
+        rows = self._root_rows
         if (
             self.strategy in ("insert-only", "cdc") or root.table is None or len(self.primary_key) != 1 or self.partition_by
             or self.merge_key or rows is None or rows > DROP_TASK_ROWS or self.source_filter or self.skip_unchanged
@@ -354,21 +375,7 @@ class MergeJob:
         def read(target: DeltaTarget, columns: list[str]) -> DataFrame:
             return self.files.read(target, target.files(), columns, row_index=True)
 
-        return nested_drops(targets, parents, read, self.root_name, root_ids, self._ids_fit_broadcast())
-
-    def _ids_fit_broadcast(self) -> bool:
-        """Whether the cleared root ids (incoming rows' and matched rows', at most two per incoming row without a
-        `merge_key`) surely fit a broadcast, by the package's row counts: Spark cannot tell before it has
-        computed them, and would shuffle every nested table's ids instead."""
-        if self.merge_key or byte_size(self.spark.conf.get(BROADCAST_CONF) or "10485760") < 0:  # (-1: broadcasts off)
-            return False
-        rows = self._root_rows()
-        return rows is not None and 2 * rows * ID_BYTES <= BROADCAST_BYTES
-
-    def _root_rows(self) -> int | None:
-        """The package's root rows, by its files' counts (None when a file has none)."""
-        counts = [f.get("rows") for f in self.by_table.get(self.root_name, [])]
-        return sum(n for n in counts if isinstance(n, int)) if all(isinstance(n, int) for n in counts) else None
+        return nested_drops(targets, parents, read, self.root_name, root_ids, not self.merge_key and ids_fit_broadcast(self.spark, self._root_rows))
 
     def commit(
         self, target: DeltaTarget, adds: list[TAddAction], replaced: list[SnapshotFile], mark: LoadMark | None = None,

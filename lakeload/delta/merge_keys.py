@@ -76,6 +76,31 @@ def all_have_root_ids(files: list[SnapshotFile], stored_columns: set[str]) -> bo
     return all(f["stats"].get(f"null_count.{C_DLT_ROOT_ID}") == 0 for f in files)
 
 
+UNKNOWN = object()  # a file's partition value its listing does not tell
+
+
+def file_partition(file: SnapshotFile, columns: list[str]) -> tuple[Any, ...]:
+    """A data file's values of the partition `columns`, as `lakeload.kernel.delta.files.partition_value` writes them:
+    from its partition values (Delta), else from its statistics, where a file holds one partition (Iceberg): all
+    null, or its lowest value equal to its highest; `UNKNOWN` where neither tells.
+
+    >>> file_partition({"path": "f", "size": 1, "partition_values": {}, "stats": {"num_records": 2, "min.k": 7, "max.k": 7}}, ["k"])
+    ('7',)
+    """
+    from lakeload.kernel.delta.files import partition_value
+
+    def value(column: str) -> Any:
+        if column in file["partition_values"]:
+            return file["partition_values"][column]
+        stats = file["stats"]
+        if stats.get(f"null_count.{column}") == stats.get("num_records"):
+            return None
+        low = stats.get(f"min.{column}")
+        return partition_value(low) if low is not None and low == stats.get(f"max.{column}") else UNKNOWN
+
+    return tuple(value(c) for c in columns)
+
+
 def may_hold_keys(stats: dict[str, Any], ranges: dict[str, tuple[Any, Any]]) -> bool:
     """Whether a data file (its flattened add-action `stats`) can hold a row whose key lies in `ranges`
     (each key column's lowest and highest incoming value): every column's range must overlap the file's.

@@ -11,20 +11,46 @@ fit) serves the whole tree, instead of one join, and one shuffle or broadcast, p
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING
 
-from lakeload.delta.merge_keys import KEY_PREFIX, MATCHED, all_have_root_ids, flag_matches
+from lakeload.delta.merge_keys import KEY_PREFIX, MATCHED, all_have_root_ids, byte_size, flag_matches
 from lakeload.kernel.delta.files import FILE_COLUMN, ROW_INDEX
 from lakeload.kernel.normalize.relational import C_DLT_ID, C_DLT_PARENT_ID, C_DLT_ROOT_ID
 
 if TYPE_CHECKING:
-    from pyspark.sql import DataFrame
+    from pyspark.sql import DataFrame, SparkSession
 
     from lakeload.delta.commit import DeltaTarget
 
 TABLE = "table"  # the column naming a tagged row's table
+BROADCAST_CONF = "spark.sql.autoBroadcastJoinThreshold"
+BROADCAST_BYTES = 128 * 1024 * 1024
+ID_BYTES = 48  # a `_dlt_id` in a broadcast hash relation, with its overhead
+
+
+@contextmanager
+def broadcast_ids(spark: SparkSession) -> Iterator[None]:
+    """Spark's broadcast threshold raised for a merge: the cleared root ids (~40 bytes each) are joined with every
+    nested table, broadcast up to ~3M ids (unless broadcasts are off); restored after."""
+    conf = spark.conf
+    threshold = conf.get(BROADCAST_CONF) or "10485760"
+    conf.set(BROADCAST_CONF, str(max(byte_size(threshold), BROADCAST_BYTES)) if byte_size(threshold) >= 0 else threshold)
+    try:
+        yield
+    finally:
+        conf.set(BROADCAST_CONF, threshold)
+
+
+def ids_fit_broadcast(spark: SparkSession, root_rows: int | None) -> bool:
+    """Whether the cleared root ids of a merge without `merge_key` (incoming rows' and matched rows', at most two per
+    incoming row) surely fit a broadcast, by the package's `root_rows`: Spark cannot tell before it has computed
+    them, and would shuffle every nested table's ids instead."""
+    if byte_size(spark.conf.get(BROADCAST_CONF) or "10485760") < 0:  # (-1: broadcasts off)
+        return False
+    return root_rows is not None and 2 * root_rows * ID_BYTES <= BROADCAST_BYTES
 
 
 @dataclass

@@ -88,7 +88,7 @@ class Scd2Job:
         root = targets[self.root_name]
         if not self.by_table.get(self.root_name):
             return  # no rows of the table in the package: nothing retires (dlt runs no merge either)
-        if self.valid_to in root.partition_by:
+        if self.valid_to in root.partition_columns:
             raise DestinationError(
                 f"Table '{self.root_name}' is partitioned by its scd2 valid-to column '{self.valid_to}', which retiring a "
                 "record changes. Partition it by another column."

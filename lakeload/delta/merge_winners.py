@@ -22,6 +22,7 @@ if TYPE_CHECKING:
     from pyspark.sql import DataFrame, SparkSession
 
     from lakeload.kernel.spark.working import WorkingStore
+    from lakeload.storage.manifest import PackageFile
 
 RANK = "__lakeload_rank"
 
@@ -53,6 +54,16 @@ class PackageKeys:
     rows: int | None
     description: str
     working: WorkingStore | None = None
+
+
+def package_rows(files: list[PackageFile]) -> int | None:
+    """A table's rows in a package, by its files' counts (None when a file has none).
+
+    >>> package_rows([{"rows": 2}, {"rows": 3}]), package_rows([{"rows": 2}, {}])
+    (5, None)
+    """
+    counts = [f.get("rows") for f in files]
+    return sum(n for n in counts if isinstance(n, int)) if all(isinstance(n, int) for n in counts) else None
 
 
 def winners(spark: SparkSession, incoming: DataFrame, keys: MergeKeys, package: PackageKeys) -> Winners:

@@ -39,6 +39,7 @@ from lakeload.delta.merge_repair import repair_nested
 from lakeload.delta.merge_scd2 import Scd2Job
 from lakeload.errors import TableWriteConflict
 from lakeload.schema.scd2 import is_scd2
+from lakeload.schema.schema import replaces_partitions
 
 if TYPE_CHECKING:
     from lakeload.delta.package_writer import PackageWriter
@@ -80,6 +81,8 @@ class TreeLoad:
             self.merge = Scd2Job(loader, schema, package, by_table, self.root_name, self.mark)
         elif self.disposition == "merge":
             self.merge = MergeJob(loader, schema, package, by_table, self.root_name, self.mark, repair_nested)
+        elif replaces_partitions(schema.tables[self.root_name]):  # a delete-insert by the partition columns
+            self.merge = MergeJob(loader, schema, package, by_table, self.root_name, self.mark, repair_nested).replacing_partitions()
         self.attempts = 0  # tries made (1 when nobody else committed meanwhile)
 
     def run(self) -> list[str]:
@@ -102,7 +105,7 @@ class TreeLoad:
                 time.sleep(conflict_pause(attempt))
             else:
                 break
-        return list(self.tree) if self.disposition == "replace" else []
+        return list(self.tree) if self.disposition == "replace" and self.merge is None else []
 
     def _once(self, targets: dict[str, DeltaTarget], again: bool) -> None:
         if self.merge is not None:

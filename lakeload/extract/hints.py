@@ -19,6 +19,9 @@ from lakeload.schema.scd2 import SCD2_OPTIONS
 from lakeload.schema.typing import TColumnSchema
 
 WRITE_DISPOSITIONS = ("append", "replace", "merge", "skip")
+# a replace's strategy: dlt's (one overwrite of the whole table on table formats), or lakeload's `partitions`
+# (only the partitions the load has rows in are replaced: `lakeload.delta.merge`'s partition replace)
+REPLACE_STRATEGIES = ("truncate-and-insert", "insert-from-staging", "staging-optimized", "partitions")
 TableNameHint = str | Callable[[Any], str] | None
 
 
@@ -35,6 +38,7 @@ class TableHints:
     file_format: str | None = None
     max_table_nesting: int | None = None
     merge_strategy: str | None = None
+    replace_strategy: str | None = None  # `x-replace-strategy` of a replace's write disposition dict
     merge_options: dict[str, Any] | None = None  # the strategy's options of a write disposition dict (scd2's, cdc's)
     references: Sequence[TableReference] | None = None  # dlt's table references, stored in the schema as given
     nested_hints: dict[str | tuple[str, ...], NestedHints] | None = None  # hints of nested tables, by path
@@ -48,7 +52,10 @@ class TableHints:
             self.model, self.columns = self.columns, validation.columns_from_model(self.columns)
         self.schema_contract = check_contract(self.schema_contract)
         disposition = self.write_disposition
-        if isinstance(disposition, dict):
+        if isinstance(disposition, dict) and disposition.get("disposition") == "replace":
+            self.replace_strategy = _replace_strategy(disposition.get("strategy"))
+            disposition = "replace"
+        elif isinstance(disposition, dict):
             self.merge_strategy = disposition.get("strategy", self.merge_strategy)
             self.merge_options = {k: v for k, v in disposition.items() if k in MERGE_OPTIONS} or None
             _check_merge_options(self.merge_strategy, self.merge_options or {})
@@ -159,6 +166,15 @@ OPTION_STRATEGIES = {  # the merge strategies each option applies to, as in dlt
     "skip_unchanged_rows": ("upsert", "cdc"),
     "row_version_column_name": ("scd2", "upsert", "cdc"),
 }
+
+
+def _replace_strategy(strategy: Any) -> str | None:
+    if strategy is not None and strategy not in REPLACE_STRATEGIES:
+        raise ExtractError(
+            f"Unknown replace strategy {strategy!r}; use one of {', '.join(REPLACE_STRATEGIES)} ('partitions' replaces only "
+            "the partitions the load has rows in, on Delta and Iceberg tables)."
+        )
+    return None if strategy is None else str(strategy)
 
 
 def _check_merge_options(strategy: str | None, options: dict[str, Any]) -> None:

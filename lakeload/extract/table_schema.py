@@ -14,6 +14,7 @@ from lakeload.errors import ExtractError
 from lakeload.extract.hints import TableHints, columns_dict
 from lakeload.schema.naming import NamingConvention
 from lakeload.schema.scd2 import SCD2, add_scd2_hints
+from lakeload.schema.schema import columns_with_hint, replaces_partitions
 from lakeload.schema.typing import TColumn, TTable, TTableReference
 
 # The merge strategies each table format implements are its capabilities (`TableFormatCapabilities`); this module
@@ -75,6 +76,8 @@ def table_schema_from_hints(name: str, resource_name: str, hints: TableHints, na
             f"Table '{name}': a {hints.table_format.capitalize()} merge needs a key. Give the resource a `primary_key` (rows are upserted "
             "by it) or a `merge_key` (stored rows with the same merge key are replaced)."
         )
+    if hints.write_disposition == "replace" and hints.replace_strategy:
+        cast(dict[str, Any], table)["x-replace-strategy"] = hints.replace_strategy
     if hints.file_format:
         table["file_format"] = hints.file_format
     if hints.max_table_nesting is not None:
@@ -114,6 +117,8 @@ def check_merge_strategy(table: TTable) -> None:
             f"yet (partition columns {partitioned}). Remove the `partition` hints, or load the table as Delta "
             "(table_format='delta')."
         )
+    if replaces_partitions(table):
+        _check_partition_replace(table)
     if table.get("write_disposition") != "merge" or merge_supported(table):
         return
     table_format = table["table_format"]
@@ -123,6 +128,24 @@ def check_merge_strategy(table: TTable) -> None:
         f"table_format='{table_format}' tables; supported strategies: {', '.join(repr(s) for s in supported)}. "
         f"Give the resource one of them, e.g. write_disposition={{'disposition': 'merge', 'strategy': '{supported[0]}'}}."
     )
+
+
+def _check_partition_replace(table: TTable) -> None:
+    """A replace of the loaded partitions needs a Delta or Iceberg table partitioned by column values (identity
+    partitions: a stored row is replaced when its partition columns equal a loaded row's)."""
+    fix = ("Partition the table by column values (`partition` column hints, or identity partitions of "
+           "`iceberg_adapter`), or use write_disposition='replace' to overwrite the whole table.")
+    if table.get("table_format") not in ("delta", "iceberg"):
+        raise ExtractError(f"Table '{table['name']}': the 'partitions' replace strategy needs table_format='delta' or 'iceberg'. {fix}")
+    hinted = cast(dict[str, Any], table).get("x-iceberg-partition") or []
+    transformed = [f"{e.get('transform')}({e.get('source_column')})" for e in hinted if e.get("transform", "identity") != "identity"]
+    if transformed:
+        raise ExtractError(
+            f"Table '{table['name']}': the 'partitions' replace strategy replaces partitions of column values; the table's "
+            f"partitions {transformed} are transforms. {fix}"
+        )
+    if not hinted and not columns_with_hint(table, "partition"):
+        raise ExtractError(f"Table '{table['name']}': the 'partitions' replace strategy needs partition columns. {fix}")
 
 
 def _merge_condition_hints(table: dict[str, Any], options: dict[str, Any], strategy: str) -> None:

@@ -67,9 +67,10 @@ def _partition(statistics: DataFileStatistics, metadata: TableMetadata, path: st
             continue
         transform = field.transform.transform(schema.find_field(field.source_id).field_type)
         low, high = (transform(partition_record_value(field, v, schema)) for v in (bounds.current_min, bounds.current_max))
-        if field.transform.preserves_order and low != high:
+        if (field.transform.preserves_order and low != high) or statistics.null_value_counts.get(field.source_id):
             raise DestinationError(
-                f"The data file {path} holds rows of more than one partition of field '{field.name}' ({low} to {high}); "
+                f"The data file {path} holds rows of more than one partition of field '{field.name}' ({low} to {high}, "
+                f"{statistics.null_value_counts.get(field.source_id, 0)} nulls); "
                 "lakeload writes one partition per file. Load the package again to write its files anew."
             )
         values.append(low)

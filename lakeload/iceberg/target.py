@@ -42,6 +42,7 @@ if TYPE_CHECKING:
     from lakeload.kernel.contracts import TAddAction, TPartitionSplit
 
 logger = logging.getLogger("lakeload.load")
+_VALUE_TYPES = frozenset({"StringType", "IntegerType", "LongType"})  # the types `_stats` gives bounds of
 MARK = "lakeload.mark"  # the snapshot summary property naming the load and step that made it
 LOAD_ID = "lakeload.load_id"
 DATA = "data"
@@ -112,6 +113,29 @@ class IcebergTarget:
         return any(
             s.summary is not None and s.summary.additional_properties.get(MARK) == mark.app
             for s in ancestors_of(current, self.table.metadata)
+        )
+
+    @property
+    def partition_columns(self) -> tuple[str, ...]:
+        """Every column a partition field of the table is derived from."""
+        return tuple(dict.fromkeys(s["column"] for s in self.partitions))
+
+    @property
+    def match_partitions(self) -> tuple[str, ...]:
+        """The partition columns a merge matches rows by, beside its keys, as on Delta: the identity partitions
+        (a record whose partition value changes is a new row, and merges read only the partitions they load)."""
+        return tuple(s["column"] for s in self.partitions if s["transform"] == "identity")
+
+    @property
+    def value_partitions(self) -> tuple[str, ...]:
+        """The identity partition columns whose value in each file `files()` gives: by its statistics (a file holds
+        one partition), for strings and integers (other identity partitions are not pruned by value)."""
+        if self.table is None:
+            return ()
+        schema = self.table.schema()
+        return tuple(
+            s["column"] for s in self.partitions
+            if s["transform"] == "identity" and type(schema.find_type(s["column"])).__name__ in _VALUE_TYPES
         )
 
     def files(self) -> list[SnapshotFile]:

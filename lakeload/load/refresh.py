@@ -24,7 +24,7 @@ from lakeload.destinations.impl.filesystem.client import FilesystemClient
 from lakeload.destinations.impl.filesystem.state_file_names import parse_version_name
 from lakeload.destinations.impl.filesystem.table_format import TableRefresh, table_format
 from lakeload.kernel.filesystem.layout import Layout
-from lakeload.schema.schema import Schema
+from lakeload.schema.schema import Schema, replaces_partitions
 from lakeload.storage.manifest import NormalizedPackage
 
 logger = logging.getLogger("lakeload.load")
@@ -49,11 +49,12 @@ def table_files(client: FilesystemClient, layout: Layout, schema_name: str, tabl
 
 
 def _overwritten(schema: Schema, package: NormalizedPackage, table_name: str) -> bool:
-    """A Delta table this package replaces anyway (its root has `replace`): the load's overwrite truncates it."""
+    """A Delta table this package replaces anyway (its root has `replace`, not of the loaded partitions only): the
+    load's overwrite truncates it."""
     if table_name not in schema.tables:
         return False
     root = schema.root_table_of(table_name)
-    return root["name"] in package["root_tables"] and root.get("write_disposition") == "replace"
+    return root["name"] in package["root_tables"] and root.get("write_disposition") == "replace" and not replaces_partitions(root)
 
 
 class RefreshLoad:

@@ -104,10 +104,11 @@ def _root_settings(schema: Schema, tables: dict[str, TTable], max_nesting: int |
         table = schema.tables[name]
         pk = tuple(columns_with_hint(table, "primary_key"))
         is_merge = table.get("write_disposition") == "merge"
-        row_merge = is_merge and table_format_of_hint(table.get("table_format")).capabilities.row_level_merge
+        row_level = table_format_of_hint(table.get("table_format")).capabilities.row_level_merge
+        row_merge = is_merge and row_level
         upsert = row_merge and bool(pk)
         nesting = table.get("x-normalizer", {}).get("max_nesting", default_nesting)
-        propagate = requires_root_key(schema, table, row_merge)
+        propagate = requires_root_key(schema, table, row_level)
         if propagate:
             record_root_key(schema, name)
         row_id = "key_hash" if upsert else "random"

@@ -116,12 +116,23 @@ def is_complete_column(column: TColumn) -> bool:
 
 
 ROOT_KEY_MERGE_STRATEGIES = frozenset({"upsert", "insert-only", "delete-insert", "cdc"})
+REPLACE_PARTITIONS = "partitions"  # the replace strategy (`x-replace-strategy`) replacing only the loaded partitions
+
+
+def replaces_partitions(table: TTable) -> bool:
+    """Whether a root table's replace overwrites only the partitions its load has rows in (lakeload's
+    `x-replace-strategy` "partitions"; dlt's strategies overwrite the whole table).
+
+    >>> replaces_partitions({"name": "ev", "write_disposition": "replace", "x-replace-strategy": "partitions", "columns": {}})
+    True
+    """
+    return table.get("write_disposition") == "replace" and cast(dict[str, Any], table).get("x-replace-strategy") == REPLACE_PARTITIONS
 
 
 def requires_root_key(schema: Schema, root: TTable, row_level_merge: bool = False) -> bool:
     """dlt's rule for `_dlt_root_id` in the nested tables of `root`: the source's `root_key` when given, else a
-    merge table of a format that merges rows in place (`row_level_merge`: Delta's; a merge into plain files is an
-    append and has none); a chain that has it keeps it.
+    merge table (or a replace of its loaded partitions) of a format that merges rows in place (`row_level_merge`:
+    Delta's, Iceberg's; a merge into plain files is an append and has none); a chain that has it keeps it.
 
     >>> requires_root_key(Schema("s"), {"name": "users", "write_disposition": "merge", "columns": {}})
     False
@@ -130,8 +141,8 @@ def requires_root_key(schema: Schema, root: TTable, row_level_merge: bool = Fals
     if explicit is not None:
         needed = bool(explicit)
     else:
-        needed = (root.get("write_disposition") == "merge" and row_level_merge
-                  and root.get("x-merge-strategy", "upsert") in ROOT_KEY_MERGE_STRATEGIES)
+        needed = row_level_merge and (replaces_partitions(root) or (
+            root.get("write_disposition") == "merge" and root.get("x-merge-strategy", "upsert") in ROOT_KEY_MERGE_STRATEGIES))
     return needed or any(columns_with_hint(t, "root_key") for t in schema.nested_tables_of(root["name"]))
 
 
