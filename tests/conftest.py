@@ -10,8 +10,8 @@ from typing import Any
 
 import pytest
 
-# real S3/Azure/GCS/SFTP servers on loopback, and one local Spark Connect server (tests/servers/)
-pytest_plugins = ["servers.fixtures", "servers.spark_connect"]
+# real S3/Azure/GCS/SFTP servers on loopback, one local Spark Connect server, Iceberg REST catalogs (tests/servers/)
+pytest_plugins = ["servers.fixtures", "servers.spark_connect", "servers.iceberg_rest"]
 
 SPARK_MASTER = os.environ.get("LAKELOAD_TEST_SPARK_MASTER", "local[2]")
 # A small run whose Spark session writes the JVM class-data archive (lakeload.spark.class_archive) at its exit
