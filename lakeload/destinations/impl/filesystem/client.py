@@ -225,6 +225,13 @@ class FilesystemClient:
             self.fs.rm([self.path(r) for r in relatives])
 
     @_guarded
+    def delete_folder(self, relative_dir: str) -> None:
+        """A folder of the dataset with everything in it (nothing when it does not exist)."""
+        path = self.path(relative_dir)
+        if self.fs.exists(path):
+            self.fs.rm(path, recursive=True)
+
+    @_guarded
     def truncate_dataset(self) -> None:
         if self.fs.exists(self.dataset_path):
             self.fs.rm(self.dataset_path, recursive=True)

@@ -136,7 +136,7 @@ class TableFormat(ABC):
     def drop_table(self, refresh: TableRefresh, table_name: str) -> None:
         """Remove a table with its data (`refresh="drop_sources"` or `"drop_resources"`), before the package's files
         go in. By default the table's folder goes: a format that keeps each table in a folder of its own."""
-        refresh.client.delete(refresh.client.find(table_name))
+        refresh.client.delete_folder(table_name)
 
     def truncate_table(self, refresh: TableRefresh, table_name: str, overwritten: bool) -> None:
         """Empty a table that stays in the schema (`refresh="drop_data"`), before the package's files go in;
