@@ -33,7 +33,7 @@ if TYPE_CHECKING:
     from deltalake import DeltaTable
 
     from lakeload.delta.snapshot_files import RemoveEntry, SnapshotFile
-    from lakeload.kernel.contracts import TAddAction, TLoadedFile
+    from lakeload.kernel.contracts import TAddAction, TLoadedFile, TPartitionSplit
 
 
 @dataclass
@@ -96,6 +96,11 @@ class DeltaTarget:
     def match_partitions(self) -> tuple[str, ...]:
         """The partition columns a merge matches rows by, beside its keys (all of a Delta table's)."""
         return self.partition_by
+
+    @property
+    def transformed_partitions(self) -> tuple[tuple[int, TPartitionSplit], ...]:
+        """Partition fields of transforms: none (Delta partitions by column values)."""
+        return ()
 
     @property
     def value_partitions(self) -> tuple[str, ...]:

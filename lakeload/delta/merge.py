@@ -73,9 +73,10 @@ from lakeload.delta.merge_nested import (
 )
 from lakeload.delta.merge_tasks import drops_in_tasks
 from lakeload.delta.merge_winners import MergeKeys, PackageKeys, package_rows, winners
-from lakeload.delta.spark_io import local_frame, package_frame
+from lakeload.delta.spark_io import local_frame, package_frame, with_partition_keys
 from lakeload.kernel.delta.drops import TASK_ROWS as DROP_TASK_ROWS
 from lakeload.kernel.delta.files import partition_value
+from lakeload.kernel.delta.splits import PARTITION_KEY
 from lakeload.kernel.normalize.relational import C_DLT_ID, C_DLT_LOAD_ID
 from lakeload.schema.schema import columns_with_hint
 
@@ -84,7 +85,7 @@ if TYPE_CHECKING:
 
     from lakeload.delta.package_writer import PackageWriter
     from lakeload.delta.snapshot_files import Rewritten, SnapshotFile
-    from lakeload.kernel.contracts import TAddAction
+    from lakeload.kernel.contracts import TAddAction, TPartitionSplit
     from lakeload.schema.schema import Schema
     from lakeload.storage.manifest import NormalizedPackage, PackageFile
 
@@ -124,14 +125,15 @@ class MergeJob:
         self.dedup_sort = next(((n, c["dedup_sort"]) for n, c in root["columns"].items() if c.get("dedup_sort")), None)
         self._key_ranges: dict[str, tuple[Any, Any]] = {}  # incoming primary key ranges, from `incoming_winners`
         self._root_rows = package_rows(by_table.get(root_name, []))  # (None: a file's count is unknown)
+        self.replacing = False  # a replace of the loaded partitions (`replacing_partitions`)
+        self.derived: tuple[tuple[int, TPartitionSplit], ...] = ()  # transformed partitions matched by their values
 
     def replacing_partitions(self) -> MergeJob:
         """This job as a replace of the partitions the package has rows in (`x-replace-strategy` "partitions"): a
-        delete-insert whose merge key is the root's partition columns (identity partitions; checked at extract),
-        every loaded row inserted, nested rows below the replaced root rows removed."""
-        root = self.schema.tables[self.root_name]
-        hinted = [str(e["source_column"]) for e in cast(dict[str, Any], root).get("x-iceberg-partition") or []]
-        self.strategy, self.merge_key = "delete-insert", hinted or columns_with_hint(root, "partition")
+        delete-insert whose merge key is the root's partitions (column values; a transform's values, computed on
+        the executors as `PARTITION_KEY` columns of the loaded and the stored rows), every loaded row inserted,
+        nested rows below the replaced root rows removed."""
+        self.strategy, self.replacing = "delete-insert", True  # (its merge key is set by `run`, from the table)
         self.primary_key, self.hard_delete, self.dedup_sort, self.source_filter, self.scope = [], None, None, None, None
         self.skip_unchanged = False
         return self
@@ -143,6 +145,9 @@ class MergeJob:
         committed the root, `lakeload.delta.merge_repair` finishes the nested tables."""
         self.targets, self.again = targets, again
         self.partition_by = list(targets[self.root_name].match_partitions)
+        if self.replacing:
+            self.derived = targets[self.root_name].transformed_partitions
+            self.merge_key = [*self.partition_by, *(f"{PARTITION_KEY}{i}" for i, _ in self.derived)]
         root = self.targets[self.root_name]
         nested = nested_parents_first(self.schema, self.root_name, self.targets)
         self.root_done = root.committed(self.mark)
@@ -237,7 +242,7 @@ class MergeJob:
 
     def incoming(self) -> DataFrame:
         """The package's root rows the merge takes: those its `source_filter` selects (all without one)."""
-        incoming = package_frame(self.spark, self.by_table[self.root_name], self.loader.working)
+        incoming = with_partition_keys(package_frame(self.spark, self.by_table[self.root_name], self.loader.working), self.derived)
         return incoming if self.source_filter is None else filter_source(incoming, self.source_filter, self.root_name)
 
     def incoming_winners(self, incoming: DataFrame) -> tuple[DataFrame, bool]:
@@ -287,7 +292,9 @@ class MergeJob:
             [C_DLT_ID, C_DLT_LOAD_ID, *(c for _, cols in key_sets for c in cols), *self._compared(data_columns)]))
         candidates = self._candidate_files(target, target.files(), incoming)
         unique = frozenset([0]) if match_on and unique_keys else frozenset()
-        flagged = flag_matches(self.files.read(target, candidates, key_columns, row_index=True), key_sets, unique)
+        read = [c for c in key_columns if not c.startswith(PARTITION_KEY)] + [s["column"] for _, s in self.derived]
+        stored = with_partition_keys(self.files.read(target, candidates, list(dict.fromkeys(read)), row_index=True), self.derived)
+        flagged = flag_matches(stored, key_sets, unique)
         matched = flagged.filter(F.col(MATCHED))
         if self.strategy == "insert-only":
             if C_DLT_LOAD_ID in flagged.columns:  # rows this load inserted (a rerun after the root commit) stay inserted

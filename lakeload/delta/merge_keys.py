@@ -93,6 +93,8 @@ def file_partition(file: SnapshotFile, columns: list[str]) -> tuple[Any, ...]:
         if column in file["partition_values"]:
             return file["partition_values"][column]
         stats = file["stats"]
+        if f"partition.{column}" in stats:  # a transform's value (Iceberg's partition record)
+            return partition_value(stats[f"partition.{column}"])
         if stats.get(f"null_count.{column}") == stats.get("num_records"):
             return None
         low = stats.get(f"min.{column}")

@@ -26,6 +26,8 @@ from lakeload.errors import LoadError
 from lakeload.kernel.delta.files import ACTION_SCHEMA, FILE_COLUMN, ROW_INDEX, DeltaFileSpec, write_task
 from lakeload.kernel.delta.read import LISTING_SCHEMA, SnapshotSpec, file_name, read_task
 from lakeload.kernel.delta.rewrite import REWRITE_SCHEMA, RewriteListing, RewriteSpec, rewrite_task
+from lakeload.kernel.delta.splits import PARTITION_KEY
+from lakeload.kernel.delta.splits import with_partition_keys as partition_keys_task
 from lakeload.kernel.spark.working import WorkingStore
 from lakeload.spark.errors import summarize
 from lakeload.spark.job_progress import job_description
@@ -40,7 +42,7 @@ if TYPE_CHECKING:
     from pyspark.sql.types import StructType
 
     from lakeload.delta.snapshot_files import ListedFile, Rewritten, SnapshotFile
-    from lakeload.kernel.contracts import TAddAction
+    from lakeload.kernel.contracts import TAddAction, TPartitionSplit
     from lakeload.storage.manifest import PackageFile
 
 
@@ -49,6 +51,21 @@ def spark_schema(schema: pa.Schema) -> StructType:
     from pyspark.sql.pandas.types import from_arrow_schema
 
     return from_arrow_schema(schema)
+
+
+def with_partition_keys(frame: DataFrame, derived: tuple[tuple[int, TPartitionSplit], ...]) -> DataFrame:
+    """`frame` with each transformed partition's values as a `PARTITION_KEY<position>` column, computed on the
+    executors (`lakeload.kernel.delta.splits.with_partition_keys`); `frame` itself when there are none."""
+    if not derived:
+        return frame
+    from pyspark.sql.types import IntegerType, StructField, StructType
+
+    fields = list(frame.schema.fields)
+    for position, split in derived:
+        kind = frame.schema[split["column"]].dataType if split["transform"] == "truncate" else IntegerType()
+        fields.append(StructField(f"{PARTITION_KEY}{position}", kind))
+    body = functools.partial(partition_keys_task, tuple(s for _, s in derived), tuple(p for p, _ in derived))
+    return map_in_arrow(frame, body, StructType(fields))
 
 
 RETRY_LOAD = "The package stays pending; run `pipeline.load()`."

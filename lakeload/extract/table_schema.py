@@ -131,19 +131,12 @@ def check_merge_strategy(table: TTable) -> None:
 
 
 def _check_partition_replace(table: TTable) -> None:
-    """A replace of the loaded partitions needs a Delta or Iceberg table partitioned by column values (identity
-    partitions: a stored row is replaced when its partition columns equal a loaded row's)."""
-    fix = ("Partition the table by column values (`partition` column hints, or identity partitions of "
-           "`iceberg_adapter`), or use write_disposition='replace' to overwrite the whole table.")
+    """A replace of the loaded partitions needs a partitioned Delta or Iceberg table."""
+    fix = ("Partition the table (`partition` column hints, or `iceberg_adapter`'s partitions), or use "
+           "write_disposition='replace' to overwrite the whole table.")
     if table.get("table_format") not in ("delta", "iceberg"):
         raise ExtractError(f"Table '{table['name']}': the 'partitions' replace strategy needs table_format='delta' or 'iceberg'. {fix}")
     hinted = cast(dict[str, Any], table).get("x-iceberg-partition") or []
-    transformed = [f"{e.get('transform')}({e.get('source_column')})" for e in hinted if e.get("transform", "identity") != "identity"]
-    if transformed:
-        raise ExtractError(
-            f"Table '{table['name']}': the 'partitions' replace strategy replaces partitions of column values; the table's "
-            f"partitions {transformed} are transforms. {fix}"
-        )
     if not hinted and not columns_with_hint(table, "partition"):
         raise ExtractError(f"Table '{table['name']}': the 'partitions' replace strategy needs partition columns. {fix}")
 

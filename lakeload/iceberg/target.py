@@ -30,6 +30,7 @@ from lakeload.errors import (
 from lakeload.iceberg.data_files import data_files
 from lakeload.iceberg.partitions import add_fields, same_spec
 from lakeload.iceberg.schema import iceberg_schema, with_field_ids
+from lakeload.kernel.delta.splits import PARTITION_KEY
 from lakeload.kernel.filesystem.retry import RetryPolicy
 
 if TYPE_CHECKING:
@@ -128,15 +129,23 @@ class IcebergTarget:
 
     @property
     def value_partitions(self) -> tuple[str, ...]:
-        """The identity partition columns whose value in each file `files()` gives: by its statistics (a file holds
-        one partition), for strings and integers (other identity partitions are not pruned by value)."""
+        """The partition columns whose value in each file `files()` gives: identity ones by its statistics (a file
+        holds one partition), for strings and integers (other identity partitions are not pruned by value), and the
+        `PARTITION_KEY<position>` of each transform by its partition record."""
         if self.table is None:
             return ()
         schema = self.table.schema()
-        return tuple(
+        identities = tuple(
             s["column"] for s in self.partitions
             if s["transform"] == "identity" and type(schema.find_type(s["column"])).__name__ in _VALUE_TYPES
         )
+        return identities + tuple(f"{PARTITION_KEY}{position}" for position, _ in self.transformed_partitions)
+
+    @property
+    def transformed_partitions(self) -> tuple[tuple[int, TPartitionSplit], ...]:
+        """The partition fields of transforms (not identity), with their positions in the spec: a merge that matches
+        by them computes `PARTITION_KEY<position>` columns (`lakeload.kernel.delta.splits.with_partition_keys`)."""
+        return tuple((i, s) for i, s in enumerate(self.partitions) if s["transform"] != "identity")
 
     def files(self) -> list[SnapshotFile]:
         """The current snapshot's data files, paths relative to the data folder, with flattened statistics (planned
@@ -179,6 +188,8 @@ class IcebergTarget:
         assert self.table is not None
         schema = self.table.schema()
         stats: dict[str, Any] = {"num_records": int(data_file.record_count)}
+        for position, _ in self.transformed_partitions:
+            stats[f"partition.{PARTITION_KEY}{position}"] = data_file.partition[position]
         for field_id, count in (data_file.null_value_counts or {}).items():
             column = schema.find_column_name(field_id)
             if column is not None:

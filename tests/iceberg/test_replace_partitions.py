@@ -1,5 +1,5 @@
 """`replace` of only the partitions a load has rows in (`write_disposition={"disposition": "replace", "strategy":
-"partitions"}`, table hint `x-replace-strategy`), on Delta and Iceberg, flat and nested: the other partitions keep
+"partitions"}`, table hint `x-replace-strategy`), on Delta and Iceberg (transform partitions too), flat and nested: the other partitions keep
 their rows (and files), the replaced ones hold exactly the load's rows, nested rows below replaced root rows go,
 each load is one commit of the root table with the earlier versions readable, a load without rows replaces
 nothing, and `refresh="drop_data"` still empties the whole table first."""
@@ -126,6 +126,40 @@ def test_merges_read_only_the_partitions_they_load(
                 assert client.execute_sql(f"SELECT day FROM ev_{fmt} WHERE n = 0 ORDER BY day") == [("a",), ("c",)], fmt
 
 
+def test_iceberg_transform_partitions_are_replaced_by_their_values(
+    bucket: Path, pipelines_dir: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """`month(at)` and `bucket(4, kind)`: a stored row goes when its month and bucket are those of a loaded row (computed
+    on the executors), and only the files of those partitions are read."""
+    from lakeload.delta.merge_files import MergeFiles
+    from lakeload.destinations.adapters import iceberg_adapter, iceberg_partition
+
+    read_files: list[int] = []
+    original = MergeFiles.read
+
+    def counted(self: MergeFiles, target: Any, files: list[Any], *args: Any, **kwargs: Any) -> Any:
+        read_files.append(len(files))
+        return original(self, target, files, *args, **kwargs)
+
+    monkeypatch.setattr(MergeFiles, "read", counted)
+    p = make_pipeline(bucket, pipelines_dir)
+
+    def monthly(rows: list[dict[str, Any]]) -> Any:
+        resource = lakeload.resource(rows, name="monthly", table_format="iceberg", write_disposition=PARTITIONS)
+        return iceberg_adapter(resource, partition=[iceberg_partition.month("at"), iceberg_partition.bucket(4, "kind")])
+
+    first = [{"at": f"2026-0{m}-{d:02d}T10:00:00Z", "kind": k, "v": 1} for m in (1, 2, 3) for d in (1, 15) for k in "ab"]
+    p.run(monthly(first))
+    files = len(list(_iceberg(bucket, "monthly").scan().plan_files()))
+    read_files.clear()
+    p.run(monthly([{"at": "2026-02-20T00:00:00Z", "kind": "a", "v": 2}]))
+    with p.sql_client() as client:
+        stored = client.execute_sql("SELECT strftime(\"at\", '%m'), kind, v FROM monthly ORDER BY 1, 2, 3")
+    kept = sorted((r["at"][5:7], r["kind"], 1) for r in first if not (r["at"][5:7] == "02" and r["kind"] == "a"))
+    assert stored == sorted([*kept, ("02", "a", 2)])
+    assert read_files == [1] and files > 1  # the file of (February, bucket of "a") only
+
+
 @pytest.mark.parametrize("fmt", FORMATS)
 def test_a_table_it_cannot_replace_by_partitions_is_refused_at_run(fmt: str, bucket: Path, pipelines_dir: Path) -> None:
     p = make_pipeline(bucket, pipelines_dir)
@@ -134,13 +168,6 @@ def test_a_table_it_cannot_replace_by_partitions_is_refused_at_run(fmt: str, buc
         p.run(unpartitioned)
     with pytest.raises(PipelineStepFailed, match="needs table_format='delta' or 'iceberg'"):
         p.run(lakeload.resource([{"n": 1, "day": "a"}], name="plain", columns={"day": {"partition": True}}, write_disposition=PARTITIONS))
-    if fmt == "iceberg":
-        from lakeload.destinations.adapters import iceberg_adapter, iceberg_partition
-
-        monthly = iceberg_adapter(lakeload.resource([{"at": "2026-01-02T00:00:00Z"}], name="m", table_format="iceberg",
-                                                    write_disposition=PARTITIONS), partition=[iceberg_partition.month("at")])
-        with pytest.raises(PipelineStepFailed, match=r"are transforms"):
-            p.run(monthly)
     with pytest.raises(ExtractError, match="Unknown replace strategy 'rows'"):
         lakeload.resource([{"n": 1}], name="x", write_disposition={"disposition": "replace", "strategy": "rows"})
 
@@ -177,14 +204,14 @@ def _current_files(bucket: Path, fmt: str) -> set[str]:
     return {t.file.file_path.removeprefix(prefix) for t in table.scan().plan_files()}
 
 
-def _iceberg(bucket: Path) -> Any:
+def _iceberg(bucket: Path, name: str = "events") -> Any:
     from pyiceberg.catalog.sql import SqlCatalog
 
-    folder = bucket / "ds" / "events" / "metadata"
+    folder = bucket / "ds" / name / "metadata"
     newest = max(folder.glob("*.metadata.json"), key=lambda p: int(p.name.split("-", 1)[0]))
     catalog = SqlCatalog("check", uri="sqlite:///:memory:", warehouse=f"file://{bucket}")
     catalog.create_namespace("ds")
-    return catalog.register_table(("ds", "events"), f"file://{newest}")
+    return catalog.register_table(("ds", name), f"file://{newest}")
 
 
 def _history(bucket: Path, fmt: str) -> list[Any]:

@@ -25,7 +25,7 @@ ROOT = Path(__file__).resolve().parents[2]
 # what executors may load of lakeload: the kernel and the layers below it
 EXECUTOR_SAFE = ("lakeload.kernel", "lakeload.common", "lakeload.schema", "lakeload.errors", "lakeload.about",
                  "lakeload.lazy_exports", "lakeload.user_warnings")
-THIRD_PARTY = {"pyarrow", "numpy", "orjson", "pendulum", "fsspec", "pyspark", "paramiko", "google"}
+THIRD_PARTY = {"pyarrow", "numpy", "orjson", "pendulum", "fsspec", "pyspark", "paramiko", "google", "mmh3"}
 DRIVER_ONLY = ("deltalake", "duckdb", "rich", "dagster", "sqlglot", "pydantic", "streamlit")
 
 

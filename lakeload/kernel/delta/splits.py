@@ -29,6 +29,7 @@ import pyarrow.compute as pc
 from lakeload.kernel.contracts import TPartitionSplit
 
 TRANSFORMS = ("identity", "year", "month", "day", "hour", "truncate", "bucket")
+PARTITION_KEY = "__lakeload_partition_"  # + a partition field's position: its transformed values as a column
 _KEY = "__lakeload_split_"
 _MICROS_PER_HOUR = 3_600_000_000
 
@@ -116,3 +117,16 @@ def split_rows(table: pa.Table, splits: tuple[TPartitionSplit, ...]) -> Iterator
             part = pc.is_null(column) if key[name] is None else pc.equal(column, pa.scalar(key[name], column.type))
             mask = part if mask is None else pc.and_(mask, part)
         yield tuple(key[n] for n in names), table.filter(mask)
+
+
+def with_partition_keys(splits: tuple[TPartitionSplit, ...], positions: tuple[int, ...],
+                        batches: Iterator[pa.RecordBatch]) -> Iterator[pa.RecordBatch]:
+    """The `mapInArrow` body: each batch with the transformed values of `splits` appended as the columns
+    `PARTITION_KEY<position>` (integers as Iceberg's partition values are: int32; `truncate` keeps its type)."""
+    for batch in batches:
+        columns, names = list(batch.columns), list(batch.schema.names)
+        for position, split in zip(positions, splits, strict=True):
+            values = transformed(batch.column(split["column"]), split)
+            columns.append(values if split["transform"] == "truncate" else values.cast(pa.int32()))
+            names.append(f"{PARTITION_KEY}{position}")
+        yield pa.RecordBatch.from_arrays(columns, names=names)
