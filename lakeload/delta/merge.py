@@ -57,12 +57,9 @@ from lakeload.delta.merge_conditions import (
 from lakeload.delta.merge_files import MergeFiles, select_present
 from lakeload.delta.merge_keys import (
     MATCHED,
-    UNKNOWN,
-    file_partition,
     flag_matches,
     keys_of,
     match,
-    may_hold_keys,
 )
 from lakeload.delta.merge_nested import (
     NestedDrops,
@@ -71,11 +68,11 @@ from lakeload.delta.merge_nested import (
     nested_drops,
     split_links,
 )
+from lakeload.delta.merge_pruning import MatchKeys, candidate_files, derived_partitions
 from lakeload.delta.merge_tasks import drops_in_tasks
 from lakeload.delta.merge_winners import MergeKeys, PackageKeys, package_rows, winners
 from lakeload.delta.spark_io import local_frame, package_frame, with_partition_keys
 from lakeload.kernel.delta.drops import TASK_ROWS as DROP_TASK_ROWS
-from lakeload.kernel.delta.files import partition_value
 from lakeload.kernel.delta.splits import PARTITION_KEY
 from lakeload.kernel.normalize.relational import C_DLT_ID, C_DLT_LOAD_ID
 from lakeload.schema.schema import columns_with_hint
@@ -148,6 +145,8 @@ class MergeJob:
         if self.replacing:
             self.derived = targets[self.root_name].transformed_partitions
             self.merge_key = [*self.partition_by, *(f"{PARTITION_KEY}{i}" for i, _ in self.derived)]
+        else:
+            self.derived = derived_partitions(targets[self.root_name], self.primary_key, self.merge_key)
         root = self.targets[self.root_name]
         nested = nested_parents_first(self.schema, self.root_name, self.targets)
         self.root_done = root.committed(self.mark)
@@ -324,21 +323,8 @@ class MergeJob:
         return {"matched": matched, "rewrite": True, "new": select_present(inserts, data_columns), "inserted": inserts}
 
     def _candidate_files(self, target: DeltaTarget, files: list[SnapshotFile], incoming: DataFrame | None) -> list[SnapshotFile]:
-        """The files that may hold rows matching `incoming` (partition and key-range pruning; None: no partitions)."""
-        pruned_by = self._pruned_by(target)
-        if pruned_by and incoming is not None:
-            wanted = {tuple(partition_value(row[c]) for c in pruned_by) for row in incoming.select(*pruned_by).distinct().collect()}
-            keys = [file_partition(f, pruned_by) for f in files]
-            files = [f for f, key in zip(files, keys, strict=True) if UNKNOWN in key or key in wanted]
-        if self.primary_key and not self.merge_key and files:
-            files = [f for f in files if may_hold_keys(f["stats"], self._key_ranges)]
-        return files
-
-    def _pruned_by(self, target: DeltaTarget) -> list[str]:
-        """The partition columns every match includes, so that a stored row can only match an incoming row of its
-        own partition: those matched with every key (`partition_by`: a Delta table's, an Iceberg table's identity
-        ones), and the `merge_key`'s when no primary key matches alone."""
-        return [c for c in target.value_partitions if c in self.partition_by or (not self.primary_key and c in self.merge_key)]
+        keys = MatchKeys(self.primary_key, self.merge_key, self.partition_by, self.derived)
+        return candidate_files(target, files, incoming, keys, self._key_ranges)
 
     def _drops_in_tasks(self, root: DeltaTarget, pending: list[str]) -> list[DeltaTarget] | None:
         """The nested tables whose removals `_rewrite_in_tasks` finds with the root's, when the merge is the

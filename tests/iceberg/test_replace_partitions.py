@@ -160,6 +160,37 @@ def test_iceberg_transform_partitions_are_replaced_by_their_values(
     assert read_files == [1] and files > 1  # the file of (February, bucket of "a") only
 
 
+def test_an_iceberg_upsert_whose_key_holds_a_transformed_column_reads_only_its_partitions(
+    bucket: Path, pipelines_dir: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A primary key (id, at) on a table partitioned by day(at): a stored row matching a loaded one has its `at`, so
+    its day; the merge reads the files of the loaded days only (the days computed on the executors)."""
+    from lakeload.delta.merge_files import MergeFiles
+    from lakeload.destinations.adapters import iceberg_adapter, iceberg_partition
+
+    read_files: list[int] = []
+    original = MergeFiles.read
+
+    def counted(self: MergeFiles, target: Any, files: list[Any], *args: Any, **kwargs: Any) -> Any:
+        read_files.append(len(files))
+        return original(self, target, files, *args, **kwargs)
+
+    monkeypatch.setattr(MergeFiles, "read", counted)
+    p = make_pipeline(bucket, pipelines_dir)
+
+    def readings(rows: list[dict[str, Any]]) -> Any:
+        resource = lakeload.resource(rows, name="readings", table_format="iceberg", primary_key=["id", "at"],
+                                     write_disposition={"disposition": "merge", "strategy": "upsert"})
+        return iceberg_adapter(resource, partition=[iceberg_partition.day("at")])
+
+    p.run(readings([{"id": i, "at": f"2026-03-0{d}T0{i}:00:00Z", "v": 1} for d in range(1, 5) for i in range(3)]))
+    read_files.clear()
+    p.run(readings([{"id": 1, "at": "2026-03-02T01:00:00Z", "v": 2}, {"id": 7, "at": "2026-03-02T07:00:00Z", "v": 2}]))
+    assert read_files == [1]  # of 4 days' files, March 2nd's only
+    with p.sql_client() as client:
+        assert client.execute_sql("SELECT count(*), CAST(sum(v) AS BIGINT) FROM readings") == [(13, 15)]
+
+
 @pytest.mark.parametrize("fmt", FORMATS)
 def test_a_table_it_cannot_replace_by_partitions_is_refused_at_run(fmt: str, bucket: Path, pipelines_dir: Path) -> None:
     p = make_pipeline(bucket, pipelines_dir)
