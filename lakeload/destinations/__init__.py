@@ -1,4 +1,5 @@
-"""Destination factories: `lakeload.destinations.filesystem(...)`, `lakeload.destination(name, ...)`, and the
+"""Destination factories: `lakeload.destinations.filesystem(...)`, `lakeload.destinations.duckdb(...)`,
+`lakeload.destination(name, ...)`, and the
 interface of a destination of one's own (`Destination`, `JobClientBase`, `LoadPackage`: `reference.py`).
 
 The implementation of each destination lives in `lakeload.destinations.impl.<name>`, as in dlt, so
@@ -12,6 +13,7 @@ import importlib
 from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
+    from lakeload.destinations.impl.duckdb.factory import duckdb
     from lakeload.destinations.impl.filesystem.factory import filesystem
     from lakeload.destinations.reference import (
         Destination,
@@ -28,12 +30,13 @@ if TYPE_CHECKING:
 _REFERENCE = "lakeload.destinations.reference"
 _EXPORTS = {
     "filesystem": "lakeload.destinations.impl.filesystem.factory",
+    "duckdb": "lakeload.destinations.impl.duckdb.factory",
     "destination": "lakeload.destinations.registry",
     **{name: _REFERENCE for name in ("Destination", "DestinationCapabilities", "JobClient", "JobClientBase",
                                       "LoadContext", "LoadJob", "LoadPackage", "LoadResult")},
 }
 __all__ = ["Destination", "DestinationCapabilities", "JobClient", "JobClientBase", "LoadContext", "LoadJob",
-           "LoadPackage", "LoadResult", "destination", "filesystem"]
+           "LoadPackage", "LoadResult", "destination", "duckdb", "filesystem"]
 
 
 def __getattr__(name: str) -> Any:

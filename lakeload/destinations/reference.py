@@ -56,10 +56,11 @@ from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field, fields
 from typing import Any, ClassVar, Protocol, TypedDict
 
+from lakeload.destinations.package_types import RefreshPlan
 from lakeload.destinations.state_types import PipelineState
 from lakeload.errors import ConfigurationError
 from lakeload.kernel.contracts import TLoadedFile, TRow, TSinkResult
-from lakeload.schema.typing import TTableSchema
+from lakeload.schema.typing import TStoredSchema, TTableSchema
 
 
 @dataclass(frozen=True)
@@ -138,6 +139,9 @@ class LoadPackage:
     jobs: list[LoadJob]
     row_counts: dict[str, int]
     read_rows: Callable[[LoadJob], Iterator[TRow]] = field(repr=False)
+    stored_schema: TStoredSchema | None = field(default=None, repr=False)  # the package's whole schema (dlt's dict)
+    refresh: RefreshPlan | None = field(default=None, repr=False)  # what `refresh=` drops or empties first
+    state: PipelineState | None = field(default=None, repr=False)  # the pipeline state it carries, when it changed
 
     def rows(self, job: LoadJob) -> Iterator[TRow]:
         """The job's rows, one dict each, streamed from its file."""
@@ -203,7 +207,8 @@ def credentials_refused(destination: Destination | None) -> ConfigurationError:
 
 JobClientFactory = Callable[["Destination", LoadContext], JobClient]
 JOB_CLIENTS: dict[str, JobClientFactory] = {}
-DEFAULT_JOB_CLIENTS = {"filesystem": "lakeload.load.loader", "sink": "lakeload.load.sink_loader"}
+DEFAULT_JOB_CLIENTS = {"filesystem": "lakeload.load.loader", "sink": "lakeload.load.sink_loader",
+                       "duckdb": "lakeload.load.duckdb_loader"}
 
 
 def register_job_client(destination_type: str, factory: JobClientFactory) -> None:

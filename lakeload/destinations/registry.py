@@ -17,7 +17,7 @@ from lakeload.errors import ConfigurationError
 if TYPE_CHECKING:
     pass
 
-DESTINATION_TYPES = ("filesystem",)
+DESTINATION_TYPES = ("filesystem", "duckdb")
 SINK_OPTIONS = (
     "batch_size", "loader_file_format", "naming_convention", "skip_dlt_columns_and_tables", "max_table_nesting", "run_on",
 )
@@ -27,12 +27,16 @@ def _named(destination_name: str, destination_type: str | None, **kwargs: Any) -
     kind = destination_type or resolve(("destination", destination_name), "destination_type").value
     if kind is None:
         raise ConfigurationError(
-            f"Destination '{destination_name}' has no type. Pass destination_type='filesystem', or set "
+            f"Destination '{destination_name}' has no type. Pass destination_type='filesystem' (or 'duckdb'), or set "
             f"[destination.{destination_name}] destination_type = \"filesystem\" in .lakeload/config.toml "
             f"(env DESTINATION__{destination_name.upper()}__DESTINATION_TYPE)."
         )
     if kind not in DESTINATION_TYPES:
         raise ConfigurationError(f"Unknown destination_type {kind!r}; lakeload has {DESTINATION_TYPES}.")
+    if kind == "duckdb":
+        from lakeload.destinations.impl.duckdb.factory import duckdb
+
+        return duckdb(destination_name=destination_name, **kwargs)
     from lakeload.destinations.impl.filesystem.factory import filesystem
 
     return filesystem(destination_name=destination_name, **kwargs)
@@ -72,6 +76,10 @@ def resolve_destination(destination: Any) -> Destination | None:
     if isinstance(destination, str):
         if destination == "filesystem":
             return filesystem()
+        if destination == "duckdb":
+            from lakeload.destinations.impl.duckdb.factory import duckdb
+
+            return duckdb()
         return _named(destination, None)
     raise ConfigurationError(
         f"Unsupported destination {destination!r}: pass 'filesystem', a configured destination name, "

@@ -58,6 +58,7 @@ class NestedHints(TypedDict, total=False):
     merge_key: str | Sequence[str]
     references: Sequence[TableReference]
     additional_table_hints: AdditionalTableHints
+    write_disposition: str | WriteDisposition
 
 
 class ResourceHints(TypedDict, total=False):

@@ -31,7 +31,7 @@ class TableHints:
 
     table_name: TableNameHint = None
     write_disposition: str = "append"
-    primary_key: Sequence[str] | None = None
+    primary_key: Sequence[str] | None = None  # None: not given; [] given empty (no column is a key, as in dlt)
     merge_key: Sequence[str] | None = None
     columns: dict[str, TColumnSchema] | None = None
     table_format: str | None = None
@@ -67,10 +67,8 @@ class TableHints:
         self.write_disposition = disposition
         if not _same_key(self.raw_primary_key, self.primary_key):
             self.raw_primary_key = self.primary_key  # incremental de-duplication hashes "id" and ["id"] differently
-        if isinstance(self.primary_key, str):
-            self.primary_key = [self.primary_key]
-        if isinstance(self.merge_key, str):
-            self.merge_key = [self.merge_key]
+        self.primary_key = key_list(self.primary_key)
+        self.merge_key = key_list(self.merge_key)
         self.columns = columns_dict(self.columns)
         self._check_table_format()
 
@@ -93,6 +91,19 @@ class TableHints:
             )
 
 
+def key_list(key: str | Sequence[str] | None) -> list[str] | None:
+    """A key hint as a list of column names; an empty one (`""`, `[]`) is `[]`: given, and naming no column.
+
+    >>> key_list("id"), key_list(("id", "day")), key_list(""), key_list(None)
+    (['id'], ['id', 'day'], [], None)
+    """
+    if key is None:
+        return None
+    if isinstance(key, str):
+        return [key] if key else []
+    return list(key)
+
+
 def columns_dict(columns: Any) -> dict[str, TColumnSchema] | None:
     """Column hints as a dict by name (dlt takes a dict or a list of column dicts).
 
@@ -104,7 +115,8 @@ def columns_dict(columns: Any) -> dict[str, TColumnSchema] | None:
     return columns  # type: ignore[no-any-return]
 
 
-EMPTY_REMOVES = ("table_name", "primary_key", "merge_key", "columns", "table_format", "file_format", "references",
+KEY_HINTS = ("primary_key", "merge_key")
+EMPTY_REMOVES = ("table_name", "columns", "table_format", "file_format", "references",
                  "nested_hints", "additional_table_hints", "schema_contract")
 
 
@@ -130,8 +142,13 @@ def merged_hints(current: TableHints, given: dict[str, Any]) -> TableHints:
     """`current` with the `given` hints set, as dlt's `apply_hints`: `None` keeps a hint, an empty value (`""`,
     `[]`, `{}`) removes it; new columns merge into the existing ones.
 
-    >>> merged_hints(TableHints(primary_key=["id"]), {"primary_key": ""}).primary_key is None
-    True
+    A key hint (`primary_key`, `merge_key`) replaces the one before it; given empty it stays given, naming no column,
+    so that the table has no such key whatever its column hints say (see `table_schema._key_columns`).
+
+    >>> merged_hints(TableHints(primary_key=["id"]), {"primary_key": ""}).primary_key
+    []
+    >>> merged_hints(TableHints(primary_key=["id"]), {"primary_key": ("a", "b")}).primary_key
+    ['a', 'b']
     """
     _check_hint_names(given)
     merged = dict(vars(current))
@@ -140,7 +157,9 @@ def merged_hints(current: TableHints, given: dict[str, Any]) -> TableHints:
             continue
         if key == "columns":
             merged["model"] = None  # new `columns` replace a pydantic model (a model given again sets it again)
-        if key in EMPTY_REMOVES and not value and not callable(value):
+        if key in KEY_HINTS:
+            merged[key] = key_list(value)
+        elif key in EMPTY_REMOVES and not value and not callable(value):
             merged[key] = None
         elif key == "columns" and merged.get("columns") and not callable(value):
             old = merged["columns"]

@@ -94,14 +94,21 @@ def make_nested_hints(
     merge_key: str | Sequence[str] | None = None,
     references: Sequence[TableReference] | None = None,
     additional_table_hints: AdditionalTableHints | None = None,
+    write_disposition: str | WriteDisposition | None = None,
 ) -> NestedHints:
     """Hints of one nested table, for a resource's `nested_hints={"path": make_nested_hints(...)}` (as dlt's).
 
+    A `write_disposition` is the nested table's own, as in dlt: the load replaces (or appends to) that table by it,
+    whatever its root's is (a disposition that differs from the root's is warned about). Nested tables without one
+    take their parent's.
+
     >>> make_nested_hints(columns=[{"name": "price", "data_type": "decimal"}])
     {'columns': [{'name': 'price', 'data_type': 'decimal'}]}
+    >>> make_nested_hints(write_disposition="merge")
+    {'write_disposition': 'merge'}
     """
     given = dict(columns=columns, primary_key=primary_key, merge_key=merge_key, references=references,
-                 additional_table_hints=additional_table_hints)
+                 additional_table_hints=additional_table_hints, write_disposition=write_disposition)
     return cast(NestedHints, {key: value for key, value in given.items() if value is not None})
 
 

@@ -16,6 +16,7 @@ from lakeload.schema.naming import NamingConvention
 from lakeload.schema.scd2 import SCD2, add_scd2_hints
 from lakeload.schema.schema import columns_with_hint, replaces_partitions
 from lakeload.schema.typing import TColumn, TTable, TTableReference
+from lakeload.user_warnings import warn_user
 
 # The merge strategies each table format implements are its capabilities (`TableFormatCapabilities`); this module
 # is the one place that refuses the others. A format without merge strategies takes dlt's fallback (append).
@@ -29,13 +30,22 @@ def table_schemas_from_hints(name: str, resource_name: str, hints: TableHints, n
         parts = _path(path)
         table_name = naming.make_path(name, *(naming.normalize_path(p) for p in parts))
         parent = naming.make_path(name, *(naming.normalize_path(p) for p in parts[:-1])) if len(parts) > 1 else name
+        own_disposition = nested.get("write_disposition")
         nested_hints = TableHints(
-            write_disposition=hints.write_disposition, columns=columns_dict(nested.get("columns")),
+            write_disposition=own_disposition or hints.write_disposition, columns=columns_dict(nested.get("columns")),
             primary_key=nested.get("primary_key"), merge_key=nested.get("merge_key"),
             references=nested.get("references"), additional_table_hints=nested.get("additional_table_hints"),
         )
         table = table_schema_from_hints(table_name, resource_name, nested_hints, naming)
-        del table["write_disposition"], table["resource"]
+        del table["resource"]
+        if own_disposition is None:  # a nested table takes its root's, unless it was given one (dlt's)
+            del table["write_disposition"]
+        elif nested_hints.write_disposition != hints.write_disposition:
+            warn_user(
+                f"Nested table '{table_name}' was given write_disposition '{nested_hints.write_disposition}' while its "
+                f"root table '{name}' has '{hints.write_disposition}': each is loaded by its own, which may leave "
+                "the nested rows inconsistent with their parents (orphans, or parents without them)."
+            )
         table["parent"] = parent
         tables.append(table)
     return tables
@@ -46,9 +56,15 @@ def _path(path: str | tuple[str, ...]) -> tuple[str, ...]:
 
 
 def _key_columns(table: TTable, hints: TableHints, naming: NamingConvention) -> None:
-    """Primary and merge key columns get their hint and, unless a column hint says otherwise, `nullable: false`."""
+    """A direct key hint (`primary_key=`, `merge_key=`; given empty too) replaces the key its column hints set, as
+    in dlt: the key's columns get the hint and, unless a column hint says otherwise, `nullable: false`. Without a
+    direct key hint the column hints make the key (a compound key when several columns have it)."""
     for key_hint, keys in (("primary_key", hints.primary_key), ("merge_key", hints.merge_key)):
-        for key in keys or ():
+        if keys is None:
+            continue
+        for column in table["columns"].values():
+            cast(dict[str, Any], column).pop(key_hint, None)
+        for key in keys:
             norm = naming.normalize_path(key)
             column = table["columns"].setdefault(norm, {"name": norm})
             cast(dict[str, Any], column)[key_hint] = True

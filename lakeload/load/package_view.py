@@ -33,6 +33,9 @@ def load_package_view(storage: PipelineStorage, load_id: str) -> LoadPackage:
         jobs=jobs,
         row_counts=dict(package.get("row_counts", {})),
         read_rows=lambda job: read_rows(job.path, storage.working),
+        stored_schema=package["schema"],
+        state=package.get("state"),
+        refresh=package.get("refresh"),
     )
 
 

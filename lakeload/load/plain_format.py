@@ -95,12 +95,18 @@ class PlainFormat(TableFormat):
 
     @staticmethod
     def replace(work: FormatLoad, result: FormatResult) -> None:
-        """Delete the older files of every table of the work's `replace` trees (those `result` did not write)."""
+        """Delete the older files (those `result` did not write) of every `replace` table of the work's trees.
+
+        As in dlt, a table's disposition is its own, else its nearest ancestor's (`make_nested_hints` may give a
+        nested table one); under a root that appends, a nested `replace` table is replaced only when it got rows.
+        """
         new_files = {f["path"] for f in result.files}
+        loaded = {f["table"] for f in work.files}
         for root_name in work.root_tables:
-            if work.disposition(root_name) != "replace":
-                continue
+            jobless_too = work.disposition(root_name) in ("replace", "merge")
             for table in work.schema.nested_tables_of(root_name):
+                if work.table_disposition(table["name"]) != "replace" or not (jobless_too or table["name"] in loaded):
+                    continue
                 files = table_files(work.client, work.layout, work.schema.name, table["name"])
                 stale = [p for p in files if p not in new_files and not p.endswith(".lakeload-tmp")]
                 work.client.delete(stale)

@@ -44,6 +44,7 @@ from lakeload.schema.scd2 import is_scd2, row_version_column
 from lakeload.schema.schema import (
     Schema,
     columns_with_hint,
+    drop_replaced_compound_hints,
     record_root_key,
     requires_root_key,
     schema_max_nesting,
@@ -86,6 +87,7 @@ def _apply_table_hints(schema: Schema, tables: dict[str, TTable]) -> None:
         if existing is None:
             schema.update_table(copy.deepcopy(table))
             continue
+        drop_replaced_compound_hints(existing, table)  # a new key or partition replaces the stored one, as in dlt
         partial = cast(TTable, {k: v for k, v in table.items() if k != "columns"})
         partial["columns"] = {}
         for name, col in table.get("columns", {}).items():

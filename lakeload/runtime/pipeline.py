@@ -47,7 +47,7 @@ from lakeload.storage.working import DEFAULT_PIPELINES_DIR, pipeline_storage
 if TYPE_CHECKING:
     from pyspark.sql import SparkSession
 
-    from lakeload.sql.client import FilesystemSqlClient
+    from lakeload.sql.clients import SqlClient
     from lakeload.sql.dataset import Dataset
 
 _P = TypeVar("_P", bound="Pipeline")
@@ -207,7 +207,7 @@ class Pipeline:
         Example: `pipeline.get_load_package_info(load_id).state` is `'extracted'`, then `'normalized'`, `'loaded'`."""
         return self._inspect.get_load_package_info(load_id)
 
-    def sql_client(self, schema: str | None = None) -> FilesystemSqlClient:
+    def sql_client(self, schema: str | None = None) -> SqlClient:
         """SQL over the dataset through DuckDB views, like dlt's filesystem `sql_client()`.
 
         Example (after a run loaded `users`)::

@@ -35,7 +35,7 @@ from lakeload.schema.schema import Schema
 from lakeload.storage.packages import EXTRACTED, LOADED, NORMALIZED, PipelineStorage, read_json
 
 if TYPE_CHECKING:
-    from lakeload.sql.client import FilesystemSqlClient
+    from lakeload.sql.clients import SqlClient
     from lakeload.sql.dataset import Dataset
 
 
@@ -94,10 +94,17 @@ class Inspect:
         """The package `load_id` as the working folder has it: its state, schema, row counts and files."""
         return package_info(self._storage, load_id)
 
-    def sql_client(self, schema: str | None = None) -> FilesystemSqlClient:
-        """SQL over the dataset through DuckDB views, like dlt's filesystem `sql_client()` (state restored first)."""
+    def sql_client(self, schema: str | None = None) -> SqlClient:
+        """SQL over the dataset through DuckDB views, like dlt's filesystem `sql_client()` (state restored first);
+        on a destination with a SQL client of its own (DuckDB), that one."""
         from lakeload.sql.client import FilesystemSqlClient
+        from lakeload.sql.clients import sql_client_factory
 
+        factory = sql_client_factory(self._settings.destination)
+        if factory is not None:
+            self._maintenance.sync_destination()
+            return factory(self._settings.destination, self._settings.pipeline_name, self._settings.dataset_name,  # type: ignore[arg-type]
+                           self.schema(schema))
         config = self._settings.configuration()
         self._maintenance.sync_destination()
         client = FilesystemClient(config, self._settings.dataset_name)

@@ -110,6 +110,28 @@ def columns_with_hint(table: TTable, hint: str) -> list[str]:
     return [name for name, column in table["columns"].items() if column.get(hint)]
 
 
+COMPOUND_HINTS = ("partition", "cluster", "primary_key", "merge_key")
+"""Column hints that several columns make together (a compound key, the partition columns): a table's new hints
+that set one replace the columns the stored table had it on, as dlt's extract does."""
+
+
+def drop_replaced_compound_hints(stored: TTable, given: TTable) -> list[str]:
+    """Remove from the columns of `stored` each compound hint that a column of `given` sets; returns those hints.
+    A hint `given` does not set stays where it was.
+
+    >>> stored = {"name": "t", "columns": {"id": {"name": "id", "primary_key": True, "partition": True}}}
+    >>> drop_replaced_compound_hints(stored, {"name": "t", "columns": {"a": {"name": "a", "primary_key": True}}})
+    ['primary_key']
+    >>> stored["columns"]["id"]
+    {'name': 'id', 'partition': True}
+    """
+    replaced = [hint for hint in COMPOUND_HINTS if any(c.get(hint) for c in given.get("columns", {}).values())]
+    for column in stored["columns"].values():
+        for hint in replaced:
+            cast(dict[str, Any], column).pop(hint, None)
+    return replaced
+
+
 def is_complete_column(column: TColumn) -> bool:
     """A column is complete once it has a data type; hints-only columns wait for data."""
     return bool(column.get("data_type"))

@@ -19,6 +19,7 @@ from typing import TYPE_CHECKING, Any
 
 from lakeload.schema.schema import DLT_TABLE_PREFIX, Schema
 from lakeload.sql.client import FilesystemSqlClient
+from lakeload.sql.clients import SqlClient
 from lakeload.sql.errors import ColumnNotFoundError, TableNotFoundError
 from lakeload.sql.views import quote_ident, quote_literal
 
@@ -150,9 +151,10 @@ class Relation:
             from lakeload.spark.session import get_spark
 
             spark = get_spark()
-        if self.table_name is None:
+        client = self._dataset.sql_client
+        if self.table_name is None or not isinstance(client, FilesystemSqlClient):  # (a database: its Arrow result)
             return spark.createDataFrame(self.arrow())
-        frame = read_table(spark, self._dataset.sql_client, self.table_name)
+        frame = read_table(spark, client, self.table_name)
         if self._columns:
             frame = frame.select(*self._columns)
         if self._limit is not None:
@@ -187,7 +189,7 @@ class Dataset:
         ds["users"].arrow().num_rows   # 8
     """
 
-    def __init__(self, sql_client: FilesystemSqlClient) -> None:
+    def __init__(self, sql_client: SqlClient) -> None:
         self.sql_client = sql_client
 
     @property

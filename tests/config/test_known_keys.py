@@ -39,6 +39,7 @@ RESOLVER_CALLERS = {
     "lakeload/spark/settings.py",
     "lakeload/spark/warm_engine.py",
     "lakeload/iceberg/catalog.py",
+    "lakeload/destinations/impl/duckdb/factory.py",
 }
 
 
@@ -84,6 +85,7 @@ def drive_every_resolver_caller(pipelines_dir: Path, bucket: Path) -> None:
     resolve_engine("p")
     resolve_warm("p")
     resolve_catalog_settings("p")
+    lakeload.destinations.duckdb().database_path("p")
     LockPolicy.resolve("p")
     show_configuration("p")
     show_configuration("p", "production_bucket")

@@ -101,6 +101,13 @@ class FormatLoad:
         """The write disposition of a root table (`append` when it has none)."""
         return str(self.schema.tables.get(root_name, {}).get("write_disposition") or "append")
 
+    def table_disposition(self, table_name: str) -> str:
+        """The write disposition of any table: its own, else its nearest ancestor's (dlt's inherited hint)."""
+        table = self.schema.tables.get(table_name, {})
+        while "write_disposition" not in table and table.get("parent"):
+            table = self.schema.tables.get(table["parent"], {})
+        return str(table.get("write_disposition") or "append")
+
 
 @dataclass
 class FormatResult:

@@ -1,0 +1,215 @@
+"""The DuckDB destination's job client: each normalized package loaded from its Parquet files with DuckDB's own
+reader, in one transaction per package (no row passes through Python).
+
+In that transaction, in order: the dataset schema and dlt's system tables are created when missing; a package's
+`refresh` drops or empties its tables; each table is created, or gains its new columns (`ALTER TABLE ... ADD
+COLUMN`); each root table's tree is written as its write disposition says (`lakeload.load.duckdb_writes`); the
+schema version goes into `_dlt_version` (when not there yet), a changed state into `_dlt_pipeline_state`, and the
+load into `_dlt_loads`. A crash before the commit leaves the database as it was; the next run loads the package
+again. A package whose load id `_dlt_loads` already holds is not loaded twice ("did this load commit?").
+"""
+
+from __future__ import annotations
+
+import contextlib
+import logging
+from collections.abc import Iterator
+from typing import TYPE_CHECKING, Any, cast
+
+import duckdb
+import pendulum
+
+from lakeload.destinations.impl.duckdb.factory import MEMORY
+from lakeload.destinations.impl.duckdb.factory import duckdb as DuckDbDestination
+from lakeload.destinations.impl.duckdb.sql import add_columns, complete_columns, create_table, ident
+from lakeload.destinations.impl.filesystem.state_files import decode_state, encode_state
+from lakeload.destinations.reference import (
+    Destination,
+    JobClientBase,
+    LoadContext,
+    LoadPackage,
+    LoadResult,
+    register_job_client,
+)
+from lakeload.errors import DestinationError
+from lakeload.kernel.normalize.row_ids import random_row_id
+from lakeload.load.duckdb_writes import TreeWrite
+from lakeload.schema.schema import Schema
+
+if TYPE_CHECKING:
+    from lakeload.destinations.state_types import PipelineState
+
+logger = logging.getLogger("lakeload.load")
+LOADS, VERSION, STATE = "_dlt_loads", "_dlt_version", "_dlt_pipeline_state"
+
+
+class DuckDbJobClient(JobClientBase):
+    """Loads packages into one dataset (a schema) of a DuckDB database."""
+
+    def __init__(self, destination: Destination, context: LoadContext) -> None:
+        self.destination = cast(DuckDbDestination, destination)
+        self.context = context
+        self.dataset = context.dataset_name
+        self.path = self.destination.location(context.pipeline_name)
+
+    @contextlib.contextmanager
+    def connect(self) -> Iterator[duckdb.DuckDBPyConnection]:
+        """The given connection, or the database file opened for this work and closed after it."""
+        given = self.destination.connection()
+        if given is not None:
+            yield given
+            return
+        try:
+            connection = duckdb.connect(self.path)
+        except duckdb.Error as exc:
+            raise DestinationError(
+                f"Cannot open the DuckDB database {self.path}: {str(exc).splitlines()[0]}. DuckDB lets one process write a "
+                "database at a time: close the other process (or its connection) and run again, or load into another file "
+                "(credentials=...)."
+            ) from None
+        try:
+            yield connection
+        finally:
+            connection.close()
+
+    def prepare(self) -> None:
+        """Nothing to check before a run: the database is created by the first load (as dlt does)."""
+
+    def restore(self) -> tuple[PipelineState | None, list[Schema]]:
+        """The newest pipeline state of this pipeline and the newest version of each schema, when the database has
+        them (dlt's state sync); a database not made yet has none."""
+        if self.path != MEMORY and self.destination.connection() is None:
+            import os
+
+            if not os.path.exists(self.path):
+                return None, []
+        with self.connect() as connection:
+            if not self._has_table(connection, STATE):
+                return None, []
+            row = connection.execute(
+                f"SELECT state FROM {self._table(STATE)} WHERE pipeline_name = ? ORDER BY created_at DESC LIMIT 1",
+                [self.context.pipeline_name],
+            ).fetchone()
+            if row is None:
+                return None, []
+            state = decode_state(str(row[0]), f"{self.path}: {self.dataset}.{STATE}")
+            schemas = []
+            for name in state.get("schema_names", []) or []:
+                found = connection.execute(
+                    f"SELECT schema FROM {self._table(VERSION)} WHERE schema_name = ? ORDER BY inserted_at DESC LIMIT 1", [name]
+                ).fetchone()
+                if found is not None:
+                    schemas.append(Schema.from_json(str(found[0])))
+            return state, schemas
+
+    def update_stored_schema(self, schema: Schema) -> None:
+        """The schema's version in `_dlt_version` (dlt's `sync_schema()`)."""
+        with self.connect() as connection:
+            connection.begin()
+            self._ensure_system_tables(connection, schema)
+            self._store_version(connection, schema)
+            connection.commit()
+
+    def load_package(self, package: LoadPackage) -> LoadResult:
+        if package.stored_schema is None:
+            raise DestinationError(f"Load package {package.load_id} has no schema; the DuckDB destination cannot load it.")
+        schema = Schema.from_dict(package.stored_schema)
+        with self.connect() as connection:
+            connection.begin()
+            try:
+                self._ensure_system_tables(connection, schema)
+                if connection.execute(f"SELECT 1 FROM {self._table(LOADS)} WHERE load_id = ?", [package.load_id]).fetchone():
+                    logger.info("DuckDB %s already holds load %s; not loading it again", self.path, package.load_id)
+                    connection.rollback()
+                    return package.result()
+                self._refresh(connection, package)
+                self._ensure_tables(connection, schema, package)
+                for root in self._roots(schema, package):
+                    TreeWrite(connection, self.dataset, schema, root, package).run()
+                self._store_version(connection, schema)
+                if package.state:
+                    self._store_state(connection, package.state, package.load_id)
+                connection.execute(
+                    f"INSERT INTO {self._table(LOADS)} VALUES (?, ?, 0, ?, ?)",
+                    [package.load_id, schema.name, pendulum.now("UTC"), schema.version_hash],
+                )
+                connection.commit()
+            except BaseException:
+                connection.rollback()
+                raise
+        return package.result()
+
+    # -- parts -------------------------------------------------------------------------------------
+    def _table(self, name: str) -> str:
+        return f"{ident(self.dataset)}.{ident(name)}"
+
+    def _has_table(self, connection: duckdb.DuckDBPyConnection, name: str) -> bool:
+        found = connection.execute(
+            "SELECT 1 FROM information_schema.tables WHERE table_schema = ? AND table_name = ?", [self.dataset, name]
+        ).fetchone()
+        return found is not None
+
+    def _ensure_system_tables(self, connection: duckdb.DuckDBPyConnection, schema: Schema) -> None:
+        connection.execute(f"CREATE SCHEMA IF NOT EXISTS {ident(self.dataset)}")
+        for name in (LOADS, VERSION, STATE):
+            connection.execute(create_table(self.dataset, schema.tables[name]))
+
+    def _existing_columns(self, connection: duckdb.DuckDBPyConnection, table: str) -> set[str] | None:
+        rows = connection.execute(
+            "SELECT column_name FROM information_schema.columns WHERE table_schema = ? AND table_name = ?", [self.dataset, table]
+        ).fetchall()
+        return {str(r[0]) for r in rows} if rows else None
+
+    def _ensure_tables(self, connection: duckdb.DuckDBPyConnection, schema: Schema, package: LoadPackage) -> None:
+        """Every table of the package's trees exists with every column of the schema (new columns added)."""
+        for name in self._package_tables(schema, package):
+            table = schema.tables[name]
+            existing = self._existing_columns(connection, name)
+            if existing is None:
+                connection.execute(create_table(self.dataset, table))
+                continue
+            for statement in add_columns(self.dataset, name, [c for c in complete_columns(table) if c["name"] not in existing]):
+                connection.execute(statement)
+
+    def _package_tables(self, schema: Schema, package: LoadPackage) -> list[str]:
+        """The tables with files in the package, and every table of a tree the package replaces (emptied)."""
+        names = dict.fromkeys(job.table_name for job in package.jobs)
+        for root in self._roots(schema, package):
+            names.update(dict.fromkeys(t["name"] for t in (root, *schema.nested_tables_of(root["name"])) if complete_columns(t)))
+        return [n for n in names if n in schema.tables and not n.startswith("_dlt_")]
+
+    def _roots(self, schema: Schema, package: LoadPackage) -> list[Any]:
+        roots = dict.fromkeys(schema.root_table_of(job.table_name)["name"] for job in package.jobs if job.table_name in schema.tables)
+        roots.update(dict.fromkeys(name for name, t in schema.tables.items() if not t.get("parent")
+                                   and t.get("write_disposition") == "replace" and name in package.tables))
+        return [schema.tables[n] for n in roots if not n.startswith("_dlt_")]
+
+    def _refresh(self, connection: duckdb.DuckDBPyConnection, package: LoadPackage) -> None:
+        plan = package.refresh
+        if not plan:
+            return
+        for table in plan.get("dropped_tables", []):
+            connection.execute(f"DROP TABLE IF EXISTS {self._table(table['name'])}")
+        for table in plan.get("truncated_tables", []):
+            if self._existing_columns(connection, table["name"]) is not None:
+                connection.execute(f"DELETE FROM {self._table(table['name'])}")
+
+    def _store_version(self, connection: duckdb.DuckDBPyConnection, schema: Schema) -> None:
+        if connection.execute(f"SELECT 1 FROM {self._table(VERSION)} WHERE version_hash = ?", [schema.version_hash]).fetchone():
+            return
+        connection.execute(
+            f"INSERT INTO {self._table(VERSION)} VALUES (?, ?, ?, ?, ?, ?)",
+            [schema.version, schema.to_dict()["engine_version"], pendulum.now("UTC"), schema.name, schema.version_hash,
+             schema.to_json()],
+        )
+
+    def _store_state(self, connection: duckdb.DuckDBPyConnection, state: PipelineState, load_id: str) -> None:
+        stored = cast("PipelineState", {k: v for k, v in state.items() if k != "_local"})
+        connection.execute(
+            f"INSERT INTO {self._table(STATE)} VALUES (?, ?, ?, ?, ?, ?, ?, ?)",
+            [int(stored.get("_state_version", 1)), int(stored.get("_state_engine_version", 4)), self.context.pipeline_name,
+             encode_state(stored), pendulum.now("UTC"), str(stored.get("_version_hash", "")), load_id, random_row_id()],
+        )
+
+
+register_job_client("duckdb", DuckDbJobClient)

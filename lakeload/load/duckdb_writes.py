@@ -1,0 +1,177 @@
+"""One root table's tree written into DuckDB as its write disposition says, from the package's Parquet files, inside
+the package's transaction (`lakeload.load.duckdb_loader`), as dlt's DuckDB destination leaves the rows:
+
+- `append`: every file inserted (`INSERT ... SELECT ... FROM read_parquet([...])`);
+- `replace`: the tree's tables emptied, then every file inserted;
+- `merge` with `delete-insert` (dlt's default there) or `upsert`: the loaded records deduplicated by primary key
+  (`dedup_sort` decides, else the later record wins); the stored records whose primary key or `merge_key` arrives
+  are deleted with their nested rows (followed down by `_dlt_parent_id`); the records are inserted, except those the
+  `hard_delete` column flags, with the nested rows below them; `insert-only` inserts the records whose key is new.
+
+Loaded and deleted ids are kept in temporary tables of the transaction; no row passes through Python.
+"""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING, Any
+
+from lakeload.destinations.impl.duckdb.sql import complete_columns, ident, parquet_source, select_list
+from lakeload.errors import DestinationError
+from lakeload.kernel.normalize.relational import C_DLT_ID, C_DLT_PARENT_ID
+from lakeload.schema.schema import columns_with_hint
+
+if TYPE_CHECKING:
+    import duckdb
+
+    from lakeload.destinations.reference import LoadPackage
+    from lakeload.schema.schema import Schema
+    from lakeload.schema.typing import TTable
+
+MERGES = ("delete-insert", "upsert", "insert-only")
+ORDER = "__lakeload_order"
+
+
+class TreeWrite:
+    """The rows of one root table and its nested tables, written by the root's write disposition."""
+
+    def __init__(self, connection: duckdb.DuckDBPyConnection, dataset: str, schema: Schema, root: TTable,
+                 package: LoadPackage) -> None:
+        self.connection, self.dataset, self.schema, self.root = connection, dataset, schema, root
+        tree = [t for t in schema.nested_tables_of(root["name"]) if complete_columns(t)]
+        self.tree = sorted(tree, key=self._depth)  # parents first
+        self.files = {t["name"]: [j.path for j in package.jobs if j.table_name == t["name"]] for t in self.tree}
+        self.temp = f"__lakeload_{package.load_id.replace('.', '_')}_{root['name']}"
+
+    def _depth(self, table: TTable) -> int:
+        depth, parent = 0, table.get("parent")
+        while parent:
+            depth, parent = depth + 1, self.schema.tables[parent].get("parent")
+        return depth
+
+    def run(self) -> None:
+        disposition = self.root.get("write_disposition", "append")
+        if disposition == "replace":
+            for table in self.tree:
+                self.connection.execute(f"DELETE FROM {self._table(table['name'])}")
+        if disposition != "merge":
+            for table in self.tree:
+                self._insert(table["name"])
+            return
+        strategy = str(self.root.get("x-merge-strategy") or "delete-insert")
+        if strategy not in MERGES:
+            raise DestinationError(
+                f"Table '{self.root['name']}': the DuckDB destination merges with {', '.join(MERGES)}; '{strategy}' is not "
+                "supported yet. Load this table with one of them, or into a Delta or Iceberg table of the filesystem "
+                "destination, which has every strategy. Then drop this package: pipeline.drop_pending_packages()."
+            )
+        if self.files[self.root["name"]]:
+            self._merge(strategy)
+
+    # -- parts -------------------------------------------------------------------------------------
+    def _table(self, name: str) -> str:
+        return f"{ident(self.dataset)}.{ident(name)}"
+
+    def _columns(self, name: str) -> list[str]:
+        return [c["name"] for c in complete_columns(self.schema.tables[name])]
+
+    def _present(self, name: str) -> set[str]:
+        """The columns the table's files have (read from their footers)."""
+        rows = self.connection.execute(f"DESCRIBE SELECT * FROM {parquet_source(self.files[name])}").fetchall()
+        return {str(r[0]) for r in rows}
+
+    def _insert(self, name: str, where: str = "") -> None:
+        if not self.files[name]:
+            return
+        columns = self._columns(name)
+        self.connection.execute(
+            f"INSERT INTO {self._table(name)} ({', '.join(ident(c) for c in columns)}) "
+            f"SELECT {select_list(columns, self._present(name))} FROM {parquet_source(self.files[name])} {where}"
+        )
+
+    def _merge(self, strategy: str) -> None:
+        root = self.root["name"]
+        primary_key = columns_with_hint(self.root, "primary_key")
+        merge_key = [] if strategy == "upsert" else columns_with_hint(self.root, "merge_key")
+        present = self._present(root)
+        incoming = f"{self.temp}_incoming"
+        self._create_incoming(incoming, primary_key, present)
+        flagged = self._deleted_flag(present)
+        key_sets = [k for k in (primary_key, merge_key) if k and all(c in present for c in k)]
+        if strategy == "insert-only":
+            if primary_key:
+                stored_keys = f"SELECT {', '.join(ident(c) for c in primary_key)} FROM {self._table(root)}"
+                self.connection.execute(f"DELETE FROM {incoming} WHERE ({_cols(primary_key)}) IN ({stored_keys})")
+        else:
+            self._delete_stored(incoming, key_sets)
+        winners = f"SELECT * FROM {incoming}" + (f" WHERE NOT ({flagged})" if flagged else "")
+        columns = self._columns(root)
+        self.connection.execute(
+            f"INSERT INTO {self._table(root)} ({', '.join(ident(c) for c in columns)}) "
+            f"SELECT {select_list(columns, present)} FROM ({winners})"
+        )
+        self.connection.execute(f"CREATE TEMP TABLE {self.temp}_kept_{0} AS SELECT {ident(C_DLT_ID)} FROM ({winners})")
+        kept = {root: f"{self.temp}_kept_0"}
+        for position, table in enumerate(self.tree[1:], start=1):
+            name, parent = table["name"], str(table.get("parent"))
+            if not self.files[name] or parent not in kept:  # (no rows below a parent table without rows)
+                continue
+            below = f"WHERE {ident(C_DLT_PARENT_ID)} IN (SELECT {ident(C_DLT_ID)} FROM {kept[parent]})"
+            self._insert(name, below)
+            kept[name] = f"{self.temp}_kept_{position}"
+            self.connection.execute(
+                f"CREATE TEMP TABLE {kept[name]} AS SELECT {ident(C_DLT_ID)} FROM {parquet_source(self.files[name])} {below}"
+            )
+        for name in [incoming, *kept.values()]:
+            self.connection.execute(f"DROP TABLE IF EXISTS {name}")
+
+    def _create_incoming(self, incoming: str, primary_key: list[str], present: set[str]) -> None:
+        """The loaded root records, one per primary key (`dedup_sort` decides, else the later record wins)."""
+        source = self.files[self.root["name"]]
+        rows = f"SELECT *, row_number() OVER () AS {ORDER} FROM {parquet_source(source)}"
+        if primary_key and all(c in present for c in primary_key):
+            order = [f"{ORDER} DESC"]
+            sort = next(((n, c["dedup_sort"]) for n, c in self.root["columns"].items() if c.get("dedup_sort") and n in present), None)
+            if sort:
+                order.insert(0, f"{ident(sort[0])} {'DESC' if sort[1] == 'desc' else 'ASC'} NULLS LAST")
+            rows = f"SELECT * FROM ({rows}) QUALIFY row_number() OVER (PARTITION BY {_cols(primary_key)} ORDER BY {', '.join(order)}) = 1"
+        self.connection.execute(f"CREATE TEMP TABLE {incoming} AS {rows}")
+
+    def _deleted_flag(self, present: set[str]) -> str:
+        """The SQL condition of a record the `hard_delete` column deletes ('' without one)."""
+        column = next(iter(columns_with_hint(self.root, "hard_delete")), None)
+        if column is None or column not in present:
+            return ""
+        if self.root["columns"][column].get("data_type") == "bool":
+            return f"coalesce({ident(column)}, false)"
+        return f"{ident(column)} IS NOT NULL"
+
+    def _delete_stored(self, incoming: str, key_sets: list[list[str]]) -> None:
+        """The stored records whose primary key or merge key arrives, and the nested rows below them."""
+        if not key_sets:
+            return
+        root = self.root["name"]
+        condition = " OR ".join(f"({_cols(keys)}) IN (SELECT {_cols(keys)} FROM {incoming})" for keys in key_sets)
+        gone = {root: f"{self.temp}_gone_0"}
+        self.connection.execute(f"CREATE TEMP TABLE {gone[root]} AS SELECT {ident(C_DLT_ID)} FROM {self._table(root)} WHERE {condition}")
+        for position, table in enumerate(self.tree[1:], start=1):
+            name, parent = table["name"], str(table.get("parent"))
+            if parent not in gone or not self._exists(name):
+                continue
+            gone[name] = f"{self.temp}_gone_{position}"
+            self.connection.execute(
+                f"CREATE TEMP TABLE {gone[name]} AS SELECT {ident(C_DLT_ID)} FROM {self._table(name)} "
+                f"WHERE {ident(C_DLT_PARENT_ID)} IN (SELECT {ident(C_DLT_ID)} FROM {gone[parent]})"
+            )
+        for name, ids in gone.items():
+            self.connection.execute(f"DELETE FROM {self._table(name)} WHERE {ident(C_DLT_ID)} IN (SELECT {ident(C_DLT_ID)} FROM {ids})")
+            self.connection.execute(f"DROP TABLE {ids}")
+
+    def _exists(self, name: str) -> bool:
+        found: Any = self.connection.execute(
+            "SELECT 1 FROM information_schema.tables WHERE table_schema = ? AND table_name = ?", [self.dataset, name]
+        ).fetchone()
+        return found is not None
+
+
+def _cols(columns: list[str]) -> str:
+    return ", ".join(ident(c) for c in columns)
