@@ -178,3 +178,34 @@ def test_credentials_as_dlt_takes_them(in_tmp: Path, monkeypatch: pytest.MonkeyP
     lakeload.pipeline("p3", destination="warehouse", dataset_name="d", pipelines_dir=str(in_tmp / "c")).run([{"x": 3}], table_name="t")
     with duckdb.connect(str(in_tmp / "named.duckdb"), read_only=True) as db:
         assert db.execute("SELECT x FROM d.t").fetchall() == [(3,)]
+
+
+def test_seed_003s_snippets_as_written(in_tmp: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """The DuckDB snippets of the destinations page (seed 003) with `import lakeload as dlt`: capabilities overridden
+    by the factory (a `duck_case` naming that keeps names as given), a named destination whose type is configured,
+    the SQL client's cursor, and loading into a table that was not created by dlt (its own columns stay)."""
+    duck_ = lakeload.destinations.duckdb(naming_convention="duck_case", recommended_file_size=120000)
+    capabilities = dict(duck_.capabilities())
+    assert capabilities["naming_convention"] == "duck_case" and capabilities["recommended_file_size"] == 120000
+    p = lakeload.pipeline(pipeline_name="nc", destination=duck_, dataset_name="mydata")
+    p.run([{"UserId": 1, "Full Name": "A"}], table_name="Users")
+    assert columns(in_tmp / "nc.duckdb")["Users"][:2] == [("UserId", "BIGINT", "YES"), ("Full Name", "VARCHAR", "YES")]
+
+    monkeypatch.setenv("DESTINATION__MY_DESTINATION__DESTINATION_TYPE", "duckdb")
+    named = lakeload.pipeline(pipeline_name="my_pipeline", destination="my_destination", dataset_name="dataset_name")
+    named.run([{"reactions": {"hooray": 3, "laugh": 1}}], table_name="issues")
+    with named.sql_client() as client, client.execute_query("SELECT reactions__hooray, reactions__laugh FROM issues") as cursor:
+        assert cursor.df().sum(0).tolist() == [3, 1]
+
+    with duckdb.connect(str(in_tmp / "quick_start.duckdb")) as db:
+        db.execute("CREATE SCHEMA mydata; CREATE TABLE mydata.users (id BIGINT, name VARCHAR, legacy VARCHAR DEFAULT 'x')")
+        db.execute("INSERT INTO mydata.users (id, name) VALUES (0, 'old')")
+
+    @lakeload.resource
+    def users() -> Any:
+        yield [{"id": 1, "name": "Alice"}, {"id": 2, "name": "Bob"}]
+
+    pipeline = lakeload.pipeline(pipeline_name="quick_start", destination="duckdb", dataset_name="mydata")
+    pipeline.run(users)
+    assert rows(in_tmp / "quick_start.duckdb", "SELECT id, name, legacy, _dlt_load_id IS NULL FROM users") == [
+        (0, "old", "x", True), (1, "Alice", "x", False), (2, "Bob", "x", False)]
