@@ -39,7 +39,7 @@ from lakeload.delta.merge_repair import repair_nested
 from lakeload.delta.merge_scd2 import Scd2Job
 from lakeload.errors import TableWriteConflict
 from lakeload.schema.scd2 import is_scd2
-from lakeload.schema.schema import replaces_partitions
+from lakeload.schema.schema import replaces_partitions, table_write_disposition
 
 if TYPE_CHECKING:
     from lakeload.delta.package_writer import PackageWriter
@@ -105,7 +105,19 @@ class TreeLoad:
                 time.sleep(conflict_pause(attempt))
             else:
                 break
-        return list(self.tree) if self.disposition == "replace" and self.merge is None else []
+        if self.disposition == "replace" and self.merge is None:
+            return [name for name in self.tree if name == self.root_name or self._replaced(name)]
+        return [name for name, mode in self._append_modes().items() if mode == "replace"] if self.merge is None else []
+
+    def _replaced(self, name: str) -> bool:
+        """Whether a nested table of a `replace` root is replaced with it: unless given `append` of its own."""
+        return table_write_disposition(self.schema.tables, name) == "replace"
+
+    def _append_modes(self) -> dict[str, str]:
+        """Under a root that appends, a nested table given `replace` of its own (`make_nested_hints`) is overwritten
+        when this load has rows for it, as dlt does; the others append."""
+        return {name: "replace" if self.by_table.get(name) and table_write_disposition(self.schema.tables, name) == "replace"
+                else "append" for name in self.tree}
 
     def _once(self, targets: dict[str, DeltaTarget], again: bool) -> None:
         if self.merge is not None:
@@ -113,7 +125,7 @@ class TreeLoad:
         elif self.disposition == "replace":
             self._replace(targets, again)
         else:
-            self.loader.write_tree(list(targets.values()), self.package, self.by_table, dict.fromkeys(targets, "append"), self.mark)
+            self.loader.write_tree(list(targets.values()), self.package, self.by_table, self._append_modes(), self.mark)
 
     def _replace(self, targets: dict[str, DeltaTarget], again: bool) -> None:
         """Empty the nested tables (children first), overwrite the root, append the new nested rows (parents
@@ -125,6 +137,8 @@ class TreeLoad:
             return
         for target in reversed(nested):
             if target.committed(self.mark) or (target.committed(self.mark.of_step(REMOVALS)) and not again):
+                continue
+            if not self._replaced(target.name):
                 continue
             files = target.files()
             if files:
@@ -149,5 +163,6 @@ class TreeLoad:
             return
         adds = self.loader.package_adds(pending, self.mark.load_id, self.by_table, "replace")
         for target in pending:
-            target.commit(adds[target.name], removes_of(target.files()), "append", self.mark, strict=True)
+            removes = removes_of(target.files()) if self._replaced(target.name) else []
+            target.commit(adds[target.name], removes, "append", self.mark, strict=True)
             self.loader.committed += committed_files(target.name, adds[target.name])

@@ -60,8 +60,8 @@ def materialize_table_schema() -> MaterializedEmptyList:
     >>> @lakeload.resource(columns={"id": {"data_type": "bigint"}})
     ... def maybe_empty():
     ...     yield lakeload.mark.materialize_table_schema()
-    >>> list(maybe_empty)    # an empty page, marked: normalize creates the table without rows
-    [[]]
+    >>> list(maybe_empty)    # an empty page, marked: no items, yet normalize creates the table without rows
+    []
     """
     return MaterializedEmptyList()
 

@@ -20,6 +20,7 @@ from lakeload.extract.hint_types import ColumnsHint, NestedHints
 from lakeload.extract.hints import TableHints, TableNameHint, merged_hints
 from lakeload.extract.incremental import Incremental
 from lakeload.extract.incremental.binding import IncrementalCall, bind_resource, filter_items
+from lakeload.extract.mark import MarkedItem
 from lakeload.extract.pipes import FilterStep, LimitStep, MapStep, Step, YieldMapStep, apply_steps, sync_items
 from lakeload.extract.validation import ModelValidator, model_contract
 from lakeload.schema.typing import TColumnSchema
@@ -229,7 +230,19 @@ class Resource:
         return hint(item) if callable(hint) else hint  # type: ignore[return-value]
 
     def __iter__(self) -> Iterator[Any]:
-        return self.iterate()
+        """The resource's items outside a pipeline, as dlt's `list(resource)`: each page (a list the resource or its
+        steps yielded) gives its items one by one, a marked item its data; `add_limit` still counts pages.
+
+        >>> from lakeload import resource
+        >>> @resource
+        ... def pages():
+        ...     yield [{"id": 1}, {"id": 2}]
+        ...     yield [{"id": 3}]
+        >>> list(pages())
+        [{'id': 1}, {'id': 2}, {'id': 3}]
+        """
+        for item in self.iterate():
+            yield from page_items(item)
 
     def iterate(self, context: ExtractContext | None = None) -> Iterator[Any]:
         """The resource's items; a resource that takes a context gets `context` (or an empty one).
@@ -280,6 +293,21 @@ class Resource:
         """The transformer's function on one parent item: a generator, one item, None, or a deferred call."""
         assert self.transform is not None
         return self.transform(item)
+
+
+def page_items(item: Any) -> Iterator[Any]:
+    """The items of what a resource yielded, as dlt's iteration hands them out: a page's items (one level), a marked
+    item's data (its marks are for extract), anything else as it is.
+
+    >>> list(page_items([[1, 2], 3])), list(page_items({"id": 1}))
+    ([[1, 2], 3], [{'id': 1}])
+    """
+    if isinstance(item, MarkedItem):
+        item = item.data
+    if isinstance(item, list):
+        yield from item
+    else:
+        yield item
 
 
 def _before(step: MapStep | FilterStep | YieldMapStep, transform: Callable[[Any], Any]) -> Callable[[Any], Any]:

@@ -54,12 +54,10 @@ class Source:
     def __iter__(self) -> Iterator[Any]:
         """The records of the selected resources (pages flattened), each parent iterated once, as dlt's `list(source)`."""
         from lakeload.extract.graph import evaluate
+        from lakeload.extract.resource import page_items
 
         for _res, item in evaluate(list(self.selected_resources.values())):
-            if isinstance(item, list):
-                yield from item
-            else:
-                yield item
+            yield from page_items(item)
 
     def __or__(self, other: Any) -> Resource:
         """`source | transformer`: the transformer is fed every record of the source's selected resources."""

@@ -32,7 +32,7 @@ def table_schemas_from_hints(name: str, resource_name: str, hints: TableHints, n
         parent = naming.make_path(name, *(naming.normalize_path(p) for p in parts[:-1])) if len(parts) > 1 else name
         own_disposition = nested.get("write_disposition")
         nested_hints = TableHints(
-            write_disposition=own_disposition or hints.write_disposition, columns=columns_dict(nested.get("columns")),
+            write_disposition=cast(str, own_disposition or hints.write_disposition), columns=columns_dict(nested.get("columns")),
             primary_key=nested.get("primary_key"), merge_key=nested.get("merge_key"),
             references=nested.get("references"), additional_table_hints=nested.get("additional_table_hints"),
         )

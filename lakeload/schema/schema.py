@@ -132,6 +132,22 @@ def drop_replaced_compound_hints(stored: TTable, given: TTable) -> list[str]:
     return replaced
 
 
+def table_write_disposition(tables: dict[str, TTable], table_name: str) -> str:
+    """A table's write disposition: its own, else its nearest ancestor's (dlt's inherited hint; a nested table has
+    one of its own when `make_nested_hints(write_disposition=...)` gave it), `append` when none has one.
+
+    >>> tables = {"u": {"name": "u", "columns": {}, "write_disposition": "append"},
+    ...           "u__p": {"name": "u__p", "columns": {}, "parent": "u", "write_disposition": "replace"},
+    ...           "u__p__q": {"name": "u__p__q", "columns": {}, "parent": "u__p"}}
+    >>> table_write_disposition(tables, "u__p__q"), table_write_disposition(tables, "u")
+    ('replace', 'append')
+    """
+    table: dict[str, Any] = cast(dict[str, Any], tables.get(table_name, {}))
+    while "write_disposition" not in table and table.get("parent"):
+        table = cast(dict[str, Any], tables.get(table["parent"], {}))
+    return str(table.get("write_disposition") or "append")
+
+
 def is_complete_column(column: TColumn) -> bool:
     """A column is complete once it has a data type; hints-only columns wait for data."""
     return bool(column.get("data_type"))

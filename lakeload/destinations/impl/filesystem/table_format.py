@@ -103,10 +103,9 @@ class FormatLoad:
 
     def table_disposition(self, table_name: str) -> str:
         """The write disposition of any table: its own, else its nearest ancestor's (dlt's inherited hint)."""
-        table = self.schema.tables.get(table_name, {})
-        while "write_disposition" not in table and table.get("parent"):
-            table = self.schema.tables.get(table["parent"], {})
-        return str(table.get("write_disposition") or "append")
+        from lakeload.schema.schema import table_write_disposition
+
+        return table_write_disposition(self.schema.tables, table_name)
 
 
 @dataclass
