@@ -158,12 +158,14 @@ class LoadPackage:
 @dataclass
 class LoadContext:
     """The pipeline a job client works for. `spark()` starts (or returns) the pipeline's session: call it only
-    when the work needs Spark. `storage` is the pipeline's package storage (`lakeload.storage.PipelineStorage`)."""
+    when the work needs Spark. `storage` is the pipeline's package storage (`lakeload.storage.PipelineStorage`);
+    `staging` the pipeline's staging bucket, if any."""
 
     pipeline_name: str
     dataset_name: str
     spark: Callable[[], Any]
     storage: Any
+    staging: Destination | None = None  # the filesystem bucket a database destination loads from (`staging=`)
 
 
 class JobClient(Protocol):

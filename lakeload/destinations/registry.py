@@ -85,3 +85,19 @@ def resolve_destination(destination: Any) -> Destination | None:
         f"Unsupported destination {destination!r}: pass 'filesystem', a configured destination name, "
         "lakeload.destinations.filesystem(...), a @lakeload.destination sink, or a lakeload.destinations.Destination."
     )
+
+
+def resolve_staging(staging: Any, destination: Destination | None) -> Destination | None:
+    """The staging destination of `destination` (dlt's `staging=`): "filesystem", a filesystem destination or a
+    configured name of one; refused for a destination that loads no staged files."""
+    if staging is None:
+        return None
+    found = resolve_destination(staging)
+    if found is None or found.destination_type != "filesystem":
+        raise ConfigurationError(f"staging= takes the filesystem destination (a bucket), not {staging!r}.")
+    if destination is None or destination.destination_type != "duckdb":
+        raise ConfigurationError(
+            f"staging= is for a database destination (duckdb), not {destination!r}: the filesystem destination "
+            "writes into its bucket directly."
+        )
+    return found

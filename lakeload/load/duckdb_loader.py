@@ -14,6 +14,7 @@ from __future__ import annotations
 import contextlib
 import logging
 from collections.abc import Iterator
+from dataclasses import replace
 from typing import TYPE_CHECKING, Any, cast
 
 import duckdb
@@ -22,6 +23,7 @@ import pendulum
 from lakeload.destinations.impl.duckdb.factory import MEMORY
 from lakeload.destinations.impl.duckdb.factory import duckdb as DuckDbDestination
 from lakeload.destinations.impl.duckdb.sql import add_columns, complete_columns, create_table, ident
+from lakeload.destinations.impl.filesystem.client import FilesystemClient
 from lakeload.destinations.impl.filesystem.state_files import decode_state, encode_state
 from lakeload.destinations.reference import (
     Destination,
@@ -114,7 +116,10 @@ class DuckDbJobClient(JobClientBase):
         if package.stored_schema is None:
             raise DestinationError(f"Load package {package.load_id} has no schema; the DuckDB destination cannot load it.")
         schema = Schema.from_dict(package.stored_schema)
+        package = self._staged(package) if self.context.staging is not None else package
         with self.connect() as connection:
+            if self.context.staging is not None:
+                self._register_staging(connection)
             connection.begin()
             try:
                 self._ensure_system_tables(connection, schema)
@@ -138,6 +143,35 @@ class DuckDbJobClient(JobClientBase):
                 connection.rollback()
                 raise
         return package.result()
+
+    # -- staging -----------------------------------------------------------------------------------
+    def _staging_client(self) -> FilesystemClient:
+        assert self.context.staging is not None
+        return FilesystemClient(self.context.staging.configuration(self.context.pipeline_name), self.dataset)
+
+    def _staged(self, package: LoadPackage) -> LoadPackage:
+        """The package with its files copied into the staging bucket (dlt's staging layout:
+        `<dataset>/<table>/<load_id>.<file_id>.parquet`) and its jobs reading them there."""
+        client = self._staging_client()
+        jobs = []
+        for number, job in enumerate(package.jobs):
+            relative = f"{job.table_name}/{package.load_id}.{number}.{job.file_format}"
+            target = client.path(relative)
+            client.fs.makedirs(target.rsplit("/", 1)[0], exist_ok=True)
+            client.fs.put_file(job.path, target)
+            url = target if client.config.is_local else str(client.fs.unstrip_protocol(target))
+            jobs.append(replace(job, path=url))
+        logger.info("Staged %d files of load %s in %s", len(jobs), package.load_id, client.dataset_path)
+        return replace(package, jobs=jobs)
+
+    def _register_staging(self, connection: duckdb.DuckDBPyConnection) -> None:
+        """DuckDB reads a remote staging bucket through lakeload's fsspec filesystem of it (its credentials never in SQL)."""
+        client = self._staging_client()
+        if client.config.is_local:
+            return
+        protocol = client.fs.protocol if isinstance(client.fs.protocol, str) else client.fs.protocol[0]
+        if not connection.filesystem_is_registered(protocol):
+            connection.register_filesystem(client.fs)
 
     # -- parts -------------------------------------------------------------------------------------
     def _table(self, name: str) -> str:

@@ -18,7 +18,7 @@ from lakeload.common.context import activate, register_pipeline_factory
 from lakeload.config.log_secrets import install_secret_masking
 from lakeload.destinations.impl.filesystem.client import FilesystemClient
 from lakeload.destinations.reference import Destination
-from lakeload.destinations.registry import resolve_destination
+from lakeload.destinations.registry import resolve_destination, resolve_staging
 from lakeload.destinations.state_types import PipelineState
 from lakeload.kernel.filesystem.safe_paths import check_dataset_name, check_pipeline_name
 from lakeload.runtime.early_runs import EarlyRuns
@@ -71,6 +71,7 @@ class Pipeline:
         refresh: str | None = None,
         *,
         attached: bool = False,
+        staging: Any = None,
     ) -> None:
         install_secret_masking()  # botocore & co. log credentials at DEBUG
         self.pipeline_name = check_pipeline_name(pipeline_name)
@@ -79,7 +80,8 @@ class Pipeline:
         self.refresh = check_refresh(refresh)  # applied on every run() and extract()
         self._instance_suffix = dev_instance_suffix()
         self._settings = PipelineSettings(self.pipeline_name, resolved,
-                                          self._dataset_name(dataset_name or f"{pipeline_name}_dataset"))
+                                          self._dataset_name(dataset_name or f"{pipeline_name}_dataset"),
+                                          staging=resolve_staging(staging, resolved))
         self.pipelines_dir = os.path.expanduser(pipelines_dir or DEFAULT_PIPELINES_DIR)
         self.storage = pipeline_storage(self.pipelines_dir, pipeline_name)
         if not attached:  # `attach()` takes the working folder as it is
@@ -373,11 +375,13 @@ def pipeline(
     *,
     dev_mode: bool = False,
     refresh: str | None = None,
+    staging: Any = None,
 ) -> Pipeline:
     """Create a pipeline (dlt's signature); `pipeline_name` defaults to the script's name.
 
     `dev_mode=True` starts each instance from an empty working folder and loads into a new dataset
-    (`<dataset_name>_<YYYYMMDDhhmmss>`); `refresh=` applies that refresh mode on every run.
+    (`<dataset_name>_<YYYYMMDDhhmmss>`); `refresh=` applies that refresh mode on every run; `staging="filesystem"`
+    (or a filesystem destination) is the bucket a database destination (DuckDB) loads its files from.
 
     >>> p = pipeline("quick_start", destination="filesystem", dataset_name="mydata")
     """
@@ -386,7 +390,8 @@ def pipeline(
 
         main_file = getattr(__main__, "__file__", None) or "lakeload_pipeline"
         pipeline_name = os.path.splitext(os.path.basename(main_file))[0]
-    return Pipeline(pipeline_name, destination, dataset_name, pipelines_dir, progress, spark, dev_mode, refresh)
+    return Pipeline(pipeline_name, destination, dataset_name, pipelines_dir, progress, spark, dev_mode, refresh,
+                    staging=staging)
 
 
 register_pipeline_factory(pipeline)  # `lakeload.current.pipeline()` makes the default pipeline with it

@@ -49,6 +49,7 @@ class PipelineSettings:
     destination: Destination | None
     dataset_name: str
     source_options: dict[str, dict[str, Any]] = field(default_factory=dict)  # bucket_url -> fsspec options (files sources)
+    staging: Destination | None = None  # the bucket a database destination loads its files from (`staging=`)
 
     def configuration(self) -> FilesystemConfiguration:
         """The filesystem destination's resolved configuration; an error without one."""
@@ -63,7 +64,7 @@ class PipelineSettings:
         """The destination's job client for this pipeline and dataset (`lakeload.destinations.reference`)."""
         if self.destination is None:
             raise LakeloadError(NO_DESTINATION)
-        return self.destination.client(LoadContext(self.pipeline_name, self.dataset_name, spark, storage))
+        return self.destination.client(LoadContext(self.pipeline_name, self.dataset_name, spark, storage, self.staging))
 
     def client(self) -> FilesystemClient:
         """The client of the filesystem destination's dataset (`pipeline.destination_client()`)."""

@@ -209,3 +209,29 @@ def test_seed_003s_snippets_as_written(in_tmp: Path, monkeypatch: pytest.MonkeyP
     pipeline.run(users)
     assert rows(in_tmp / "quick_start.duckdb", "SELECT id, name, legacy, _dlt_load_id IS NULL FROM users") == [
         (0, "old", "x", True), (1, "Alice", "x", False), (2, "Bob", "x", False)]
+
+
+@pytest.mark.parametrize("bucket_kind", ["local", pytest.param("s3", marks=pytest.mark.slow)], indirect=True)
+def test_staging_filesystem_loads_from_the_bucket(in_tmp: Path, bucket_kind: Any, monkeypatch: pytest.MonkeyPatch) -> None:
+    """`staging="filesystem"` (the bucket from configuration, as in dlt) or a filesystem destination: the Parquet files
+    go to `<dataset>/<table>/<load_id>.<n>.parquet` in the bucket and DuckDB loads them from there (a remote bucket
+    through lakeload's fsspec filesystem of it)."""
+    import fsspec
+
+    for name, value in bucket_kind.env.items():
+        monkeypatch.setenv(name, value)
+    p = lakeload.pipeline("staged", destination="duckdb", staging="filesystem", dataset_name="mydata",
+                          pipelines_dir=str(in_tmp / "p"))
+    info = p.run([{"id": 1, "tags": ["a", "b"]}, {"id": 2}], table_name="items")
+    load_id = info.loads_ids[0]
+    assert rows(in_tmp / "staged.duckdb", "SELECT id FROM items") == [(1,), (2,)]
+    assert rows(in_tmp / "staged.duckdb", "SELECT value FROM items__tags") == [("a",), ("b",)]
+    fs, root = fsspec.core.url_to_fs(bucket_kind.url, **({"key": bucket_kind.credentials["aws_access_key_id"],
+                                                           "secret": bucket_kind.credentials["aws_secret_access_key"],
+                                                           "client_kwargs": {"endpoint_url": bucket_kind.credentials["endpoint_url"]}}
+                                                          if bucket_kind.credentials else {}))
+    staged = sorted(path.rsplit("/", 2)[-2] + "/" + path.rsplit("/", 1)[-1] for path in fs.find(f"{root}/mydata"))
+    assert [s.split("/")[0] for s in staged] == ["items", "items__tags"]
+    assert all(s.split("/")[1].startswith(f"{load_id}.") and s.endswith(".parquet") for s in staged)
+    with pytest.raises(lakeload.errors.ConfigurationError, match="staging= is for a database destination"):
+        lakeload.pipeline("bad", destination=bucket_kind.destination(), staging="filesystem")
