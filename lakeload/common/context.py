@@ -64,6 +64,16 @@ def activate(pipeline: SupportsPipeline) -> None:
     _active[:] = [pipeline]
 
 
+def deactivate() -> None:
+    """No pipeline is active any more: the next `active_pipeline()` makes the default one (dlt's `deactivate`)."""
+    _active.clear()
+
+
+def is_active(pipeline: SupportsPipeline) -> bool:
+    """Whether `pipeline` is the active one."""
+    return bool(_active) and _active[-1] is pipeline
+
+
 def active_pipeline() -> SupportsPipeline:
     """The pipeline that runs now or was created last; a default one (which activates itself) when none was."""
     if not _active:

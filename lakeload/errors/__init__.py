@@ -61,6 +61,7 @@ from lakeload.errors.storage import (
     IcebergWriteConflict,
     LoadPackageNotFoundError,
     PipelineLockedError,
+    PipelineNotActive,
     StorageUnavailableError,
     TableConflictError,
     TableWriteConflict,
@@ -117,6 +118,7 @@ __all__ = [
     "WorkingFolderCorruptedError",
     "CannotRestorePipelineError",
     "LoadPackageNotFoundError",
+    "PipelineNotActive",
 ]
 
 for _name in __all__:  # tracebacks, reprs and pickles name `lakeload.errors.X`, as before the split

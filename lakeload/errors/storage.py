@@ -149,6 +149,17 @@ class CannotRestorePipelineError(LakeloadError):
         )
 
 
+class PipelineNotActive(LakeloadError):
+    """`pipeline.deactivate()` on a pipeline that is not the active one (dlt's `PipelineNotActive`)."""
+
+    def __init__(self, pipeline_name: str) -> None:
+        self.pipeline_name = pipeline_name
+        super().__init__(
+            f"Pipeline '{pipeline_name}' is not active, so it cannot be deactivated. Only the pipeline created, "
+            "attached, run or activated last is active: call pipeline.activate() first, or check pipeline.is_active."
+        )
+
+
 class LoadPackageNotFoundError(LakeloadError, KeyError):
     """`pipeline.get_load_package_info(load_id)` found no extracted, normalized or loaded package with that id."""
 

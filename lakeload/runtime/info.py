@@ -44,6 +44,7 @@ class PackageInfo:
     spark_tasks: int = 0  # normalize's Spark tasks (one per extracted split)
     schema_update: dict[str, TTable] = field(default_factory=dict)  # tables/columns normalize added or changed
     row_path_splits: dict[str, int] = field(default_factory=dict)  # plain JSON splits normalized row by row, by reason
+    completed_at: datetime | None = None  # when its load completed (dlt's; a pendulum DateTime), None before
 
     @property
     def jobs(self) -> dict[str, list[LoadJobInfo]]:
@@ -61,7 +62,8 @@ class PackageInfo:
     def asdict(self) -> dict[str, Any]:
         """A JSON-serializable dict with dlt's package keys that lakeload has (load_id, state, schema_name, jobs)."""
         jobs = {state: [{**job.file, **job.asdict()} for job in listed] for state, listed in self.jobs.items()}
-        return {**vars(self), "jobs": jobs}
+        completed_at = self.completed_at.isoformat() if self.completed_at is not None else None
+        return {**vars(self), "jobs": jobs, "completed_at": completed_at}
 
 
 @dataclass
@@ -149,7 +151,7 @@ class LoadInfo:
             "load_ids": self.load_ids,
             "row_counts": self.row_counts,
             "stage_seconds": self.stage_seconds,
-            "packages": [vars(p) for p in self.packages],
+            "packages": [{**vars(p), "completed_at": p.asdict()["completed_at"]} for p in self.packages],
         }
 
     def asstr(self, verbosity: int = 0) -> str:

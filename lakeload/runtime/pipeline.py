@@ -14,12 +14,14 @@ from collections.abc import Sequence
 from contextlib import AbstractContextManager
 from typing import TYPE_CHECKING, Any, TypeVar
 
-from lakeload.common.context import activate, register_pipeline_factory
+from lakeload.common.context import activate, deactivate, register_pipeline_factory
+from lakeload.common.context import is_active as context_is_active
 from lakeload.config.log_secrets import install_secret_masking
 from lakeload.destinations.impl.filesystem.client import FilesystemClient
 from lakeload.destinations.reference import Destination
 from lakeload.destinations.registry import resolve_destination, resolve_staging
 from lakeload.destinations.state_types import PipelineState
+from lakeload.errors import PipelineNotActive
 from lakeload.kernel.filesystem.safe_paths import check_dataset_name, check_pipeline_name
 from lakeload.runtime.early_runs import EarlyRuns
 from lakeload.runtime.info import LoadInfo, PackageInfo
@@ -103,6 +105,22 @@ class Pipeline:
     def _holding_lock(self, repair: bool = False) -> AbstractContextManager[None]:
         """The working folder's lock around a step (`holds_lock`), state another process saved meanwhile read."""
         return self._maintenance.holding_lock(repair)
+
+    # -- the active pipeline (`lakeload.current.pipeline()`, dlt's) -------------------------------
+    @property
+    def is_active(self) -> bool:
+        """Whether this is the active pipeline: the one created, attached, run or activated last."""
+        return context_is_active(self)
+
+    def activate(self) -> None:
+        """Make this the active pipeline (creating, attaching and running a pipeline activate it too)."""
+        activate(self)
+
+    def deactivate(self) -> None:
+        """Leave no pipeline active; `PipelineNotActive` when this one is not the active one (dlt's)."""
+        if not self.is_active:
+            raise PipelineNotActive(self.pipeline_name)
+        deactivate()
 
     # -- what the parts hold -----------------------------------------------------------------------
     @property

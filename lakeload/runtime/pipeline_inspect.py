@@ -125,7 +125,8 @@ def package_info(storage: PipelineStorage, load_id: str) -> PackageInfo:
             package = read_json(path)
             return PackageInfo(load_id, package["schema_name"], dict(package.get("row_counts", {})),
                                list(package.get("files", [])), state=stage, created_at=package.get("created_at"),
-                               schema_update=package.get("schema_update", {}))
+                               schema_update=package.get("schema_update", {}),
+                               completed_at=storage.completed_at(load_id) if stage == LOADED else None)
     path = os.path.join(storage.package_dir(EXTRACTED, load_id), "manifest.json")
     if os.path.exists(path):
         return _extracted_info(load_id, read_json(path), storage.package_dir(EXTRACTED, load_id))

@@ -199,7 +199,7 @@ class Steps:
                 PackageInfo(load_id, result.schema_name, result.row_counts, [dict(f) for f in result.files],
                             result.replaced_tables,
                             load_seconds=result.elapsed or time.perf_counter() - started, created_at=package.get("created_at"),
-                            schema_update=package.get("schema_update", {}))
+                            schema_update=package.get("schema_update", {}), completed_at=self._storage.completed_at(load_id))
             )
         info.finish(self._spark.stage_seconds)
         return info

@@ -31,6 +31,7 @@ from dataclasses import dataclass
 from typing import Any, cast
 
 import orjson
+import pendulum
 
 from lakeload.destinations.impl.filesystem import state_files
 from lakeload.destinations.state_types import PipelineState
@@ -47,6 +48,7 @@ EXTRACTING, EXTRACTED, NORMALIZING, NORMALIZED, LOADED = (
     "normalized",
     "loaded",
 )
+COMPLETED_FILE = "completed_at"  # in a loaded package: when its load completed (ISO timestamp)
 
 
 def new_load_id() -> str:
@@ -193,11 +195,27 @@ class PipelineStorage:
         return target
 
     def complete(self, load_id: str) -> None:
-        """A loaded package keeps its package.json as the record of the load; its data files go."""
-        shutil.rmtree(os.path.join(self.package_dir(NORMALIZED, load_id), "data"), ignore_errors=True)
+        """A loaded package keeps its package.json as the record of the load, and when it completed
+        (`completed_at`); its data files go."""
+        package_dir = self.package_dir(NORMALIZED, load_id)
+        shutil.rmtree(os.path.join(package_dir, "data"), ignore_errors=True)
         if self.working is not None:
             remove_tree(f"{self.working.url}/{load_id}", self.working)
+        with open(os.path.join(package_dir, COMPLETED_FILE), "w") as f:
+            f.write(pendulum.now("UTC").isoformat())
         self.move(load_id, NORMALIZED, LOADED)
+
+    def completed_at(self, load_id: str) -> pendulum.DateTime | None:
+        """When the package `load_id` completed its load (dlt's `completed_at`); None while it is not loaded. A package
+        loaded before lakeload recorded it gives its folder's modification time."""
+        package_dir = self.package_dir(LOADED, load_id)
+        path = os.path.join(package_dir, COMPLETED_FILE)
+        if os.path.isfile(path):
+            with open(path) as f:
+                parsed = pendulum.parse(f.read().strip())
+            if isinstance(parsed, pendulum.DateTime):
+                return parsed
+        return pendulum.from_timestamp(os.path.getmtime(package_dir)) if os.path.isdir(package_dir) else None
 
     def discard(self, stage: str, load_id: str) -> None:
         shutil.rmtree(self.package_dir(stage, load_id), ignore_errors=True)
