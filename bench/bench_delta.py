@@ -3,7 +3,8 @@
 `upsert`) and lakeload (Spark executors write, delta-rs / pyiceberg commit).
 
 ``--formats delta,iceberg`` runs every scenario on each table format; with both, the lakeload append to Iceberg is
-also put beside its append to Delta.
+also put beside its append to Delta. ``--formats duckdb`` runs them into each tool's DuckDB destination instead (a
+database file in the run's folder; ``upsert`` is dlt's default there, ``delete-insert``).
 
 Scenarios, each tool in its own fresh subprocess, on the same generated events (``lakeload/demo/events.py``):
 
@@ -82,7 +83,7 @@ def _dlt_stages(spec: dict[str, Any], pipeline: Any, events: Any, hints: dict[st
     import dlt
 
     t0 = time.perf_counter()
-    table_format = None if spec["scenario"] == "scd2" else spec.get("format", "delta")
+    table_format = None if spec["scenario"] == "scd2" or spec.get("format") == "duckdb" else spec.get("format", "delta")
     pipeline.extract(dlt.resource(events, name=base.RESOURCE_NAME, table_format=table_format, **hints))
     t1 = time.perf_counter()
     pipeline.normalize(workers=spec["workers"])
@@ -98,7 +99,7 @@ def _lakeload_stages(pipeline: Any, events: Any, hints: dict[str, Any], fmt: str
     import lakeload
 
     t0 = time.perf_counter()
-    pipeline.extract(lakeload.resource(events, name=base.RESOURCE_NAME, table_format=fmt, **hints))
+    pipeline.extract(lakeload.resource(events, name=base.RESOURCE_NAME, table_format=None if fmt == "duckdb" else fmt, **hints))
     t1 = time.perf_counter()
     pipeline.normalize()
     t2 = time.perf_counter()
@@ -124,7 +125,8 @@ def child(spec: dict[str, Any]) -> dict[str, Any]:
     bucket, pipes = Path(spec["bucket"]), Path(spec["pipelines_dir"])
     hints: dict[str, Any] = {}
     if scenario == "upsert":
-        hints = {"write_disposition": {"disposition": "merge", "strategy": "upsert"}, "primary_key": PRIMARY_KEY}
+        strategy = "delete-insert" if spec.get("format") == "duckdb" else "upsert"
+        hints = {"write_disposition": {"disposition": "merge", "strategy": strategy}, "primary_key": PRIMARY_KEY}
     if scenario == "scd2":
         hints = {"write_disposition": {"disposition": "merge", "strategy": "scd2"}}
     batches = [base.generate_events(n, spec["seed"])]
@@ -141,7 +143,7 @@ def child(spec: dict[str, Any]) -> dict[str, Any]:
         import dlt
 
         destination = dlt.destinations.filesystem("file://" + str(bucket))
-        if scenario == "scd2":
+        if scenario == "scd2" or spec.get("format") == "duckdb":
             bucket.mkdir(parents=True, exist_ok=True)
             destination = dlt.destinations.duckdb(str(bucket / "dlt.duckdb"))
         pipeline = dlt.pipeline("bench_delta_dlt", destination=destination, dataset_name=base.DATASET, pipelines_dir=str(pipes))
@@ -154,8 +156,12 @@ def child(spec: dict[str, Any]) -> dict[str, Any]:
         spark = get_spark()
         if spec.get("input") == "frame":
             batches = [_as_frame(spark, batch, bucket.parent / f"batch{i}.jsonl") for i, batch in enumerate(batches)]
-        pipeline = lakeload.pipeline("bench_delta_ll", destination=lakeload.destinations.filesystem(str(bucket)),
-                                     dataset_name=base.DATASET, pipelines_dir=str(pipes), progress="log")
+        destination = lakeload.destinations.filesystem(str(bucket))
+        if spec.get("format") == "duckdb":
+            bucket.mkdir(parents=True, exist_ok=True)
+            destination = lakeload.destinations.duckdb(str(bucket / "dlt.duckdb"))
+        pipeline = lakeload.pipeline("bench_delta_ll", destination=destination, dataset_name=base.DATASET,
+                                     pipelines_dir=str(pipes), progress="log")
         runs = [_lakeload_stages(pipeline, batch, hints, spec.get("format", "delta")) for batch in batches]
         version = "lakeload"
     total_s = time.perf_counter() - started
@@ -164,7 +170,7 @@ def child(spec: dict[str, Any]) -> dict[str, Any]:
         "tool": tool, "version": version, "scenario": scenario, "events": n, "runs": runs, "input": spec.get("input", "records"),
         "format": spec.get("format", "delta"),
         "total_s": total_s, "driver_peak_rss_mb": peak_rss_mb,
-        "counts": _duckdb_counts(bucket / "dlt.duckdb") if tool == "dlt" and scenario == "scd2" else _counts(bucket),
+        "counts": _duckdb_counts(bucket / "dlt.duckdb") if (bucket / "dlt.duckdb").exists() else _counts(bucket),
     }
 
 
@@ -259,7 +265,7 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--events", default="100000")
     parser.add_argument("--tools", default="dlt,lakeload")
     parser.add_argument("--scenarios", default="append,upsert")
-    parser.add_argument("--formats", default="delta", help="delta, iceberg or both (delta,iceberg)")
+    parser.add_argument("--formats", default="delta", help="delta, iceberg, duckdb (a DuckDB destination), or several")
     parser.add_argument("--dlt-workers", type=int, default=2)
     parser.add_argument("--seed", type=int, default=0)
     parser.add_argument("--input", choices=("records", "frame"), default="records", help="lakeload's input (dlt: records)")
