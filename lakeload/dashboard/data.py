@@ -67,11 +67,11 @@ class PipelineView:
         return cls(folder, folder.attach(folder.destination()))
 
     def bucket_url(self) -> str:
-        """The bucket the dashboard reads (the one the pipeline last loaded to), its password masked."""
+        """The bucket (or database) the dashboard reads (the one the pipeline last loaded to), its password masked."""
         from lakeload.config.credentials import url_without_password
 
         destination = self.pipeline.destination
-        url = getattr(destination, "bucket_url", None) or destination.configuration(self.folder.name).bucket_url
+        url = getattr(destination, "bucket_url", None) or destination.location(self.folder.name)
         return url_without_password(str(url))
 
     def query(self, sql: str) -> tuple[list[str], list[tuple[Any, ...]]]:

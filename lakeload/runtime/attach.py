@@ -73,12 +73,16 @@ def attach(
 
 
 def recorded_destination(storage: PipelineStorage, stages: tuple[str, ...] = (LOADED, NORMALIZED, EXTRACTED)) -> Any:
-    """The filesystem destination the newest package of `stages` was made for, or None: a sink cannot be rebuilt
+    """The filesystem (or DuckDB) destination the newest package of `stages` was made for, or None: a sink cannot be rebuilt
     from a record, nor a bucket URL whose password the record masks (`sftp://me:***@host`). Its credentials
     resolve from configuration, as for a destination given a bucket URL only."""
     from lakeload.destinations.impl.filesystem.factory import filesystem
 
     record = newest_record(storage, stages)
+    if record and record.get("destination_type") == "duckdb" and record.get("bucket_url") not in (None, "", ":memory:"):
+        from lakeload.destinations.impl.duckdb.factory import duckdb
+
+        return duckdb(record["bucket_url"], destination_name=record.get("destination_name"))  # (the database file)
     if not record or record.get("destination_type") != "filesystem" or not record.get("bucket_url"):
         return None
     if ":***@" in record["bucket_url"]:

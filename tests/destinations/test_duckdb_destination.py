@@ -235,3 +235,18 @@ def test_staging_filesystem_loads_from_the_bucket(in_tmp: Path, bucket_kind: Any
     assert all(s.split("/")[1].startswith(f"{load_id}.") and s.endswith(".parquet") for s in staged)
     with pytest.raises(lakeload.errors.ConfigurationError, match="staging= is for a database destination"):
         lakeload.pipeline("bad", destination=bucket_kind.destination(), staging="filesystem")
+
+
+def test_the_dashboard_and_the_cli_read_the_database(in_tmp: Path) -> None:
+    """The dashboard's data layer and `lakeload pipeline ... info` find the database the pipeline last loaded to."""
+    from lakeload.dashboard.data import PipelineView
+
+    p = lakeload.pipeline("dash", destination="duckdb", dataset_name="mydata", pipelines_dir=str(in_tmp / "p"))
+    p.run([{"id": 1, "tags": ["a", "b"]}], table_name="users")
+    view = PipelineView.open("dash", str(in_tmp / "p"))
+    assert view.bucket_url() == str(in_tmp / "dash.duckdb")
+    assert view.query("SELECT count(*) FROM users__tags")[1] == [(2,)]
+    assert [r["rows"] for r in view.rows_per_load()] == [1] and len(view.load_history()) == 1
+    shown = subprocess.run([sys.executable, "-m", "lakeload.cli", "pipeline", "dash", "info", "--pipelines-dir", str(in_tmp / "p")],
+                           capture_output=True, text=True, timeout=120)
+    assert shown.returncode == 0 and f"duckdb 'duckdb' at {in_tmp / 'dash.duckdb'}" in shown.stdout, shown.stdout + shown.stderr
