@@ -3,7 +3,7 @@ layers. Imports nothing from lakeload but `schema` and `errors`.
 
 It also mirrors what user code imports from `dlt.common`, so that a dlt script runs with `import lakeload as dlt`
 and `lakeload.common` in place of `dlt.common`: `typing` (dlt's type aliases), `json`, `pendulum`, `time`,
-`logger`, `runtime.signals`, `schema` and `schema.typing`, `utils`, and here `pendulum`, `json`, `Decimal`,
+`logger`, `runtime.signals`, `schema` and `schema.typing`, `utils`, `configuration.providers`, and here `pendulum`, `json`, `Decimal`,
 `logger` and `sleep`, imported on first use. lakeload's own modules do not use these names.
 
 >>> from lakeload.common import Decimal, json, pendulum

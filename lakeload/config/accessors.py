@@ -105,6 +105,23 @@ class _Accessor:
                 self[key] = value
             yield
 
+    @staticmethod
+    def register_provider(provider: Any) -> None:
+        """Read `provider` (a `lakeload.common.configuration.providers.CustomLoaderDocProvider`) after every other
+        place, as dlt's `config.register_provider`; `lakeload.config` and `lakeload.secrets` share the providers.
+
+        >>> import lakeload
+        >>> from lakeload.common.configuration.providers import CustomLoaderDocProvider
+        >>> from lakeload.config.providers import registered_only
+        >>> with registered_only():
+        ...     lakeload.config.register_provider(CustomLoaderDocProvider("doc", lambda: {"a": {"b": 1}}))
+        ...     lakeload.config["a.b"]
+        1
+        """
+        from lakeload.config.providers import register_provider
+
+        register_provider(provider)
+
     def describe(self) -> str:
         """Where this accessor looks, highest precedence first (never values)."""
         from lakeload.config.resolver import documents

@@ -2,7 +2,8 @@
 
 Precedence, highest first: explicit argument > environment variable > values set in code with
 `lakeload.secrets[...] = v` > `.lakeload/secrets.toml` > values set with `lakeload.config[...] = v` >
-`.lakeload/config.toml` > `~/.lakeload/secrets.toml` > `~/.lakeload/config.toml`. Keys are tried from the
+`.lakeload/config.toml` > `~/.lakeload/secrets.toml` > `~/.lakeload/config.toml` > the providers registered with
+`lakeload.config.register_provider(...)`, in the order registered (`lakeload.config.providers`). Keys are tried from the
 most specific to the least, as dlt does: when a pipeline name is given, the pipeline-scoped keys
 (`<PIPELINE>__DESTINATION__FILESYSTEM__BUCKET_URL`, `[<pipeline>.destination.filesystem]`) in every provider
 first, then the others, each with fewer sections in turn (`DESTINATION__BUCKET_URL`, `BUCKET_URL`). Under
@@ -20,7 +21,7 @@ from collections.abc import Iterator, Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
-from lakeload.config import known_keys, memory, unknown_keys
+from lakeload.config import known_keys, memory, providers, unknown_keys
 from lakeload.config.coercion import coerce_text, coerce_value, flat_text  # noqa: F401  (flat_text, coerce_text: re-exported)
 from lakeload.config.open_types import ConfigTree, CredentialFields
 from lakeload.config.toml_reader import parse_toml, read_toml_bytes
@@ -110,7 +111,8 @@ class Document:
 
 
 def documents(files: list[str] | None = None) -> list[Document]:
-    """The TOML files (`toml_files()` unless given) and the values set in code, in precedence order."""
+    """The TOML files (`toml_files()` unless given) and the values set in code, in precedence order, then the
+    providers registered with `lakeload.config.register_provider` (in the order registered, as dlt reads them)."""
     files = toml_files() if files is None else files
     docs = [Document(path, _read_toml(path), os.path.basename(path) == "secrets.toml") for path in files]
     in_code = [Document("set in code: lakeload.secrets", memory.tree(True), True),
@@ -118,7 +120,13 @@ def documents(files: list[str] | None = None) -> list[Document]:
     first_config = next((i for i, doc in enumerate(docs) if not doc.secrets), len(docs))
     docs.insert(first_config, in_code[1])
     docs.insert(0, in_code[0])
+    docs += [Document(provider_origin(p.name), p.document, p.supports_secrets) for p in providers.registered()]
     return [doc for doc in docs if doc.tree]
+
+
+def provider_origin(name: str) -> str:
+    """How a registered provider is named as a value's source."""
+    return f"provider {name}"
 
 
 _parsed: dict[str, tuple[bytes, ConfigTree]] = {}  # path -> (content, tables): a lookup per item stays cheap

@@ -18,6 +18,7 @@ from typing import Any
 
 from lakeload.config.credentials import MASK, is_secret_key, mask_value, url_without_password
 from lakeload.config.lines import ConfigLine
+from lakeload.config.providers import registered
 from lakeload.config.resolver import Resolved, resolve, resolve_section, toml_files
 from lakeload.config.source_lines import source_lines
 from lakeload.config.unknown_keys import render_unknown, unknown_configuration
@@ -207,4 +208,9 @@ def render_configuration(
     else:
         out.append("TOML files read: none (looked for .lakeload/secrets.toml, .lakeload/config.toml, "
                    "~/.lakeload/secrets.toml, ~/.lakeload/config.toml)")
+    custom = registered()
+    if custom:
+        out.append("Providers registered in code (read after the TOML files, in this order):")
+        out += [f"  {p.name}" + (f" ({', '.join(p.locations)})" if p.locations else "")
+                + ("" if p.supports_secrets else " (no secrets)") for p in custom]
     return "\n".join(out)
