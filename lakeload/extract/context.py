@@ -32,6 +32,7 @@ class ExtractContext:
     resource_name: str = ""
     sources_state: dict[str, SourceState] = field(default_factory=dict)  # dlt's state["sources"], a working copy
     spark_session: Callable[[], SparkSession] | None = None
+    merge_strategies: tuple[str, ...] | None = None  # the destination's, when it refuses a plain table's other merges
 
     def resource_state(self) -> ResourceState:
         """This resource's state, dlt's `state["sources"][<schema>]["resources"][<resource>]`, created on first use."""

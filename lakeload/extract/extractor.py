@@ -158,7 +158,7 @@ def extract_resources(
                 if contracts is not None and name in contracts.skipped:
                     continue  # a `discard_row` contract on new tables: the items are dropped
                 if name not in written:
-                    check_merge_strategy(tables[name])
+                    check_merge_strategy(tables[name], context.merge_strategies if context is not None else None)
                 count = writer.write_items(name, items) if page else _write_one(writer, name, one)
                 result.items[name] = result.items.get(name, 0) + count
                 written.add(name)

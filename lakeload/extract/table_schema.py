@@ -118,7 +118,7 @@ def merge_supported(table: TTable) -> bool:
     return not capabilities.merge_strategies or capabilities.supports_merge(strategy)
 
 
-def check_merge_strategy(table: TTable) -> None:
+def check_merge_strategy(table: TTable, destination_strategies: tuple[str, ...] | None = None) -> None:
     """Refuse a merge strategy the table's format does not implement.
 
     Extract calls it when the table gets its first item, as dlt refuses it: defining the resource (or
@@ -135,7 +135,16 @@ def check_merge_strategy(table: TTable) -> None:
         )
     if replaces_partitions(table):
         _check_partition_replace(table)
-    if table.get("write_disposition") != "merge" or merge_supported(table):
+    if table.get("write_disposition") != "merge":
+        return
+    strategy = table.get("x-merge-strategy") or DEFAULT_MERGE_STRATEGY
+    if destination_strategies is not None and not table.get("table_format") and strategy not in destination_strategies:
+        raise ExtractError(
+            f"Table '{table['name']}': the '{strategy}' merge strategy is not supported by this destination; supported "
+            f"strategies: {', '.join(repr(s) for s in destination_strategies)}. Give the resource one of them, or load "
+            "it as a Delta or Iceberg table of the filesystem destination, which has every strategy."
+        )
+    if merge_supported(table):
         return
     table_format = table["table_format"]
     supported = _capabilities(table).merge_strategies

@@ -132,6 +132,14 @@ class PipelineSettings:
         except ConfigurationError:
             return None
 
+    def refused_merges_but(self) -> tuple[str, ...] | None:
+        """The merge strategies of a destination that refuses a plain table's others (None: any is taken, an
+        unsupported one appended, as dlt's filesystem does)."""
+        if self.destination is None:
+            return None
+        capabilities = self.destination.capabilities()
+        return None if capabilities.merge_falls_back_to_append else capabilities.supported_merge_strategies
+
     def preferred_format(self) -> str:
         """The loader file format when none is asked for: the destination's preferred one."""
         return self.destination.capabilities().preferred_loader_file_format if self.destination else "jsonl"

@@ -70,7 +70,7 @@ class Steps:
         naming = settings.schema_naming(stored)
         contracts = root_contracts(data, resources, overrides, stored)
         context = ExtractContext(settings.pipeline_name, schema_name, sources_state=copy.deepcopy(state.get("sources", {})),
-                                 spark_session=self._spark.session)
+                                 spark_session=self._spark.session, merge_strategies=settings.refused_merges_but())
         plan = plan_refresh(stored, context.sources_state, refresh, schema_name,
                             [r.name for r in resources]) if refresh else None
         staged: PipelineState = {}

@@ -250,3 +250,14 @@ def test_the_dashboard_and_the_cli_read_the_database(in_tmp: Path) -> None:
     shown = subprocess.run([sys.executable, "-m", "lakeload.cli", "pipeline", "dash", "info", "--pipelines-dir", str(in_tmp / "p")],
                            capture_output=True, text=True, timeout=120)
     assert shown.returncode == 0 and f"duckdb 'duckdb' at {in_tmp / 'dash.duckdb'}" in shown.stdout, shown.stdout + shown.stderr
+
+
+def test_a_merge_strategy_duckdb_lacks_is_refused_at_extract(in_tmp: Path) -> None:
+    """As dlt refuses it: at `run()`'s extract, before any package is made, so nothing stays pending."""
+    p = lakeload.pipeline("scd", destination="duckdb", dataset_name="mydata", pipelines_dir=str(in_tmp / "p"))
+    history = lakeload.resource([{"id": 1}], name="history", write_disposition={"disposition": "merge", "strategy": "scd2"})
+    with pytest.raises(PipelineStepFailed, match="'scd2' merge strategy is not supported by this destination.*'delete-insert'"):
+        p.run(history)
+    assert not p.list_extracted_load_packages() and not p.list_normalized_load_packages()
+    p.run([{"id": 2}], table_name="other")  # the next run is not blocked
+    assert rows(in_tmp / "scd.duckdb", "SELECT id FROM other") == [(2,)]

@@ -47,7 +47,7 @@ class duckdb(Destination):  # noqa: N801 - dlt's factory name
         """dlt's capabilities of its DuckDB destination, as far as lakeload loads them: Parquet files, no table formats."""
         found = DestinationCapabilities(
             preferred_loader_file_format="parquet", supported_loader_file_formats=("parquet",), supported_table_formats=(),
-            supported_merge_strategies=("delete-insert", "upsert", "insert-only"),
+            supported_merge_strategies=("delete-insert", "upsert", "insert-only"), merge_falls_back_to_append=False,
             supported_replace_strategies=("truncate-and-insert",), max_identifier_length=65536,
             has_case_sensitive_identifiers=False,  # (DuckDB keeps the case it is given, but matches names without it)
         )
