@@ -52,12 +52,32 @@ class Source:
             ) from None
 
     def __iter__(self) -> Iterator[Any]:
-        """The records of the selected resources (pages flattened), each parent iterated once, as dlt's `list(source)`."""
+        """The records of the selected resources (pages flattened), each parent iterated once, as dlt's `list(source)`.
+
+        Plain resources are taken in turns, one yielded item (or page) each, as dlt's default round robin does;
+        with transformers or parallelized resources, as the extract evaluates them (`lakeload.extract.graph`).
+
+        >>> import lakeload
+        >>> list(Source("s", {"a": lakeload.resource([1, 2], name="a"), "b": lakeload.resource([10, 20], name="b")}))
+        [1, 10, 2, 20]
+        """
         from lakeload.extract.graph import evaluate
         from lakeload.extract.resource import page_items
 
-        for _res, item in evaluate(list(self.selected_resources.values())):
-            yield from page_items(item)
+        resources = list(self.selected_resources.values())
+        if any(r.is_transformer or r.parallelized for r in resources):
+            for _res, item in evaluate(resources):
+                yield from page_items(item)
+            return
+        running = [r.iterate() for r in resources]
+        while running:
+            for iterator in list(running):
+                try:
+                    item = next(iterator)
+                except StopIteration:
+                    running.remove(iterator)
+                    continue
+                yield from page_items(item)
 
     def __or__(self, other: Any) -> Resource:
         """`source | transformer`: the transformer is fed every record of the source's selected resources."""
