@@ -12,7 +12,10 @@ again. A package whose load id `_dlt_loads` already holds is not loaded twice ("
 from __future__ import annotations
 
 import contextlib
+import json
 import logging
+import os
+import sys
 from collections.abc import Iterator
 from dataclasses import replace
 from typing import TYPE_CHECKING, Any, cast
@@ -29,12 +32,14 @@ from lakeload.destinations.reference import (
     Destination,
     JobClientBase,
     LoadContext,
+    LoadJob,
     LoadPackage,
     LoadResult,
     register_job_client,
 )
-from lakeload.errors import DestinationError
+from lakeload.errors import DestinationError, LakeloadError
 from lakeload.kernel.normalize.row_ids import random_row_id
+from lakeload.load.duckdb_child import DuckDbJob, DuckDbLoadSpec, load_in_child
 from lakeload.load.duckdb_writes import TreeWrite
 from lakeload.schema.schema import Schema
 
@@ -42,6 +47,7 @@ if TYPE_CHECKING:
     from lakeload.destinations.state_types import PipelineState
 
 logger = logging.getLogger("lakeload.load")
+CHILD_BYTES = 8 * 1024 * 1024  # packages bigger than this are loaded by a child process (`duckdb_child`)
 LOADS, VERSION, STATE = "_dlt_loads", "_dlt_version", "_dlt_pipeline_state"
 
 
@@ -80,11 +86,8 @@ class DuckDbJobClient(JobClientBase):
     def restore(self) -> tuple[PipelineState | None, list[Schema]]:
         """The newest pipeline state of this pipeline and the newest version of each schema, when the database has
         them (dlt's state sync); a database not made yet has none."""
-        if self.path != MEMORY and self.destination.connection() is None:
-            import os
-
-            if not os.path.exists(self.path):
-                return None, []
+        if self.path != MEMORY and self.destination.connection() is None and not os.path.exists(self.path):
+            return None, []
         with self.connect() as connection:
             if not self._has_table(connection, STATE):
                 return None, []
@@ -115,34 +118,59 @@ class DuckDbJobClient(JobClientBase):
     def load_package(self, package: LoadPackage) -> LoadResult:
         if package.stored_schema is None:
             raise DestinationError(f"Load package {package.load_id} has no schema; the DuckDB destination cannot load it.")
-        schema = Schema.from_dict(package.stored_schema)
         package = self._staged(package) if self.context.staging is not None else package
+        if self._in_child(package):
+            load_in_child(self._child_spec(package))
+            return package.result()
         with self.connect() as connection:
             if self.context.staging is not None:
                 self._register_staging(connection)
-            connection.begin()
-            try:
-                self._ensure_system_tables(connection, schema)
-                if connection.execute(f"SELECT 1 FROM {self._table(LOADS)} WHERE load_id = ?", [package.load_id]).fetchone():
-                    logger.info("DuckDB %s already holds load %s; not loading it again", self.path, package.load_id)
-                    connection.rollback()
-                    return package.result()
-                self._refresh(connection, package)
-                self._ensure_tables(connection, schema, package)
-                for root in self._roots(schema, package):
-                    TreeWrite(connection, self.dataset, schema, root, package).run()
-                self._store_version(connection, schema)
-                if package.state:
-                    self._store_state(connection, package.state, package.load_id)
-                connection.execute(
-                    f"INSERT INTO {self._table(LOADS)} VALUES (?, ?, 0, ?, ?)",
-                    [package.load_id, schema.name, pendulum.now("UTC"), schema.version_hash],
-                )
-                connection.commit()
-            except BaseException:
-                connection.rollback()
-                raise
+            self.load_in(connection, package)
         return package.result()
+
+    def load_in(self, connection: duckdb.DuckDBPyConnection, package: LoadPackage) -> None:
+        """The package's transaction (see the module docstring) on an open connection."""
+        assert package.stored_schema is not None
+        schema = Schema.from_dict(package.stored_schema)
+        connection.begin()
+        try:
+            self._ensure_system_tables(connection, schema)
+            if connection.execute(f"SELECT 1 FROM {self._table(LOADS)} WHERE load_id = ?", [package.load_id]).fetchone():
+                logger.info("DuckDB %s already holds load %s; not loading it again", self.path, package.load_id)
+                connection.rollback()
+                return
+            self._refresh(connection, package)
+            self._ensure_tables(connection, schema, package)
+            for root in self._roots(schema, package):
+                TreeWrite(connection, self.dataset, schema, root, package).run()
+            self._store_version(connection, schema)
+            if package.state:
+                self._store_state(connection, package.state, package.load_id)
+            connection.execute(
+                f"INSERT INTO {self._table(LOADS)} VALUES (?, ?, 0, ?, ?)",
+                [package.load_id, schema.name, pendulum.now("UTC"), schema.version_hash],
+            )
+            connection.commit()
+        except BaseException:
+            connection.rollback()
+            raise
+
+    def _in_child(self, package: LoadPackage) -> bool:
+        """Whether a big package is loaded by a child process, so that DuckDB's buffers stay out of the driver: a
+        database file (not a given connection), files on local disk, more than `CHILD_BYTES` of them."""
+        if self.destination.connection() is not None or self.path == MEMORY:
+            return False
+        if not all(os.path.exists(job.path) for job in package.jobs):
+            return False
+        return sum(os.path.getsize(job.path) for job in package.jobs) > CHILD_BYTES
+
+    def _child_spec(self, package: LoadPackage) -> DuckDbLoadSpec:
+        return DuckDbLoadSpec(
+            database=self.path, dataset=self.dataset, pipeline_name=self.context.pipeline_name, load_id=package.load_id,
+            schema_name=package.schema_name, stored_schema=package.stored_schema or {},  # type: ignore[typeddict-item]
+            tables=dict(package.tables), row_counts=dict(package.row_counts), state=package.state, refresh=package.refresh,
+            jobs=[DuckDbJob(table_name=j.table_name, path=j.path, file_format=j.file_format, rows=j.rows) for j in package.jobs],
+        )
 
     # -- staging -----------------------------------------------------------------------------------
     def _staging_client(self) -> FilesystemClient:
@@ -247,3 +275,33 @@ class DuckDbJobClient(JobClientBase):
 
 
 register_job_client("duckdb", DuckDbJobClient)
+
+
+def _load_spec(spec: DuckDbLoadSpec) -> None:
+    jobs = [LoadJob(j["table_name"], j["path"], j["file_format"], j["rows"]) for j in spec["jobs"]]
+    package = LoadPackage(spec["load_id"], spec["schema_name"], spec["tables"], jobs, spec["row_counts"],
+                          read_rows=lambda job: iter(()), stored_schema=spec["stored_schema"],  # type: ignore[arg-type]
+                          state=spec["state"], refresh=spec["refresh"])
+    context = LoadContext(spec["pipeline_name"], spec["dataset"], spark=lambda: None, storage=None)
+    client = DuckDbJobClient(DuckDbDestination(spec["database"]), context)
+    with client.connect() as connection:
+        client.load_in(connection, package)
+
+
+def main(argv: list[str]) -> int:
+    """The child of `lakeload.load.duckdb_child.load_in_child`: load the package its spec file describes."""
+    with open(argv[0]) as handle:
+        spec: DuckDbLoadSpec = json.load(handle)
+    try:
+        _load_spec(spec)
+    except LakeloadError as exc:
+        print(json.dumps({"error": type(exc).__name__, "message": str(exc)}))
+        return 1
+    except Exception as exc:  # noqa: BLE001 - reported to the parent, which raises it as a DestinationError
+        print(json.dumps({"error": type(exc).__name__, "message": f"{type(exc).__name__}: {exc}"}))
+        return 1
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main(sys.argv[1:]))

@@ -261,3 +261,41 @@ def test_a_merge_strategy_duckdb_lacks_is_refused_at_extract(in_tmp: Path) -> No
     assert not p.list_extracted_load_packages() and not p.list_normalized_load_packages()
     p.run([{"id": 2}], table_name="other")  # the next run is not blocked
     assert rows(in_tmp / "scd.duckdb", "SELECT id FROM other") == [(2,)]
+
+
+def test_a_big_package_is_loaded_by_a_child_process(in_tmp: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Above `CHILD_BYTES` of files a package is loaded by a child process (DuckDB's buffers out of the driver): the
+    same transaction, the same rows; a failure there (a database another process holds) is a named error, the
+    package stays pending and loads next time."""
+    import lakeload.load.duckdb_loader as loader
+
+    monkeypatch.setattr(loader, "CHILD_BYTES", 0)
+    started: list[list[str]] = []
+    real_run = subprocess.run
+
+    def spy(args: Any, *rest: Any, **kwargs: Any) -> Any:
+        if "lakeload.load.duckdb_loader" in list(args):
+            started.append(list(args))
+        return real_run(args, *rest, **kwargs)
+
+    monkeypatch.setattr(subprocess, "run", spy)
+    p = lakeload.pipeline("child", destination="duckdb", dataset_name="mydata", pipelines_dir=str(in_tmp / "p"))
+    for load in merge_loads():
+        p.run(lakeload.resource(load, name="users", primary_key="id", write_disposition="merge",
+                                columns={"ts": {"dedup_sort": "desc"}, "deleted": {"hard_delete": True, "data_type": "bool"}}))
+    assert len(started) == 3
+    assert rows(in_tmp / "child.duckdb", "SELECT id, v FROM users") == [(0, 1), (1, 2), (3, 1), (4, 3), (5, 1), (9, 2)]
+    p.extract([{"id": 7}], table_name="later")
+    p.normalize()
+    holder = subprocess.Popen([sys.executable, "-c", "import duckdb, sys, time; c = duckdb.connect(sys.argv[1]); "
+                               "print('held', flush=True); time.sleep(60)", str(in_tmp / "child.duckdb")],
+                              stdout=subprocess.PIPE, text=True)
+    try:
+        assert holder.stdout is not None and holder.stdout.readline().strip() == "held"
+        with pytest.raises((PipelineStepFailed, DestinationError), match="child.duckdb.*one process"):
+            p.load()
+    finally:
+        holder.kill()
+        holder.wait()
+    p.load()
+    assert rows(in_tmp / "child.duckdb", "SELECT id FROM later") == [(7,)]
