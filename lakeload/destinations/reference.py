@@ -143,6 +143,7 @@ class LoadPackage:
     stored_schema: TStoredSchema | None = field(default=None, repr=False)  # the package's whole schema (dlt's dict)
     refresh: RefreshPlan | None = field(default=None, repr=False)  # what `refresh=` drops or empties first
     state: PipelineState | None = field(default=None, repr=False)  # the pipeline state it carries, when it changed
+    root_tables: list[str] = field(default_factory=list)  # the root tables its resources make (a replace without rows empties its)
 
     def rows(self, job: LoadJob) -> Iterator[TRow]:
         """The job's rows, one dict each, streamed from its file."""

@@ -159,6 +159,8 @@ def merged_hints(current: TableHints, given: dict[str, Any]) -> TableHints:
             merged["model"] = None  # new `columns` replace a pydantic model (a model given again sets it again)
         if key in KEY_HINTS:
             merged[key] = key_list(value)
+            if key == "primary_key":
+                merged["raw_primary_key"] = value  # as given: an incremental hashes "id" and ["id"] differently
         elif key in EMPTY_REMOVES and not value and not callable(value):
             merged[key] = None
         elif key == "columns" and merged.get("columns") and not callable(value):

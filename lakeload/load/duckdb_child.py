@@ -41,6 +41,7 @@ class DuckDbLoadSpec(TypedDict):
     row_counts: dict[str, int]
     state: Any
     refresh: Any
+    root_tables: list[str]
     jobs: list[DuckDbJob]
 
 

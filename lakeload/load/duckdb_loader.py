@@ -169,6 +169,7 @@ class DuckDbJobClient(JobClientBase):
             database=self.path, dataset=self.dataset, pipeline_name=self.context.pipeline_name, load_id=package.load_id,
             schema_name=package.schema_name, stored_schema=package.stored_schema or {},  # type: ignore[typeddict-item]
             tables=dict(package.tables), row_counts=dict(package.row_counts), state=package.state, refresh=package.refresh,
+            root_tables=list(package.root_tables),
             jobs=[DuckDbJob(table_name=j.table_name, path=j.path, file_format=j.file_format, rows=j.rows) for j in package.jobs],
         )
 
@@ -242,8 +243,8 @@ class DuckDbJobClient(JobClientBase):
 
     def _roots(self, schema: Schema, package: LoadPackage) -> list[Any]:
         roots = dict.fromkeys(schema.root_table_of(job.table_name)["name"] for job in package.jobs if job.table_name in schema.tables)
-        roots.update(dict.fromkeys(name for name, t in schema.tables.items() if not t.get("parent")
-                                   and t.get("write_disposition") == "replace" and name in package.tables))
+        roots.update(dict.fromkeys(name for name in package.root_tables  # a replace without rows empties its tables
+                                   if name in schema.tables and schema.tables[name].get("write_disposition") == "replace"))
         return [schema.tables[n] for n in roots if not n.startswith("_dlt_")]
 
     def _refresh(self, connection: duckdb.DuckDBPyConnection, package: LoadPackage) -> None:
@@ -281,7 +282,7 @@ def _load_spec(spec: DuckDbLoadSpec) -> None:
     jobs = [LoadJob(j["table_name"], j["path"], j["file_format"], j["rows"]) for j in spec["jobs"]]
     package = LoadPackage(spec["load_id"], spec["schema_name"], spec["tables"], jobs, spec["row_counts"],
                           read_rows=lambda job: iter(()), stored_schema=spec["stored_schema"],  # type: ignore[arg-type]
-                          state=spec["state"], refresh=spec["refresh"])
+                          state=spec["state"], refresh=spec["refresh"], root_tables=spec["root_tables"])
     context = LoadContext(spec["pipeline_name"], spec["dataset"], spark=lambda: None, storage=None)
     client = DuckDbJobClient(DuckDbDestination(spec["database"]), context)
     with client.connect() as connection:

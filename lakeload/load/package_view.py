@@ -36,6 +36,7 @@ def load_package_view(storage: PipelineStorage, load_id: str) -> LoadPackage:
         stored_schema=package["schema"],
         state=package.get("state"),
         refresh=package.get("refresh"),
+        root_tables=list(package.get("root_tables") or []),
     )
 
 

@@ -299,3 +299,23 @@ def test_a_big_package_is_loaded_by_a_child_process(in_tmp: Path, monkeypatch: p
         holder.wait()
     p.load()
     assert rows(in_tmp / "child.duckdb", "SELECT id FROM later") == [(7,)]
+
+
+def test_a_replace_table_is_emptied_only_by_a_run_of_its_own_resource(in_tmp: Path) -> None:
+    """A run of another resource leaves a `replace` table as it is; its own resource yielding nothing does what dlt
+    does to it."""
+    for lib, name in ((lakeload, "ours"), (dlt, "theirs")):
+        p = lib.pipeline(pipeline_name=name, destination="duckdb", dataset_name="mydata", pipelines_dir=str(in_tmp / f"p_{name}"))
+
+        def snapshot(items: list[dict[str, Any]], lib: Any = lib) -> Any:
+            return lib.resource(items, name="snapshot", write_disposition="replace")
+
+        def events(items: list[dict[str, Any]], lib: Any = lib) -> Any:
+            return lib.resource(items, name="events", write_disposition="append")
+
+        p.run([snapshot([{"k": 1, "xs": [1]}]), events([{"e": 1}])])
+        p.run(events([{"e": 2}]))
+        assert rows(in_tmp / f"{name}.duckdb", "SELECT k FROM snapshot") == [(1,)], name
+        p.run(snapshot([]))
+    for sql in ("SELECT k FROM snapshot", "SELECT value FROM snapshot__xs", "SELECT e FROM events"):
+        assert rows(in_tmp / "ours.duckdb", sql) == rows(in_tmp / "theirs.duckdb", sql), sql

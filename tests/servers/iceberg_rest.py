@@ -47,5 +47,5 @@ def iceberg_rest_catalog(tmp_path_factory: pytest.TempPathFactory) -> Iterator[R
             raise RuntimeError(f"the REST catalog server did not start: {line}{log.read_text()[-4000:]}")
         yield RestCatalogServer(f"http://127.0.0.1:{port}", token, database)
     finally:
-        process.terminate()
+        process.kill()  # (SIGTERM may be ignored: a test worker's children can inherit that disposition)
         process.wait(timeout=30)

@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import json
 import re
+import signal
 import sys
 import threading
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
@@ -169,6 +170,7 @@ def _carry_out(catalogs: Catalogs, method: str, pattern: str, parts: dict[str, s
 
 
 def serve(port: int, database: str, warehouse: str, token: str | None) -> None:
+    signal.signal(signal.SIGTERM, signal.SIG_DFL)  # stoppable by SIGTERM whatever the parent's disposition
     catalogs = Catalogs(database, warehouse)
 
     class Handler(BaseHTTPRequestHandler):
