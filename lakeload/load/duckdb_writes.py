@@ -13,6 +13,7 @@ Loaded and deleted ids are kept in temporary tables of the transaction; no row p
 
 from __future__ import annotations
 
+import re
 from typing import TYPE_CHECKING, Any
 
 from lakeload.destinations.impl.duckdb.sql import complete_columns, ident, parquet_source, select_list
@@ -40,7 +41,7 @@ class TreeWrite:
         tree = [t for t in schema.nested_tables_of(root["name"]) if complete_columns(t)]
         self.tree = sorted(tree, key=self._depth)  # parents first
         self.files = {t["name"]: [j.path for j in package.jobs if j.table_name == t["name"]] for t in self.tree}
-        self.temp = f"__lakeload_{package.load_id.replace('.', '_')}_{root['name']}"
+        self.temp = re.sub(r"\W", "_", f"__lakeload_{package.load_id}_{root['name']}")  # temporary tables' prefix
 
     def _depth(self, table: TTable) -> int:
         depth, parent = 0, table.get("parent")

@@ -319,3 +319,13 @@ def test_a_replace_table_is_emptied_only_by_a_run_of_its_own_resource(in_tmp: Pa
         p.run(snapshot([]))
     for sql in ("SELECT k FROM snapshot", "SELECT value FROM snapshot__xs", "SELECT e FROM events"):
         assert rows(in_tmp / "ours.duckdb", sql) == rows(in_tmp / "theirs.duckdb", sql), sql
+
+
+def test_a_merge_into_a_table_whose_name_needs_quoting(in_tmp: Path) -> None:
+    """`duck_case` keeps names as given: a merge into "My Users" (its temporary tables named safely)."""
+    p = lakeload.pipeline("quoted", destination=lakeload.destinations.duckdb(naming_convention="duck_case"),
+                          dataset_name="mydata", pipelines_dir=str(in_tmp / "p"))
+    for rows_in in ([{"User Id": 1, "v": 1, "Pets": ["a"]}], [{"User Id": 1, "v": 2, "Pets": ["b", "c"]}]):
+        p.run(lakeload.resource(rows_in, name="My Users", primary_key="User Id", write_disposition="merge"))
+    assert rows(in_tmp / "quoted.duckdb", 'SELECT "User Id", v FROM "My Users"') == [(1, 2)]
+    assert rows(in_tmp / "quoted.duckdb", 'SELECT value FROM "My Users__Pets"') == [("b",), ("c",)]
