@@ -10,7 +10,7 @@
 ...     root_uri="path/to/deltalake", storage_options=LocalConfig(), schema="iris")})
 
 Tables live at `<root_uri>/<schema>/<table>`; credentials come from the storage config and, for what it
-leaves unset, from lakeload's own configuration. See README "Dagster".
+leaves unset, from lakeload's own configuration. See docs/dagster.md.
 """
 
 from __future__ import annotations

@@ -74,7 +74,7 @@ def _mixed_class(base: type[PipelineStepFailed], cause: type[LakeloadError]) -> 
 def step_failed(step: str, load_id: str | None, message: str, cause: BaseException | None = None) -> PipelineStepFailed:
     """The `PipelineStepFailed` of `step`, also an instance of the step's own error (`LoadError` for load, ...)
     and of `cause`'s class when that is a `LakeloadError` (whose attributes it carries too): dlt users catch
-    `PipelineStepFailed`, lakeload's README shows `except DeltaConflictError:`, and both must work.
+    `PipelineStepFailed`, lakeload's docs (docs/operations.md) show `except DeltaConflictError:`, and both must work.
 
     >>> isinstance(step_failed("load", "1795296531.14", "bucket gone"), LoadError)
     True

@@ -5,7 +5,7 @@ each field makes one column (its name normalized, its type from `arrow_types.dat
 map fields are `json` columns keeping their Arrow type, never flattened into child tables), in field order.
 The rows keep their Arrow values and types: the file is written batch by batch with the table's column order
 (columns only other items had are null), then lakeload's `_dlt_load_id` and `_dlt_id` (which dlt adds only
-when configured: a deliberate difference, README "Coming from dlt"). Nothing but the schema additions and
+when configured: a deliberate difference, docs/coming-from-dlt.md). Nothing but the schema additions and
 file metadata goes back to the driver. A split under a schema contract takes the record path instead.
 """
 
