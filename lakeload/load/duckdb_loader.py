@@ -40,7 +40,7 @@ from lakeload.destinations.reference import (
 from lakeload.errors import DestinationError, LakeloadError
 from lakeload.kernel.normalize.row_ids import random_row_id
 from lakeload.load.duckdb_child import DuckDbJob, DuckDbLoadSpec, load_in_child
-from lakeload.load.duckdb_writes import TreeWrite
+from lakeload.load.duckdb_writes import TreeWrite, has_table
 from lakeload.schema.schema import Schema
 
 if TYPE_CHECKING:
@@ -89,7 +89,7 @@ class DuckDbJobClient(JobClientBase):
         if self.path != MEMORY and self.destination.connection() is None and not os.path.exists(self.path):
             return None, []
         with self.connect() as connection:
-            if not self._has_table(connection, STATE):
+            if not has_table(connection, self.dataset, STATE):
                 return None, []
             row = connection.execute(
                 f"SELECT state FROM {self._table(STATE)} WHERE pipeline_name = ? ORDER BY created_at DESC LIMIT 1",
@@ -205,12 +205,6 @@ class DuckDbJobClient(JobClientBase):
     # -- parts -------------------------------------------------------------------------------------
     def _table(self, name: str) -> str:
         return f"{ident(self.dataset)}.{ident(name)}"
-
-    def _has_table(self, connection: duckdb.DuckDBPyConnection, name: str) -> bool:
-        found = connection.execute(
-            "SELECT 1 FROM information_schema.tables WHERE table_schema = ? AND table_name = ?", [self.dataset, name]
-        ).fetchone()
-        return found is not None
 
     def _ensure_system_tables(self, connection: duckdb.DuckDBPyConnection, schema: Schema) -> None:
         connection.execute(f"CREATE SCHEMA IF NOT EXISTS {ident(self.dataset)}")

@@ -156,7 +156,7 @@ class TreeWrite:
         self.connection.execute(f"CREATE TEMP TABLE {gone[root]} AS SELECT {ident(C_DLT_ID)} FROM {self._table(root)} WHERE {condition}")
         for position, table in enumerate(self.tree[1:], start=1):
             name, parent = table["name"], str(table.get("parent"))
-            if parent not in gone or not self._exists(name):
+            if parent not in gone or not has_table(self.connection, self.dataset, name):
                 continue
             gone[name] = f"{self.temp}_gone_{position}"
             self.connection.execute(
@@ -167,11 +167,13 @@ class TreeWrite:
             self.connection.execute(f"DELETE FROM {self._table(name)} WHERE {ident(C_DLT_ID)} IN (SELECT {ident(C_DLT_ID)} FROM {ids})")
             self.connection.execute(f"DROP TABLE {ids}")
 
-    def _exists(self, name: str) -> bool:
-        found: Any = self.connection.execute(
-            "SELECT 1 FROM information_schema.tables WHERE table_schema = ? AND table_name = ?", [self.dataset, name]
-        ).fetchone()
-        return found is not None
+
+def has_table(connection: duckdb.DuckDBPyConnection, dataset: str, name: str) -> bool:
+    """Whether the database has the table `name` in the schema `dataset`."""
+    found: Any = connection.execute(
+        "SELECT 1 FROM information_schema.tables WHERE table_schema = ? AND table_name = ?", [dataset, name]
+    ).fetchone()
+    return found is not None
 
 
 def _cols(columns: list[str]) -> str:

@@ -22,8 +22,6 @@ from __future__ import annotations
 import contextlib
 import logging
 import re
-from collections.abc import Iterator
-from typing import Any
 
 import duckdb
 import sqlglot
@@ -37,8 +35,8 @@ from lakeload.kernel.filesystem.layout import Layout
 from lakeload.kernel.filesystem.protocols import SFTP_PROTOCOLS
 from lakeload.schema.schema import Schema
 from lakeload.sql import delta_views
-from lakeload.sql.cursor import Cursor
-from lakeload.sql.errors import SqlClientError, SqlQueryError, TableNotFoundError
+from lakeload.sql.client_base import SqlClientBase
+from lakeload.sql.errors import SqlClientError, TableNotFoundError
 from lakeload.sql.views import (
     duckdb_path,
     list_table_files,
@@ -49,24 +47,9 @@ from lakeload.sql.views import (
 
 logger = logging.getLogger("lakeload.sql")
 _WORD = re.compile(r"[A-Za-z_][A-Za-z0-9_$]*")
-# string literals, quoted identifiers and comments are kept as they are when %s becomes ?
-_PLACEHOLDER_SCAN = re.compile(r"'(?:[^']|'')*'|\"(?:[^\"]|\"\")*\"|--[^\n]*|/\*.*?\*/|%%|%s", re.S)
 
 
-def to_duckdb_placeholders(sql: str) -> str:
-    """Turn DB-API `%s` placeholders into DuckDB's `?` (and `%%` into `%`), leaving literals alone.
-
-    >>> to_duckdb_placeholders("SELECT '%s', name FROM t WHERE id = %s AND n LIKE 'a%%'")
-    "SELECT '%s', name FROM t WHERE id = ? AND n LIKE 'a%%'"
-    """
-    def swap(match: re.Match[str]) -> str:
-        text = match.group(0)
-        return "?" if text == "%s" else "%" if text == "%%" else text
-
-    return _PLACEHOLDER_SCAN.sub(swap, sql)
-
-
-class FilesystemSqlClient:
+class FilesystemSqlClient(SqlClientBase):
     """SQL over the tables of one dataset in a bucket, through views in an in-memory DuckDB.
 
     Example (a bucket in a temporary folder, with one file of `users` as a load writes it):
@@ -98,11 +81,6 @@ class FilesystemSqlClient:
         self._iceberg_versions: dict[str, tuple[int, str]] | None = None  # Iceberg snapshots of the last completed load
 
     # -- tables -------------------------------------------------------------------------------------
-    @property
-    def table_names(self) -> list[str]:
-        """Tables that can be queried: data tables and `_dlt_*` tables with at least one typed column."""
-        return [name for name in self.schema.tables if self.schema.complete_columns(name)]
-
     def _lookup(self) -> dict[str, str]:
         return {name.lower(): name for name in self.table_names}
 
@@ -202,17 +180,6 @@ class FilesystemSqlClient:
             self._delta = {}
             self._versions = None
 
-    @property
-    def native_connection(self) -> duckdb.DuckDBPyConnection:
-        return self.open_connection()
-
-    def __enter__(self) -> FilesystemSqlClient:
-        self.open_connection()
-        return self
-
-    def __exit__(self, *exc: object) -> None:
-        self.close_connection()
-
     # -- views --------------------------------------------------------------------------------------
     def referenced_tables(self, sql: str) -> tuple[list[str], list[str]]:
         """Schema tables a query names, and names it qualifies with the dataset that the schema lacks.
@@ -291,23 +258,11 @@ class FilesystemSqlClient:
             delta_views.unregister(conn, previous)
 
     # -- queries ------------------------------------------------------------------------------------
-    def _error(self, sql: str, exc: Exception) -> Exception:
-        if isinstance(exc, duckdb.CatalogException):
-            match = re.search(r"Table with name (\S+) does not exist", str(exc))
-            if match and match.group(1).lower() not in self._lookup():
-                return TableNotFoundError(match.group(1), self.dataset_name, self.table_names)
-        return SqlQueryError(sql, f"{type(exc).__name__}: {exc}")
+    def _unknown_table(self, name: str) -> bool:
+        return name.lower() not in self._lookup()
 
-    @contextlib.contextmanager
-    def execute_query(self, sql: str, *args: Any) -> Iterator[Cursor]:
-        """Run a query (DB-API `%s` placeholders, values in `args`) and yield a :class:`Cursor`.
-
-        Example (`client` as in the class example)::
-
-            with client.execute_query("SELECT * FROM users WHERE id > %s", 2) as cursor:
-                df = cursor.df()
-        """
-        duck_sql = to_duckdb_placeholders(sql) if args else sql
+    def _query_connection(self, duck_sql: str) -> duckdb.DuckDBPyConnection:
+        """A cursor with the views of the tables `duck_sql` names (created first) and the Delta snapshots registered."""
         tables, missing = self.referenced_tables(duck_sql)
         if missing:
             raise TableNotFoundError(missing[0], self.dataset_name, self.table_names)
@@ -316,21 +271,7 @@ class FilesystemSqlClient:
         try:
             self._search_path(connection)
             delta_views.register(connection, self._delta)  # registrations are per connection
-            cursor = Cursor(connection, duck_sql, list(args), on_error=lambda _, exc: self._error(sql, exc))
         except BaseException:
             connection.close()
             raise
-        try:
-            yield cursor
-        finally:
-            cursor.close()
-
-    def execute_sql(self, sql: str, *args: Any) -> list[tuple[Any, ...]] | None:
-        """Run a statement and return all rows, or None when it returns none (DDL, SET, ...).
-
-        Example (`client` as in the class example)::
-
-            client.execute_sql("SELECT count(*) FROM users WHERE name = %s", "Alice")   # [(1,)]
-        """
-        with self.execute_query(sql, *args) as cursor:
-            return None if cursor.description is None else cursor.fetchall()
+        return connection

@@ -20,6 +20,22 @@ FORMATS = ["delta", "iceberg"]
 PARTITIONS = {"disposition": "replace", "strategy": "partitions"}
 
 
+@pytest.fixture
+def read_files(monkeypatch: pytest.MonkeyPatch) -> list[int]:
+    """The number of files each `MergeFiles.read` of a merge was given, in order (a merge's stored-row reads)."""
+    from lakeload.delta.merge_files import MergeFiles
+
+    counts: list[int] = []
+    original = MergeFiles.read
+
+    def counted(self: MergeFiles, target: Any, files: list[Any], *args: Any, **kwargs: Any) -> Any:
+        counts.append(len(files))
+        return original(self, target, files, *args, **kwargs)
+
+    monkeypatch.setattr(MergeFiles, "read", counted)
+    return counts
+
+
 def make_pipeline(bucket: Path, pipelines_dir: Path) -> lakeload.Pipeline:
     return lakeload.pipeline("rp", destination=lakeload.destinations.filesystem(str(bucket)), dataset_name="ds",
                              pipelines_dir=str(pipelines_dir))
@@ -91,21 +107,11 @@ def test_the_strategy_by_table_hint_and_apply_hints_and_refresh_drop_data(fmt: s
 
 @pytest.mark.parametrize("keys", [{"merge_key": "day"}, {"primary_key": "n"}], ids=["delete-insert-by-day", "upsert-by-id"])
 def test_merges_read_only_the_partitions_they_load(
-    keys: dict[str, str], bucket: Path, pipelines_dir: Path, monkeypatch: pytest.MonkeyPatch
+    keys: dict[str, str], bucket: Path, pipelines_dir: Path, read_files: list[int]
 ) -> None:
     """A merge matches rows by the identity partition columns beside its keys (Delta's rule, on Iceberg too), so it
     reads the files of the partitions it loads only (Iceberg: each file's partition from its statistics; Delta:
     from its partition values); a record loaded into another partition is a new row."""
-    from lakeload.delta.merge_files import MergeFiles
-
-    read_files: list[int] = []
-    original = MergeFiles.read
-
-    def counted(self: MergeFiles, target: Any, files: list[Any], *args: Any, **kwargs: Any) -> Any:
-        read_files.append(len(files))
-        return original(self, target, files, *args, **kwargs)
-
-    monkeypatch.setattr(MergeFiles, "read", counted)
     p = make_pipeline(bucket, pipelines_dir)
     strategy = "delete-insert" if "merge_key" in keys else "upsert"
     for fmt in FORMATS:
@@ -127,21 +133,12 @@ def test_merges_read_only_the_partitions_they_load(
 
 
 def test_iceberg_transform_partitions_are_replaced_by_their_values(
-    bucket: Path, pipelines_dir: Path, monkeypatch: pytest.MonkeyPatch
+    bucket: Path, pipelines_dir: Path, read_files: list[int]
 ) -> None:
     """`month(at)` and `bucket(4, kind)`: a stored row goes when its month and bucket are those of a loaded row (computed
     on the executors), and only the files of those partitions are read."""
-    from lakeload.delta.merge_files import MergeFiles
     from lakeload.destinations.adapters import iceberg_adapter, iceberg_partition
 
-    read_files: list[int] = []
-    original = MergeFiles.read
-
-    def counted(self: MergeFiles, target: Any, files: list[Any], *args: Any, **kwargs: Any) -> Any:
-        read_files.append(len(files))
-        return original(self, target, files, *args, **kwargs)
-
-    monkeypatch.setattr(MergeFiles, "read", counted)
     p = make_pipeline(bucket, pipelines_dir)
 
     def monthly(rows: list[dict[str, Any]]) -> Any:
@@ -161,21 +158,12 @@ def test_iceberg_transform_partitions_are_replaced_by_their_values(
 
 
 def test_an_iceberg_upsert_whose_key_holds_a_transformed_column_reads_only_its_partitions(
-    bucket: Path, pipelines_dir: Path, monkeypatch: pytest.MonkeyPatch
+    bucket: Path, pipelines_dir: Path, read_files: list[int]
 ) -> None:
     """A primary key (id, at) on a table partitioned by day(at): a stored row matching a loaded one has its `at`, so
     its day; the merge reads the files of the loaded days only (the days computed on the executors)."""
-    from lakeload.delta.merge_files import MergeFiles
     from lakeload.destinations.adapters import iceberg_adapter, iceberg_partition
 
-    read_files: list[int] = []
-    original = MergeFiles.read
-
-    def counted(self: MergeFiles, target: Any, files: list[Any], *args: Any, **kwargs: Any) -> Any:
-        read_files.append(len(files))
-        return original(self, target, files, *args, **kwargs)
-
-    monkeypatch.setattr(MergeFiles, "read", counted)
     p = make_pipeline(bucket, pipelines_dir)
 
     def readings(rows: list[dict[str, Any]]) -> Any:

@@ -13,7 +13,7 @@ import pyarrow as pa
 import pytest
 from conftest import DATASET, PETS_PER_USER, dlt_load, make_client, users
 
-from lakeload.sql.client import to_duckdb_placeholders
+from lakeload.sql.client_base import to_duckdb_placeholders
 from lakeload.sql.errors import SqlClientError, SqlQueryError, TableNotFoundError
 
 EXPECTED_TYPES = {
