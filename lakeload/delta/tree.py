@@ -38,8 +38,9 @@ from lakeload.delta.merge import MergeJob
 from lakeload.delta.merge_repair import repair_nested
 from lakeload.delta.merge_scd2 import Scd2Job
 from lakeload.errors import TableWriteConflict
+from lakeload.schema.replace import replaces_partitions
 from lakeload.schema.scd2 import is_scd2
-from lakeload.schema.schema import replaces_partitions, table_write_disposition
+from lakeload.schema.schema import table_write_disposition
 
 if TYPE_CHECKING:
     from lakeload.delta.package_writer import PackageWriter

@@ -13,8 +13,9 @@ from lakeload.destinations.impl.filesystem.table_format import TableFormatCapabi
 from lakeload.errors import ExtractError
 from lakeload.extract.hints import TableHints, columns_dict
 from lakeload.schema.naming import NamingConvention
+from lakeload.schema.replace import replaces_partitions
 from lakeload.schema.scd2 import SCD2, add_scd2_hints
-from lakeload.schema.schema import columns_with_hint, replaces_partitions
+from lakeload.schema.schema import columns_with_hint
 from lakeload.schema.typing import TColumn, TTable, TTableReference
 from lakeload.user_warnings import warn_user
 

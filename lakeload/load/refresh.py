@@ -24,7 +24,8 @@ from lakeload.destinations.impl.filesystem.client import FilesystemClient
 from lakeload.destinations.impl.filesystem.state_file_names import parse_version_name
 from lakeload.destinations.impl.filesystem.table_format import TableRefresh, table_format
 from lakeload.kernel.filesystem.layout import Layout
-from lakeload.schema.schema import Schema, replaces_partitions
+from lakeload.schema.replace import replaces_partitions
+from lakeload.schema.schema import Schema
 from lakeload.storage.manifest import NormalizedPackage
 
 logger = logging.getLogger("lakeload.load")

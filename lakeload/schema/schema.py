@@ -15,6 +15,7 @@ from typing import Any, cast
 import orjson
 
 from lakeload.errors import TableNotFoundError
+from lakeload.schema.replace import replaces_partitions
 from lakeload.schema.typing import TColumn, TNormalizersConfig, TSchemaSettings, TStoredSchema, TTable
 
 ENGINE_VERSION = 11
@@ -154,17 +155,6 @@ def is_complete_column(column: TColumn) -> bool:
 
 
 ROOT_KEY_MERGE_STRATEGIES = frozenset({"upsert", "insert-only", "delete-insert", "cdc"})
-REPLACE_PARTITIONS = "partitions"  # the replace strategy (`x-replace-strategy`) replacing only the loaded partitions
-
-
-def replaces_partitions(table: TTable) -> bool:
-    """Whether a root table's replace overwrites only the partitions its load has rows in (lakeload's
-    `x-replace-strategy` "partitions"; dlt's strategies overwrite the whole table).
-
-    >>> replaces_partitions({"name": "ev", "write_disposition": "replace", "x-replace-strategy": "partitions", "columns": {}})
-    True
-    """
-    return table.get("write_disposition") == "replace" and cast(dict[str, Any], table).get("x-replace-strategy") == REPLACE_PARTITIONS
 
 
 def requires_root_key(schema: Schema, root: TTable, row_level_merge: bool = False) -> bool:
