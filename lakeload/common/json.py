@@ -29,6 +29,7 @@ from typing import IO, TYPE_CHECKING, Any
 
 import orjson
 
+from lakeload.common.utils import map_nested_values_in_place
 from lakeload.schema import dlt_typed_text
 
 __all__ = [
@@ -190,15 +191,13 @@ def _decoded(value: str) -> Any:
 
 def _untyped(obj: Any) -> Any:
     """`obj` with typed text decoded; dicts and lists are changed in place."""
-    if isinstance(obj, str):
-        return _decoded(obj)
-    if isinstance(obj, dict):
-        for key, value in obj.items():
-            obj[key] = _untyped(value)
-    elif isinstance(obj, list):
-        for index, value in enumerate(obj):
-            obj[index] = _untyped(value)
-    return obj
+    if isinstance(obj, (dict, list)):
+        return map_nested_values_in_place(_untyped_leaf, obj)
+    return _untyped_leaf(obj)
+
+
+def _untyped_leaf(value: Any) -> Any:
+    return _decoded(value) if isinstance(value, str) else value
 
 
 def typed_loadb(s: bytes | bytearray | memoryview) -> Any:
