@@ -19,14 +19,16 @@ _EXPORTS = {
     "FilesystemSqlClient": "lakeload.sql.client",
     "Cursor": "lakeload.sql.cursor",
     "Dataset": "lakeload.sql.dataset",
-    "Relation": "lakeload.sql.dataset",
+    "Relation": "lakeload.sql.relation",
     "RowCounts": "lakeload.sql.dataset",
+    "ColumnNotFoundError": "lakeload.sql.errors",
     "SqlClientError": "lakeload.sql.errors",
     "SqlQueryError": "lakeload.sql.errors",
     "TableNotFoundError": "lakeload.sql.errors",
 }
 
 __all__ = [
+    "ColumnNotFoundError",
     "Cursor",
     "Dataset",
     "FilesystemSqlClient",
@@ -40,8 +42,9 @@ __all__ = [
 if TYPE_CHECKING:
     from lakeload.sql.client import FilesystemSqlClient
     from lakeload.sql.cursor import Cursor
-    from lakeload.sql.dataset import Dataset, Relation, RowCounts
-    from lakeload.sql.errors import SqlClientError, SqlQueryError, TableNotFoundError
+    from lakeload.sql.dataset import Dataset, RowCounts
+    from lakeload.sql.errors import ColumnNotFoundError, SqlClientError, SqlQueryError, TableNotFoundError
+    from lakeload.sql.relation import Relation
 
 
 __getattr__ = lazy_getattr(__name__, _EXPORTS, globals())

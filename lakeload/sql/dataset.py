@@ -14,155 +14,22 @@ Example (after a run loaded `users` and its nested `pets`)::
 
 from __future__ import annotations
 
-from collections.abc import Iterator
+from collections.abc import Collection
 from typing import TYPE_CHECKING, Any
 
+from sqlglot import exp
+
 from lakeload.schema.schema import DLT_TABLE_PREFIX, Schema
-from lakeload.sql.client import FilesystemSqlClient
 from lakeload.sql.clients import SqlClient
-from lakeload.sql.errors import ColumnNotFoundError, TableNotFoundError
-from lakeload.sql.views import quote_ident, quote_literal
+from lakeload.sql.errors import TableNotFoundError
+from lakeload.sql.relation import Relation
+from lakeload.sql.relation_sql import DIALECT, column, has_placeholders, is_dialect, transpile
+
+__all__ = ["Dataset", "Relation", "RowCounts"]
 
 if TYPE_CHECKING:
     import pandas as pd
     import pyarrow as pa
-    from pyspark.sql import DataFrame, SparkSession
-
-
-class Relation:
-    """A table or a query of a dataset; nothing runs until rows are asked for.
-
-    Example (a dataset in a bucket; nothing is read here):
-        >>> from lakeload.destinations.impl.filesystem.client import FilesystemClient
-        >>> from lakeload.destinations.impl.filesystem.configuration import resolve_configuration
-        >>> from lakeload.kernel.filesystem.layout import Layout
-        >>> schema = Schema("crm")
-        >>> schema.update_table({"name": "users", "columns": {"id": {"name": "id", "data_type": "bigint"}}})
-        >>> config = resolve_configuration({"bucket_url": "memory://bucket"}, "filesystem", None)
-        >>> ds = Dataset(FilesystemSqlClient(FilesystemClient(config, "mydata"), schema, Layout.parse()))
-        >>> rel = ds.users.select("id").limit(3)
-        >>> rel.query
-        'SELECT "id" FROM "mydata"."users" LIMIT 3'
-    """
-
-    def __init__(self, dataset: Dataset, *, table: str | None = None, sql: str | None = None,
-                 args: tuple[Any, ...] = (), columns: tuple[str, ...] | None = None, limit: int | None = None) -> None:
-        if (table is None) == (sql is None):
-            raise ValueError("A relation has either a table or a query")
-        self._dataset = dataset
-        self.table_name = table
-        self._sql = sql
-        self._args = args
-        self._columns = columns
-        self._limit = limit
-
-    @property
-    def query(self) -> str:
-        """The SQL this relation runs."""
-        if self.table_name is not None:
-            source = f"{quote_ident(self._dataset.dataset_name)}.{quote_ident(self.table_name)}"
-        else:
-            source = f"({self._sql}) AS _lakeload_query"
-        if self._columns is None and self._limit is None and self._sql is not None:
-            return self._sql
-        selected = ", ".join(quote_ident(c) for c in self._columns) if self._columns else "*"
-        limit = f" LIMIT {self._limit}" if self._limit is not None else ""
-        return f"SELECT {selected} FROM {source}{limit}"
-
-    def _derive(self, **changes: Any) -> Relation:
-        fields: dict[str, Any] = dict(table=self.table_name, sql=self._sql, args=self._args,
-                                      columns=self._columns, limit=self._limit)
-        fields.update(changes)
-        return Relation(self._dataset, **fields)
-
-    def select(self, *columns: str) -> Relation:
-        """Only these columns. Example: `ds.users.select("id", "name")`."""
-        if self.table_name is not None:
-            known = self._dataset.schema.complete_columns(self.table_name)
-            unknown = [c for c in columns if c not in known]
-            if unknown:
-                raise ColumnNotFoundError(unknown, self.table_name, list(known))
-        return self._derive(columns=tuple(columns))
-
-    def limit(self, n: int) -> Relation:
-        """At most `n` rows. Example: `ds.users.limit(10).df()`."""
-        return self._derive(limit=int(n))
-
-    def head(self, n: int = 5) -> Relation:
-        return self.limit(n)
-
-    @property
-    def columns(self) -> list[str]:
-        """Column names of the result."""
-        if self.table_name is not None:
-            return list(self._columns or self._dataset.schema.complete_columns(self.table_name))
-        with self._dataset.sql_client.execute_query(f"DESCRIBE {self.query}", *self._args) as cursor:
-            return [str(row[0]) for row in cursor.fetchall()]
-
-    # -- results ------------------------------------------------------------------------------------
-    def _run(self, method: str, *args: Any) -> Any:
-        with self._dataset.sql_client.execute_query(self.query, *self._args) as cursor:
-            return getattr(cursor, method)(*args)
-
-    def df(self, chunk_size: int | None = None) -> pd.DataFrame | None:
-        return self._run("df", chunk_size)
-
-    def arrow(self, chunk_size: int | None = None) -> pa.Table | None:
-        return self._run("arrow", chunk_size)
-
-    def fetchall(self) -> list[tuple[Any, ...]]:
-        return self._run("fetchall")  # type: ignore[no-any-return]
-
-    def fetchone(self) -> tuple[Any, ...] | None:
-        return self._run("fetchone")  # type: ignore[no-any-return]
-
-    def fetchmany(self, size: int | None = None) -> list[tuple[Any, ...]]:
-        return self._run("fetchmany", size)  # type: ignore[no-any-return]
-
-    def _iter(self, method: str, chunk_size: int) -> Iterator[Any]:
-        with self._dataset.sql_client.execute_query(self.query, *self._args) as cursor:
-            yield from getattr(cursor, method)(chunk_size)
-
-    def iter_fetch(self, chunk_size: int) -> Iterator[list[tuple[Any, ...]]]:
-        return self._iter("iter_fetch", chunk_size)
-
-    def iter_df(self, chunk_size: int) -> Iterator[pd.DataFrame]:
-        return self._iter("iter_df", chunk_size)
-
-    def iter_arrow(self, chunk_size: int) -> Iterator[pa.Table]:
-        return self._iter("iter_arrow", chunk_size)
-
-    def row_count(self) -> int:
-        """Number of rows. Example: `ds.users.row_count()` -> `8`."""
-        source = self.query
-        with self._dataset.sql_client.execute_query(f"SELECT COUNT(*) FROM ({source}) AS _c", *self._args) as cursor:
-            row = cursor.fetchone()
-        return int(row[0]) if row else 0
-
-    def spark(self, spark: SparkSession | None = None) -> DataFrame:
-        """A Spark DataFrame of this relation.
-
-        A table relation is read by Spark from the table's files (local buckets with `spark.read`, others on
-        the executors through fsspec); a query relation runs in DuckDB and its Arrow result is handed to Spark.
-        """
-        from lakeload.sql.spark_read import read_table
-
-        if spark is None:
-            from lakeload.spark.session import get_spark
-
-            spark = get_spark()
-        client = self._dataset.sql_client
-        if self.table_name is None or not isinstance(client, FilesystemSqlClient):  # (a database: its Arrow result)
-            return spark.createDataFrame(self.arrow())
-        frame = read_table(spark, client, self.table_name)
-        if self._columns:
-            frame = frame.select(*self._columns)
-        if self._limit is not None:
-            frame = frame.limit(self._limit)
-        return frame
-
-    def __repr__(self) -> str:
-        return f"Relation({self.query!r})"
 
 
 class RowCounts(list[tuple[str, int]]):
@@ -206,11 +73,29 @@ class Dataset:
         names = self.sql_client.table_names
         return [n for n in names if not n.startswith(DLT_TABLE_PREFIX)] + [n for n in names if n.startswith(DLT_TABLE_PREFIX)]
 
-    def table(self, name: str) -> Relation:
-        """The relation of one table; `TableNotFoundError` when the schema has no such table."""
+    def table(self, name: str, *, load_ids: Collection[str] | None = None) -> Relation:
+        """The relation of one table; `TableNotFoundError` when the schema has no such table. With `load_ids`,
+        only the rows of these loads (`Relation.from_loads`)."""
         if name not in self.sql_client.table_names:
             raise TableNotFoundError(name, self.dataset_name, self.tables)
-        return Relation(self, table=name)
+        relation = Relation(self, table=name)
+        return relation.from_loads(load_ids) if load_ids else relation
+
+    def loads_table(self) -> Relation:
+        """The `_dlt_loads` table."""
+        return self.table("_dlt_loads")
+
+    def load_ids(self, schema_name: str | None = None) -> list[str]:
+        """Ids of the loads of a schema (the dataset's by default) in `_dlt_loads`, oldest first."""
+        rows = (self.loads_table().where("schema_name", "eq", schema_name or self.schema.name)
+                .select("load_id").order_by("load_id").fetchall())
+        return [str(row[0]) for row in rows]
+
+    def latest_load_id(self, schema_name: str | None = None) -> str | None:
+        """The newest load id of a schema (the dataset's by default), or None before the first load."""
+        found = self.loads_table().where("schema_name", "eq", schema_name or self.schema.name).select("load_id").max()
+        value = found.fetchscalar()
+        return None if value is None else str(value)
 
     def __getitem__(self, name: str) -> Relation:
         return self.table(name)
@@ -220,12 +105,20 @@ class Dataset:
             raise AttributeError(name)
         return self.table(name)
 
-    def query(self, sql: str, *args: Any) -> Relation:
-        """A relation over SQL (DB-API `%s` placeholders). Example: `ds.query("SELECT * FROM users WHERE id = %s", 1)`."""
+    def query(self, sql: str | exp.Query, *args: Any, query_dialect: str | None = None) -> Relation:
+        """A relation over SQL text (DB-API `%s` placeholders, values in `args`) or a sqlglot query, in DuckDB's
+        dialect, or in `query_dialect` (a sqlglot dialect such as "bigquery"; dlt passes it as the one argument
+        after a query without placeholders). Example: `ds.query("SELECT * FROM users WHERE id = %s", 1)`."""
+        if query_dialect is None and len(args) == 1 and isinstance(sql, str) and is_dialect(args[0]) \
+                and not has_placeholders(sql):
+            query_dialect, args = args[0], ()
+        if query_dialect and isinstance(sql, str):
+            sql = transpile(sql, query_dialect)
         return Relation(self, sql=sql, args=args)
 
-    def __call__(self, sql: str, *args: Any) -> Relation:
-        return self.query(sql, *args)
+    def __call__(self, sql: str | exp.Query, *args: Any, query_dialect: str | None = None) -> Relation:
+        """`query()`."""
+        return self.query(sql, *args, query_dialect=query_dialect)
 
     def row_counts(self, *, data_tables: bool = True, dlt_tables: bool = False, table_names: list[str] | None = None,
                    load_id: str | None = None) -> RowCounts:
@@ -247,13 +140,16 @@ class Dataset:
             selected = [n for n in selected if "_dlt_load_id" in self.schema.complete_columns(n)]
         if not selected:
             return RowCounts()
-        where = f" WHERE _dlt_load_id = {quote_literal(load_id)}" if load_id is not None else ""
-        parts = [
-            f"SELECT {quote_literal(name)} AS table_name, COUNT(*) AS row_count "
-            f"FROM {quote_ident(self.dataset_name)}.{quote_ident(name)}{where}"
-            for name in selected
-        ]
-        rows = self.sql_client.execute_sql(" UNION ALL ".join(parts)) or []
+        parts: list[exp.Select] = []
+        for name in selected:
+            count = exp.select(exp.alias_(exp.Literal.string(name), "table_name"),
+                               exp.alias_(exp.Count(this=exp.Star()), "row_count")).from_(
+                exp.table_(name, db=self.dataset_name, quoted=True))
+            parts.append(count.where(column("_dlt_load_id").eq(exp.Literal.string(load_id))) if load_id is not None else count)
+        union: exp.Query = parts[0]
+        for part in parts[1:]:
+            union = union.union(part, distinct=False)
+        rows = self.sql_client.execute_sql(union.sql(dialect=DIALECT)) or []
         counts = {str(t): int(n) for t, n in rows}
         return RowCounts((name, counts[name]) for name in selected)
 

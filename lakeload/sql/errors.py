@@ -36,7 +36,8 @@ class ColumnNotFoundError(_LookupError):
     def __init__(self, columns: list[str], table: str, available: list[str]) -> None:
         self.columns = columns
         self.table = table
-        super().__init__(f"Columns {columns} are not in table '{table}'. Columns: {available}")
+        super().__init__(f"Columns {columns} are not in table '{table}'. Columns: {available}. Fix: use these names "
+                         "(the schema's names: normalized, e.g. snake_case; joined columns are `<alias>__<column>`)")
 
 
 class InvalidArgumentError(SqlClientError, ValueError):
