@@ -71,7 +71,8 @@ def isolated_config(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:
 
     for name in list(os.environ):
         upper = name.upper()
-        if upper.startswith(("DESTINATION__", "NORMALIZE__", "DATA_WRITER__", "RUNTIME__", "SPARK__", "EXTRACT__", "SOURCES__")) or (
+        if upper.startswith(("DESTINATION__", "NORMALIZE__", "DATA_WRITER__", "RUNTIME__", "SPARK__", "EXTRACT__", "SOURCES__",
+                             "SCHEMA__", "LOAD__")) or (
             "__DESTINATION__" in upper or "__SOURCES__" in upper
         ):
             monkeypatch.delenv(name, raising=False)

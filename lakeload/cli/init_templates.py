@@ -1,14 +1,15 @@
-"""The scripts `lakeload init <source> filesystem` writes: one runnable pipeline per source kind.
+"""The scripts `lakeload init <source> <destination>` writes: one runnable pipeline per source kind.
 
 Each template is a complete script (`python <source>_pipeline.py` runs it as written on the embedded local
-Spark); `{table_format_arg}` becomes `, table_format="delta"` with `--table-format delta`.
+Spark); `{destination}` is `filesystem` or `duckdb`, `{where}` says where the data goes, and `{table_format_arg}`
+becomes `, table_format="delta"` with `--table-format delta`.
 """
 
 from __future__ import annotations
 
-GENERATOR = '''"""A Python generator loaded with lakeload (made by `lakeload init generator filesystem`).
+GENERATOR = '''"""A Python generator loaded with lakeload (made by `lakeload init generator {destination}`).
 
-Run it: python generator_pipeline.py   (the bucket and its credentials are in .lakeload/*.toml)
+Run it: python generator_pipeline.py   ({where})
 """
 
 import lakeload
@@ -30,17 +31,17 @@ def shop():
 
 
 if __name__ == "__main__":
-    pipeline = lakeload.pipeline("generator_pipeline", destination="filesystem", dataset_name="shop_data")
+    pipeline = lakeload.pipeline("generator_pipeline", destination="{destination}", dataset_name="shop_data")
     info = pipeline.run(shop())
     print(info)
     with pipeline.sql_client() as client:
         print(client.execute_sql("SELECT count(*) FROM orders"))
 '''
 
-FILESYSTEM = '''"""Files in a folder or bucket loaded with lakeload (made by `lakeload init filesystem filesystem`).
+FILESYSTEM = '''"""Files in a folder or bucket loaded with lakeload (made by `lakeload init filesystem {destination}`).
 
 Run it: python filesystem_pipeline.py   (reads the files of [sources.filesystem] bucket_url in .lakeload/config.toml;
-writes a sample file there first when it is a local folder without JSONL files)
+writes a sample file there first when it is a local folder without JSONL files; {where})
 """
 
 import json
@@ -65,16 +66,16 @@ if __name__ == "__main__":
     ):
         write_sample(SOURCE_FOLDER)
     files = filesystem(file_glob="*.jsonl", incremental=True)  # bucket_url from [sources.filesystem]
-    pipeline = lakeload.pipeline("filesystem_pipeline", destination="filesystem", dataset_name="files_data")
+    pipeline = lakeload.pipeline("filesystem_pipeline", destination="{destination}", dataset_name="files_data")
     info = pipeline.run((files | read_jsonl()).with_name("events"){run_table_format_arg})
     print(info)
     with pipeline.sql_client() as client:
         print(client.execute_sql("SELECT count(*) FROM events"))
 '''
 
-SPARK = '''"""A Spark DataFrame loaded with lakeload (made by `lakeload init spark filesystem`).
+SPARK = '''"""A Spark DataFrame loaded with lakeload (made by `lakeload init spark {destination}`).
 
-Run it: python spark_pipeline.py   (the DataFrame is written by Spark's executors; no row reaches the driver)
+Run it: python spark_pipeline.py   (the DataFrame is normalized by Spark's executors; {where})
 """
 
 import lakeload
@@ -82,7 +83,7 @@ from pyspark.sql import functions as F
 
 
 if __name__ == "__main__":
-    pipeline = lakeload.pipeline("spark_pipeline", destination="filesystem", dataset_name="spark_data")
+    pipeline = lakeload.pipeline("spark_pipeline", destination="{destination}", dataset_name="spark_data")
     frame = pipeline.spark.range(1000).select(F.col("id"), (F.col("id") % 7).alias("bucket"), F.current_timestamp().alias("at"))
     info = pipeline.run(lakeload.resource(frame, name="numbers"){run_table_format_arg})
     print(info)
@@ -90,9 +91,9 @@ if __name__ == "__main__":
         print(client.execute_sql("SELECT count(*) FROM numbers"))
 '''
 
-DEMO = '''"""lakeload's demo events (GitHub-like, nested) loaded with lakeload (made by `lakeload init demo filesystem`).
+DEMO = '''"""lakeload's demo events (GitHub-like, nested) loaded with lakeload (made by `lakeload init demo {destination}`).
 
-Run it: python demo_pipeline.py
+Run it: python demo_pipeline.py   ({where})
 """
 
 import lakeload
@@ -100,7 +101,7 @@ from lakeload.demo.events import generate_events
 
 
 if __name__ == "__main__":
-    pipeline = lakeload.pipeline("demo_pipeline", destination="filesystem", dataset_name="github_events")
+    pipeline = lakeload.pipeline("demo_pipeline", destination="{destination}", dataset_name="github_events")
     info = pipeline.run(lakeload.resource(generate_events(5000), name="events"), write_disposition="replace"{run_table_format_arg})
     print(info)
     with pipeline.sql_client() as client:

@@ -65,15 +65,17 @@ DLT_CREDENTIAL_KEYS = frozenset(
 )
 FILESYSTEM_KEYS = frozenset(
     {"bucket_url", "layout", "extra_placeholders", "credentials", "kwargs", "client_kwargs",
-     "deltalake_storage_options", "max_state_files", "always_refresh_views", "destination_type"}
+     "deltalake_storage_options", "max_state_files", "always_refresh_views", "destination_type",
+     # read by the DuckDB destination (a [destination.<name>] table has the same spec whatever its type)
+     "replace_strategy", "staging_dataset_name_layout", "enable_dataset_name_normalization"}
 )
 FILESYSTEM_FREE = frozenset({"kwargs", "client_kwargs", "deltalake_storage_options", "extra_placeholders"})
 DLT_FILESYSTEM_KEYS = frozenset(
     {"as_staging_destination", "config_kwargs", "current_datetime", "dataset_name", "default_schema_name",
-     "deltalake_configuration", "deltalake_streamed_exec", "destination_name", "enable_dataset_name_normalization",
+     "deltalake_configuration", "deltalake_streamed_exec", "destination_name",
      "environment", "iceberg_namespace_properties", "iceberg_table_properties", "iceberg_use_catalog_purge",
      "info_tables_query_threshold", "legacy_db_path", "local_dir", "pipeline_name", "pipeline_working_dir",
-     "read_only", "replace_strategy", "staging_dataset_name_layout", "warn_unsafe_layout_separators"}
+     "read_only", "warn_unsafe_layout_separators"}
 )
 # `[destination.<name>]` keys of the retry policy (see `lakeload.kernel.filesystem.retry.RetryPolicy`) -> its fields
 RETRY_KEYS = {
@@ -124,6 +126,17 @@ def root() -> Section:
             "normalize": Section(nested={"data_writer": data_writer}, strict=False, open_tables=True),
             "data_writer": data_writer,
             "pipeline": Section(frozenset({"lock", "lock_timeout"})),  # one run per working folder (runtime/lock.py)
+            "load": Section(  # dlt's [load]: lakeload reads truncate_staging_dataset (the DuckDB destination's staging)
+                frozenset({"truncate_staging_dataset"}),
+                dlt_keys=frozenset({"auto_abort_on_terminal_error", "parallelism_strategy", "pool_type", "raise_on_failed_jobs",
+                                    "raise_on_max_retries", "run_sleep", "start_method", "start_new_jobs_on_signal", "workers"}),
+                strict=False,
+            ),
+            "schema": Section(  # dlt's [schema]: the naming convention of new schemas
+                frozenset({"naming"}),
+                dlt_keys=frozenset({"allow_identifier_change_on_table_with_data", "json_normalizer", "use_break_path_on_normalize"}),
+                strict=False,
+            ),
             "iceberg_catalog": Section(  # dlt's keys (lakeload.iceberg.catalog); the config table goes to pyiceberg
                 frozenset({"iceberg_catalog_name", "iceberg_catalog_type", "iceberg_catalog_config"}),
                 frozenset({"iceberg_catalog_config"}),
@@ -134,7 +147,7 @@ def root() -> Section:
 
 
 # Top-level sections of dlt that lakeload does not read: never taken for a misspelled lakeload section.
-DLT_SECTIONS = frozenset({"runtime", "load", "schema", "pipelines", "providers", "dlthub", "telemetry", "tests"})
+DLT_SECTIONS = frozenset({"runtime", "pipelines", "providers", "dlthub", "telemetry", "tests"})
 
 
 def spec_at(sections: tuple[str, ...]) -> Section | None:

@@ -161,13 +161,14 @@ class LoadPackage:
 class LoadContext:
     """The pipeline a job client works for. `spark()` starts (or returns) the pipeline's session: call it only
     when the work needs Spark. `storage` is the pipeline's package storage (`lakeload.storage.PipelineStorage`);
-    `staging` the pipeline's staging bucket, if any."""
+    `staging` the pipeline's staging bucket, if any; `naming` the naming convention of the pipeline's new schemas."""
 
     pipeline_name: str
     dataset_name: str
     spark: Callable[[], Any]
     storage: Any
     staging: Destination | None = None  # the filesystem bucket a database destination loads from (`staging=`)
+    naming: str = "snake_case"
 
 
 class JobClient(Protocol):

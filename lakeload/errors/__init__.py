@@ -51,6 +51,7 @@ from lakeload.errors.steps import (
 from lakeload.errors.storage import (
     CannotRestorePipelineError,
     DamagedPackageFileError,
+    DatabaseUnavailableError,
     DeltaConflictError,
     DeltaLogDamagedError,
     DeltaTableNotFoundError,
@@ -92,6 +93,7 @@ __all__ = [
     "NormalizeError",
     "LoadError",
     "DamagedPackageFileError",
+    "DatabaseUnavailableError",
     "SparkSetupError",
     "WorkingUrlRequiredError",
     "PipelineStepFailed",

@@ -31,6 +31,20 @@ class StorageUnavailableError(DestinationError, LoadError):
     once the bucket answers."""
 
 
+class DatabaseUnavailableError(DestinationError, LoadError):
+    """A database file (the DuckDB destination's) cannot be opened or written: its folder does not exist, it is
+    read-only, it is not a database, or another process holds it (DuckDB lets one process write a database at a
+    time). `path` is the file, `reason` what was found; the message says the fix. A pending package stays
+    pending: the next run loads it."""
+
+    def __init__(self, path: str, reason: str, fix: str) -> None:
+        self.path, self.reason, self.fix = path, reason, fix
+        super().__init__(f"Cannot write the DuckDB database {path}: {reason}. Fix: {fix}")
+
+    def __reduce__(self) -> tuple[object, ...]:
+        return (type(self), (self.path, self.reason, self.fix))
+
+
 class TableConflictError(LoadError):
     """Another writer committed to the same table (Delta or Iceberg) first; the package stays pending and can be
     loaded again (`except TableConflictError:` catches both formats' conflicts)."""

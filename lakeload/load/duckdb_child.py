@@ -32,7 +32,10 @@ class DuckDbLoadSpec(TypedDict):
     """What the child needs to load one package (everything JSON)."""
 
     database: str
-    dataset: str
+    dataset: str  # the DuckDB schema names, as the parent's destination named them
+    staging_dataset: str
+    replace_strategy: str
+    truncate_staging: bool
     pipeline_name: str
     load_id: str
     schema_name: str

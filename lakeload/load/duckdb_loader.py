@@ -3,10 +3,15 @@ reader, in one transaction per package (no row passes through Python).
 
 In that transaction, in order: the dataset schema and dlt's system tables are created when missing; a package's
 `refresh` drops or empties its tables; each table is created, or gains its new columns (`ALTER TABLE ... ADD
-COLUMN`); each root table's tree is written as its write disposition says (`lakeload.load.duckdb_writes`); the
+COLUMN`); the trees that load through the staging dataset are put there (`lakeload.load.duckdb_staging`); each root
+table's tree is written as its write disposition says (`lakeload.load.duckdb_writes`); the
 schema version goes into `_dlt_version` (when not there yet), a changed state into `_dlt_pipeline_state`, and the
 load into `_dlt_loads`. A crash before the commit leaves the database as it was; the next run loads the package
 again. A package whose load id `_dlt_loads` already holds is not loaded twice ("did this load commit?").
+
+The dataset and its staging dataset are DuckDB schemas named as dlt names them (`duckdb.schema_names`); a database
+that cannot be opened or written is a `DatabaseUnavailableError` naming the file and the fix
+(`lakeload.destinations.impl.duckdb.connect`).
 """
 
 from __future__ import annotations
@@ -23,9 +28,10 @@ from typing import TYPE_CHECKING, Any, cast
 import duckdb
 import pendulum
 
+from lakeload.destinations.impl.duckdb.connect import connect, database_errors
 from lakeload.destinations.impl.duckdb.factory import MEMORY
 from lakeload.destinations.impl.duckdb.factory import duckdb as DuckDbDestination
-from lakeload.destinations.impl.duckdb.sql import add_columns, complete_columns, create_table, ident
+from lakeload.destinations.impl.duckdb.sql import complete_columns, create_table, ident
 from lakeload.destinations.impl.filesystem.client import FilesystemClient
 from lakeload.destinations.impl.filesystem.state_files import decode_state, encode_state
 from lakeload.destinations.reference import (
@@ -40,6 +46,7 @@ from lakeload.destinations.reference import (
 from lakeload.errors import DestinationError, LakeloadError
 from lakeload.kernel.normalize.row_ids import random_row_id
 from lakeload.load.duckdb_child import DuckDbJob, DuckDbLoadSpec, load_in_child
+from lakeload.load.duckdb_staging import StagingDataset, ensure_table, existing_columns, store_version
 from lakeload.load.duckdb_writes import TreeWrite, has_table
 from lakeload.schema.schema import Schema
 
@@ -57,26 +64,23 @@ class DuckDbJobClient(JobClientBase):
     def __init__(self, destination: Destination, context: LoadContext) -> None:
         self.destination = cast(DuckDbDestination, destination)
         self.context = context
-        self.dataset = context.dataset_name
-        self.path = self.destination.location(context.pipeline_name)
+        name = context.pipeline_name
+        self.dataset, self.staging_dataset = self.destination.schema_names(context.dataset_name, context.naming, name)
+        self.path = self.destination.location(name)
+        self.replace_strategy = self.destination.replace_strategy(name)
+        self.truncate_staging = self.destination.truncate_staging_dataset(name)
 
     @contextlib.contextmanager
-    def connect(self) -> Iterator[duckdb.DuckDBPyConnection]:
+    def connect(self, read_only: bool = False) -> Iterator[duckdb.DuckDBPyConnection]:
         """The given connection, or the database file opened for this work and closed after it."""
         given = self.destination.connection()
         if given is not None:
             yield given
             return
+        connection = connect(self.path, read_only)
         try:
-            connection = duckdb.connect(self.path)
-        except duckdb.Error as exc:
-            raise DestinationError(
-                f"Cannot open the DuckDB database {self.path}: {str(exc).splitlines()[0]}. DuckDB lets one process write a "
-                "database at a time: close the other process (or its connection) and run again, or load into another file "
-                "(credentials=...)."
-            ) from None
-        try:
-            yield connection
+            with database_errors(self.path):
+                yield connection
         finally:
             connection.close()
 
@@ -88,7 +92,7 @@ class DuckDbJobClient(JobClientBase):
         them (dlt's state sync); a database not made yet has none."""
         if self.path != MEMORY and self.destination.connection() is None and not os.path.exists(self.path):
             return None, []
-        with self.connect() as connection:
+        with self.connect(read_only=True) as connection:  # (a read-only file's state can be read)
             if not has_table(connection, self.dataset, STATE):
                 return None, []
             row = connection.execute(
@@ -112,14 +116,18 @@ class DuckDbJobClient(JobClientBase):
         with self.connect() as connection:
             connection.begin()
             self._ensure_system_tables(connection, schema)
-            self._store_version(connection, schema)
+            store_version(connection, self.dataset, schema)
             connection.commit()
 
     def load_package(self, package: LoadPackage) -> LoadResult:
         if package.stored_schema is None:
             raise DestinationError(f"Load package {package.load_id} has no schema; the DuckDB destination cannot load it.")
+        schema = Schema.from_dict(package.stored_schema)
+        if any(root.get("write_disposition") == "replace" for root in self._roots(schema, package)):
+            self.destination.check_replace_strategy(self.replace_strategy)
         package = self._staged(package) if self.context.staging is not None else package
         if self._in_child(package):
+            connect(self.path).close()  # (a database that cannot be opened: the named error here, not the child's)
             load_in_child(self._child_spec(package))
             return package.result()
         with self.connect() as connection:
@@ -139,11 +147,17 @@ class DuckDbJobClient(JobClientBase):
                 logger.info("DuckDB %s already holds load %s; not loading it again", self.path, package.load_id)
                 connection.rollback()
                 return
-            self._refresh(connection, package)
+            staging = StagingDataset(connection, self.staging_dataset, schema, self.replace_strategy)
+            self._refresh(connection, package, staging)
             self._ensure_tables(connection, schema, package)
-            for root in self._roots(schema, package):
-                TreeWrite(connection, self.dataset, schema, root, package).run()
-            self._store_version(connection, schema)
+            roots = self._roots(schema, package)
+            files = {name: [j.path for j in package.jobs if j.table_name == name] for name in schema.tables}
+            staged = staging.fill(roots, files)
+            for root in roots:
+                TreeWrite(connection, self.dataset, schema, root, package, self.staging_dataset if root["name"] in staged else None).run()
+            if self.truncate_staging:
+                staging.truncate()
+            store_version(connection, self.dataset, schema)
             if package.state:
                 self._store_state(connection, package.state, package.load_id)
             connection.execute(
@@ -167,6 +181,7 @@ class DuckDbJobClient(JobClientBase):
     def _child_spec(self, package: LoadPackage) -> DuckDbLoadSpec:
         return DuckDbLoadSpec(
             database=self.path, dataset=self.dataset, pipeline_name=self.context.pipeline_name, load_id=package.load_id,
+            staging_dataset=self.staging_dataset, replace_strategy=self.replace_strategy, truncate_staging=self.truncate_staging,
             schema_name=package.schema_name, stored_schema=package.stored_schema or {},  # type: ignore[typeddict-item]
             tables=dict(package.tables), row_counts=dict(package.row_counts), state=package.state, refresh=package.refresh,
             root_tables=list(package.root_tables),
@@ -211,22 +226,10 @@ class DuckDbJobClient(JobClientBase):
         for name in (LOADS, VERSION, STATE):
             connection.execute(create_table(self.dataset, schema.tables[name]))
 
-    def _existing_columns(self, connection: duckdb.DuckDBPyConnection, table: str) -> set[str] | None:
-        rows = connection.execute(
-            "SELECT column_name FROM information_schema.columns WHERE table_schema = ? AND table_name = ?", [self.dataset, table]
-        ).fetchall()
-        return {str(r[0]) for r in rows} if rows else None
-
     def _ensure_tables(self, connection: duckdb.DuckDBPyConnection, schema: Schema, package: LoadPackage) -> None:
         """Every table of the package's trees exists with every column of the schema (new columns added)."""
         for name in self._package_tables(schema, package):
-            table = schema.tables[name]
-            existing = self._existing_columns(connection, name)
-            if existing is None:
-                connection.execute(create_table(self.dataset, table))
-                continue
-            for statement in add_columns(self.dataset, name, [c for c in complete_columns(table) if c["name"] not in existing]):
-                connection.execute(statement)
+            ensure_table(connection, self.dataset, schema.tables[name])
 
     def _package_tables(self, schema: Schema, package: LoadPackage) -> list[str]:
         """The tables with files in the package, and every table of a tree the package replaces (emptied)."""
@@ -241,24 +244,16 @@ class DuckDbJobClient(JobClientBase):
                                    if name in schema.tables and schema.tables[name].get("write_disposition") == "replace"))
         return [schema.tables[n] for n in roots if not n.startswith("_dlt_")]
 
-    def _refresh(self, connection: duckdb.DuckDBPyConnection, package: LoadPackage) -> None:
+    def _refresh(self, connection: duckdb.DuckDBPyConnection, package: LoadPackage, staging: StagingDataset) -> None:
         plan = package.refresh
         if not plan:
             return
         for table in plan.get("dropped_tables", []):
             connection.execute(f"DROP TABLE IF EXISTS {self._table(table['name'])}")
+        staging.drop([table["name"] for table in plan.get("dropped_tables", [])])
         for table in plan.get("truncated_tables", []):
-            if self._existing_columns(connection, table["name"]) is not None:
+            if existing_columns(connection, self.dataset, table["name"]) is not None:
                 connection.execute(f"DELETE FROM {self._table(table['name'])}")
-
-    def _store_version(self, connection: duckdb.DuckDBPyConnection, schema: Schema) -> None:
-        if connection.execute(f"SELECT 1 FROM {self._table(VERSION)} WHERE version_hash = ?", [schema.version_hash]).fetchone():
-            return
-        connection.execute(
-            f"INSERT INTO {self._table(VERSION)} VALUES (?, ?, ?, ?, ?, ?)",
-            [schema.version, schema.to_dict()["engine_version"], pendulum.now("UTC"), schema.name, schema.version_hash,
-             schema.to_json()],
-        )
 
     def _store_state(self, connection: duckdb.DuckDBPyConnection, state: PipelineState, load_id: str) -> None:
         stored = cast("PipelineState", {k: v for k, v in state.items() if k != "_local"})
@@ -278,7 +273,9 @@ def _load_spec(spec: DuckDbLoadSpec) -> None:
                           read_rows=lambda job: iter(()), stored_schema=spec["stored_schema"],  # type: ignore[arg-type]
                           state=spec["state"], refresh=spec["refresh"], root_tables=spec["root_tables"])
     context = LoadContext(spec["pipeline_name"], spec["dataset"], spark=lambda: None, storage=None)
-    client = DuckDbJobClient(DuckDbDestination(spec["database"]), context)
+    client = DuckDbJobClient(DuckDbDestination(spec["database"], enable_dataset_name_normalization=False), context)
+    client.staging_dataset, client.replace_strategy = spec["staging_dataset"], spec["replace_strategy"]
+    client.truncate_staging = spec["truncate_staging"]  # (as the parent resolved them)
     with client.connect() as connection:
         client.load_in(connection, package)
 

@@ -8,7 +8,10 @@ the package's transaction (`lakeload.load.duckdb_loader`), as dlt's DuckDB desti
   are deleted with their nested rows (followed down by `_dlt_parent_id`); the records are inserted, except those the
   `hard_delete` column flags, with the nested rows below them; `insert-only` inserts the records whose key is new.
 
-Loaded and deleted ids are kept in temporary tables of the transaction; no row passes through Python.
+A tree that loads through the staging dataset (`lakeload.load.duckdb_staging`: merges, and `replace` with
+`insert-from-staging`) is read from its tables there (`staging=`), which hold the package's rows; the others from
+the package's files. Loaded and deleted ids are kept in temporary tables of the transaction; no row passes through
+Python.
 """
 
 from __future__ import annotations
@@ -36,11 +39,15 @@ class TreeWrite:
     """The rows of one root table and its nested tables, written by the root's write disposition."""
 
     def __init__(self, connection: duckdb.DuckDBPyConnection, dataset: str, schema: Schema, root: TTable,
-                 package: LoadPackage) -> None:
+                 package: LoadPackage, staging: str | None = None) -> None:
         self.connection, self.dataset, self.schema, self.root = connection, dataset, schema, root
         tree = [t for t in schema.nested_tables_of(root["name"]) if complete_columns(t)]
         self.tree = sorted(tree, key=self._depth)  # parents first
         self.files = {t["name"]: [j.path for j in package.jobs if j.table_name == t["name"]] for t in self.tree}
+        self.sources = {  # where each table's loaded rows are read: the staging dataset's table, or the files
+            name: f"{ident(staging)}.{ident(name)}" if staging else parquet_source(files)
+            for name, files in self.files.items()
+        }
         self.temp = re.sub(r"\W", "_", f"__lakeload_{package.load_id}_{root['name']}")  # temporary tables' prefix
 
     def _depth(self, table: TTable) -> int:
@@ -77,7 +84,7 @@ class TreeWrite:
 
     def _present(self, name: str) -> set[str]:
         """The columns the table's files have (read from their footers)."""
-        rows = self.connection.execute(f"DESCRIBE SELECT * FROM {parquet_source(self.files[name])}").fetchall()
+        rows = self.connection.execute(f"DESCRIBE SELECT * FROM {self.sources[name]}").fetchall()
         return {str(r[0]) for r in rows}
 
     def _insert(self, name: str, where: str = "") -> None:
@@ -86,7 +93,7 @@ class TreeWrite:
         columns = self._columns(name)
         self.connection.execute(
             f"INSERT INTO {self._table(name)} ({', '.join(ident(c) for c in columns)}) "
-            f"SELECT {select_list(columns, self._present(name))} FROM {parquet_source(self.files[name])} {where}"
+            f"SELECT {select_list(columns, self._present(name))} FROM {self.sources[name]} {where}"
         )
 
     def _merge(self, strategy: str) -> None:
@@ -120,15 +127,14 @@ class TreeWrite:
             self._insert(name, below)
             kept[name] = f"{self.temp}_kept_{position}"
             self.connection.execute(
-                f"CREATE TEMP TABLE {kept[name]} AS SELECT {ident(C_DLT_ID)} FROM {parquet_source(self.files[name])} {below}"
+                f"CREATE TEMP TABLE {kept[name]} AS SELECT {ident(C_DLT_ID)} FROM {self.sources[name]} {below}"
             )
         for name in [incoming, *kept.values()]:
             self.connection.execute(f"DROP TABLE IF EXISTS {name}")
 
     def _create_incoming(self, incoming: str, primary_key: list[str], present: set[str]) -> None:
         """The loaded root records, one per primary key (`dedup_sort` decides, else the later record wins)."""
-        source = self.files[self.root["name"]]
-        rows = f"SELECT *, row_number() OVER () AS {ORDER} FROM {parquet_source(source)}"
+        rows = f"SELECT *, row_number() OVER () AS {ORDER} FROM {self.sources[self.root['name']]}"
         if primary_key and all(c in present for c in primary_key):
             order = [f"{ORDER} DESC"]
             sort = next(((n, c["dedup_sort"]) for n, c in self.root["columns"].items() if c.get("dedup_sort") and n in present), None)

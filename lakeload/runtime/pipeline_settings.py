@@ -64,7 +64,8 @@ class PipelineSettings:
         """The destination's job client for this pipeline and dataset (`lakeload.destinations.reference`)."""
         if self.destination is None:
             raise LakeloadError(NO_DESTINATION)
-        return self.destination.client(LoadContext(self.pipeline_name, self.dataset_name, spark, storage, self.staging))
+        context = LoadContext(self.pipeline_name, self.dataset_name, spark, storage, self.staging, self.naming.name)
+        return self.destination.client(context)
 
     def client(self) -> FilesystemClient:
         """The client of the filesystem destination's dataset (`pipeline.destination_client()`)."""
@@ -76,9 +77,12 @@ class PipelineSettings:
 
     @property
     def naming(self) -> NamingConvention:
-        """The naming convention of new schemas: the destination's (snake_case unless overridden)."""
-        name = self.destination.capabilities().naming_convention if self.destination is not None else "snake_case"
-        return get_naming(name)
+        """The naming convention of new schemas, as dlt picks it: `[schema] naming` (env `SCHEMA__NAMING`), else the
+        destination's (`naming_convention=`), else `snake_case`."""
+        name = resolve(("schema",), "naming", self.pipeline_name).value
+        if not name:
+            name = self.destination.capabilities().naming_convention if self.destination is not None else "snake_case"
+        return get_naming(str(name))
 
     def schema_naming(self, schema: Schema) -> NamingConvention:
         """A stored schema keeps the naming it was created with; a different destination naming is an error."""
@@ -87,7 +91,7 @@ class PipelineSettings:
         if schema.data_tables(seen_data_only=True) and stored != naming.name:
             raise LakeloadError(
                 f"Schema '{schema.name}' was created with the '{stored}' naming convention but the destination "
-                f"asks for '{naming.name}'. Load into a new dataset (and pipeline), or keep naming_convention='{stored}'."
+                f"(or [schema] naming) asks for '{naming.name}'. Load into a new dataset (and pipeline), or keep naming_convention='{stored}'."
             )
         schema.normalizers["names"] = naming.name
         return naming

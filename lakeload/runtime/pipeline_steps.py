@@ -169,7 +169,8 @@ class Steps:
             with failing_step("normalize", pipeline_name, load_id):
                 result = self._normalizer(schema, fmt).normalize(load_id, schema, early.results(load_id) if early else None)
             self._storage.save_schema(schema)
-            warn_merge_fallback(schema, manifest)
+            if self._settings.refused_merges_but() is None:  # (a destination that merges itself does not append)
+                warn_merge_fallback(schema, manifest)
             self.progress.end("normalize", f"{sum(result.row_counts.values())} rows in {result.files} files")
             self._spark.add_stage_time("normalize", started)
             beside = early.busy_seconds() if early else 0.0  # pass 1 run while extract went on

@@ -43,7 +43,9 @@ def _duckdb(destination: Destination, pipeline_name: str, dataset_name: str, sch
     from lakeload.sql.duckdb_client import DuckDbSqlClient
 
     assert isinstance(destination, DuckDbDestination)
-    return DuckDbSqlClient(destination.location(pipeline_name), dataset_name, schema, destination.connection())
+    naming = str(schema.normalizers.get("names") or destination.capabilities().naming_convention)
+    schema_name = destination.schema_names(dataset_name, naming, pipeline_name)[0]  # (`MyData` is `my_data`, as in dlt)
+    return DuckDbSqlClient(destination.location(pipeline_name), schema_name, schema, destination.connection())
 
 
 SQL_CLIENTS: dict[str, SqlClientFactory] = {"duckdb": _duckdb}

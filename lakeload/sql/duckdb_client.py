@@ -13,8 +13,8 @@ from __future__ import annotations
 
 import duckdb
 
+from lakeload.destinations.impl.duckdb.connect import connect
 from lakeload.destinations.impl.duckdb.sql import ident, literal
-from lakeload.errors import DestinationError
 from lakeload.schema.schema import Schema
 from lakeload.sql.client_base import SqlClientBase
 
@@ -32,13 +32,7 @@ class DuckDbSqlClient(SqlClientBase):
             if self._given is not None:
                 self._conn = self._given.cursor()
             else:
-                try:
-                    self._conn = duckdb.connect(self.database)
-                except duckdb.Error as exc:
-                    raise DestinationError(
-                        f"Cannot open the DuckDB database {self.database}: {str(exc).splitlines()[0]}. Close the process "
-                        "that holds it (DuckDB lets one process open a database for writing) and try again."
-                    ) from None
+                self._conn = connect(self.database)  # (a named error for a file that cannot be opened)
             self._search_path(self._conn)
         return self._conn
 

@@ -68,6 +68,38 @@ def test_init_writes_a_project_whose_script_runs(
     assert rows(tmp_path / "_storage" / table, fmt) == expected
 
 
+def test_init_duckdb_writes_a_project_whose_script_loads_the_database(tmp_path: Path) -> None:
+    """`lakeload init generator duckdb`: the script loads into `generator_pipeline.duckdb` (dlt's default file), the
+    configuration names no bucket and no credentials are asked for; the rows are read back with DuckDB."""
+    made = init(tmp_path, "generator", "duckdb")
+    assert made.returncode == 0, made.stderr
+    config = tomllib.loads((tmp_path / ".lakeload" / "config.toml").read_text())
+    assert "filesystem" not in config.get("destination", {}) and "bucket_url" not in str(config)
+    assert "credentials = " in (tmp_path / ".lakeload" / "config.toml").read_text()  # (commented: the default file)
+    assert tomllib.loads((tmp_path / ".lakeload" / "secrets.toml").read_text()) == {}
+    assert (tmp_path / "requirements.txt").read_text().strip() == "lakeload"
+    assert 'destination="duckdb"' in (tmp_path / "generator_pipeline.py").read_text()
+    ran = run([sys.executable, "generator_pipeline.py"], tmp_path)
+    assert ran.returncode == 0, ran.stderr[-2000:]
+    with duckdb.connect(str(tmp_path / "generator_pipeline.duckdb"), read_only=True) as db:
+        assert db.execute("SELECT count(*), count(DISTINCT id) FROM shop_data.orders").fetchall() == [(30, 30)]
+        assert db.execute("SELECT count(*) FROM shop_data.orders__lines").fetchall() == [(30,)]
+    assert not (tmp_path / "_storage").exists()
+
+
+@pytest.mark.parametrize("options", [["--bucket", "s3"], ["--table-format", "delta"], ["--bucket", "file", "--table-format", "iceberg"]])
+def test_init_duckdb_refuses_the_filesystem_options(tmp_path: Path, options: list[str]) -> None:
+    refused = init(tmp_path, "generator", "duckdb", *options)
+    assert refused.returncode == 1
+    assert "for the filesystem destination" in refused.stderr and options[0] in refused.stderr
+    assert f"lakeload init generator filesystem {' '.join(options)}" in refused.stderr
+    assert not list(tmp_path.glob("*_pipeline.py")) and not (tmp_path / ".lakeload").exists()
+    from lakeload.cli.init_cmd import InitOptionError, init_project
+
+    with pytest.raises(InitOptionError, match="--table-format is for the filesystem destination"):
+        init_project("generator", None, "delta", False, str(tmp_path), "duckdb")
+
+
 @pytest.mark.parametrize("bucket", ["s3", "gs", "az", "sftp"])
 def test_secrets_template_lists_every_credential_field_of_the_bucket_kind(tmp_path: Path, bucket: str) -> None:
     assert init(tmp_path, "generator", "filesystem", "--bucket", bucket).returncode == 0

@@ -86,10 +86,14 @@ def drive_every_resolver_caller(pipelines_dir: Path, bucket: Path) -> None:
     resolve_warm("p")
     resolve_catalog_settings("p")
     lakeload.destinations.duckdb().database_path("p")
+    lakeload.destinations.duckdb().replace_strategy("p")
+    lakeload.destinations.duckdb().truncate_staging_dataset("p")
+    lakeload.destinations.duckdb().schema_names("d", "snake_case", "p")
     LockPolicy.resolve("p")
     show_configuration("p")
     show_configuration("p", "production_bucket")
     pipe = lakeload.pipeline("p", destination=lakeload.destinations.filesystem(str(bucket)), pipelines_dir=str(pipelines_dir))
+    assert pipe._settings.naming.name == "snake_case"
     pipe._settings.compressed()
     pipe._settings.file_max_bytes()
     pipe._settings.configuration()
@@ -108,7 +112,7 @@ def test_every_lookup_is_declared_and_every_declared_key_looked_up(pipelines_dir
     assert known_keys.unregistered_lookups() == set()
     looked_up = known_keys.looked_up()
     for sections in (("destination", "filesystem"), ("spark",), ("sources", "filesystem"), ("extract",),
-                     ("normalize", "data_writer"), ("data_writer",), ("pipeline",)):
+                     ("normalize", "data_writer"), ("data_writer",), ("pipeline",), ("load",), ("schema",)):
         spec = spec_at(sections)
         assert spec is not None
         declared = spec.keys | set(spec.nested)

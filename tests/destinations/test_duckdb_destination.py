@@ -18,7 +18,7 @@ import duckdb
 import pytest
 
 import lakeload
-from lakeload.errors import DestinationError, PipelineStepFailed
+from lakeload.errors import DatabaseUnavailableError, PipelineStepFailed
 
 pytestmark = [pytest.mark.usefixtures("spark")]
 SYSTEM = ("_dlt_loads", "_dlt_version", "_dlt_pipeline_state")
@@ -155,7 +155,7 @@ def test_a_database_another_process_holds_fails_the_load_and_loses_nothing(in_tm
                                "print('held', flush=True); time.sleep(60)", str(path)], stdout=subprocess.PIPE, text=True)
     try:
         assert holder.stdout is not None and holder.stdout.readline().strip() == "held"
-        with pytest.raises((PipelineStepFailed, DestinationError), match="locked.duckdb.*one process"):
+        with pytest.raises(DatabaseUnavailableError, match="locked.duckdb: another process .PID \\d+. holds it.*one process.*Fix:"):
             p.load()
         assert p.list_normalized_load_packages()  # the package stays, whole
     finally:
@@ -292,7 +292,7 @@ def test_a_big_package_is_loaded_by_a_child_process(in_tmp: Path, monkeypatch: p
                               stdout=subprocess.PIPE, text=True)
     try:
         assert holder.stdout is not None and holder.stdout.readline().strip() == "held"
-        with pytest.raises((PipelineStepFailed, DestinationError), match="child.duckdb.*one process"):
+        with pytest.raises(DatabaseUnavailableError, match="child.duckdb.*one process"):
             p.load()
     finally:
         holder.kill()

@@ -6,10 +6,21 @@ The database is `<pipeline_name>.duckdb` in the working directory unless `creden
 the database. Normalize writes Parquet files; the driver loads each package with DuckDB's own Parquet reader in
 one transaction (`lakeload.load.duckdb_loader`).
 
+Configuration as dlt's DuckDB destination reads it (factory argument > `[destination.duckdb]` > `[destination]`):
+`replace_strategy` (`truncate-and-insert`, the default, or `insert-from-staging`: rows go into the staging dataset
+`<dataset>_staging` first, then are copied), `staging_dataset_name_layout` (`%s_staging`), and
+`enable_dataset_name_normalization` (true: the dataset's schema name goes through the naming convention, as
+dlt's; `MyData` becomes `my_data` with `snake_case`); `[load] truncate_staging_dataset` empties the staging tables
+after each load.
+
 >>> duckdb("/tmp/x.duckdb").database_path("quick_start")
 '/tmp/x.duckdb'
 >>> duckdb().database_path("quick_start").endswith("/quick_start.duckdb")
 True
+>>> duckdb().schema_names("MyData", "snake_case", "p")
+('my_data', 'my_data_staging')
+>>> duckdb(enable_dataset_name_normalization=False).schema_names("MyData", "snake_case", "p")
+('MyData', 'MyData_staging')
 """
 
 from __future__ import annotations
@@ -21,9 +32,13 @@ from typing import Any
 from lakeload.config.resolver import resolve
 from lakeload.destinations.reference import Destination, DestinationCapabilities
 from lakeload.errors import ConfigurationError
+from lakeload.schema.naming import get_naming
 
 _CAPABILITY_NAMES = {f.name for f in fields(DestinationCapabilities)}
 MEMORY = ":memory:"
+REPLACE_STRATEGIES = ("truncate-and-insert", "insert-from-staging")
+DLT_REPLACE_STRATEGIES = (*REPLACE_STRATEGIES, "staging-optimized")  # dlt's three; its DuckDB destination has two
+SETTINGS = {"replace_strategy": str, "staging_dataset_name_layout": str, "enable_dataset_name_normalization": bool}
 
 
 class duckdb(Destination):  # noqa: N801 - dlt's factory name
@@ -31,13 +46,17 @@ class duckdb(Destination):  # noqa: N801 - dlt's factory name
 
     destination_type = "duckdb"
 
-    def __init__(self, credentials: Any = None, destination_name: str | None = None, **capabilities: Any) -> None:
+    def __init__(self, credentials: Any = None, destination_name: str | None = None, **arguments: Any) -> None:
+        settings = {k: v for k, v in arguments.items() if k in SETTINGS}
+        capabilities = {k: v for k, v in arguments.items() if k not in SETTINGS}
         unknown = set(capabilities) - _CAPABILITY_NAMES
         if unknown:
             raise ConfigurationError(
-                f"Unknown duckdb destination arguments {sorted(unknown)}; known capabilities: {sorted(_CAPABILITY_NAMES)}."
+                f"Unknown duckdb destination arguments {sorted(unknown)}; known: {sorted(SETTINGS)} and the "
+                f"capabilities {sorted(_CAPABILITY_NAMES)}."
             )
         self.credentials, self.destination_name, self.capability_overrides = credentials, destination_name, capabilities
+        self.settings = settings
 
     @property
     def name(self) -> str:
@@ -48,7 +67,7 @@ class duckdb(Destination):  # noqa: N801 - dlt's factory name
         found = DestinationCapabilities(
             preferred_loader_file_format="parquet", supported_loader_file_formats=("parquet",), supported_table_formats=(),
             supported_merge_strategies=("delete-insert", "upsert", "insert-only"), merge_falls_back_to_append=False,
-            supported_replace_strategies=("truncate-and-insert",), max_identifier_length=65536,
+            supported_replace_strategies=REPLACE_STRATEGIES, max_identifier_length=65536,
             has_case_sensitive_identifiers=False,  # (DuckDB keeps the case it is given, but matches names without it)
         )
         return replace(found, **self.capability_overrides)
@@ -78,7 +97,44 @@ class duckdb(Destination):  # noqa: N801 - dlt's factory name
         return MEMORY if self.connection() is not None else self.database_path(pipeline_name)
 
     def with_credentials(self, credentials: Any) -> duckdb:
-        return duckdb(credentials, self.destination_name, **self.capability_overrides)
+        return duckdb(credentials, self.destination_name, **self.capability_overrides, **self.settings)
+
+    def setting(self, key: str, pipeline_name: str | None, default: Any) -> Any:
+        """A setting of dlt's DuckDB configuration: the factory's argument, else `[destination.<name>] <key>` (or
+        `[destination] <key>`), else `default`."""
+        value = resolve(("destination", self.name), key, pipeline_name, explicit=self.settings.get(key), hint=SETTINGS[key]).value
+        return default if value is None else value
+
+    def replace_strategy(self, pipeline_name: str | None) -> str:
+        """How a `replace` loads (`truncate-and-insert` or `insert-from-staging`), as dlt's `replace_strategy`."""
+        return str(self.setting("replace_strategy", pipeline_name, REPLACE_STRATEGIES[0]))
+
+    def check_replace_strategy(self, strategy: str) -> None:
+        """A `ConfigurationError` naming the strategies this destination has, when it lacks `strategy` (dlt fails the
+        load of a `replace` table then too)."""
+        supported = self.capabilities().supported_replace_strategies
+        if strategy not in supported:
+            known = "it is not one of dlt's" if strategy not in DLT_REPLACE_STRATEGIES else "the DuckDB destination lacks it"
+            raise ConfigurationError(
+                f"Destination '{self.name}': replace_strategy '{strategy}' cannot be used ({known}). Fix: set "
+                f"[destination.{self.name}] replace_strategy (or DESTINATION__REPLACE_STRATEGY) to one of "
+                f"{', '.join(supported)}; the package stays pending and the next run loads it."
+            )
+
+    def truncate_staging_dataset(self, pipeline_name: str | None) -> bool:
+        """Whether the staging dataset's tables are emptied after each load (dlt's `[load] truncate_staging_dataset`)."""
+        return bool(resolve(("load",), "truncate_staging_dataset", pipeline_name, hint=bool).value)
+
+    def schema_names(self, dataset_name: str, naming: str, pipeline_name: str | None) -> tuple[str, str]:
+        """The DuckDB schemas of the dataset and of its staging dataset, named as dlt names them: through the naming
+        convention unless `enable_dataset_name_normalization` is false, the staging one by `staging_dataset_name_layout`."""
+        layout = str(self.setting("staging_dataset_name_layout", pipeline_name, "%s_staging"))
+        names = (dataset_name, layout % dataset_name if "%s" in layout else layout)
+        if not self.setting("enable_dataset_name_normalization", pipeline_name, True):
+            return names
+        convention = get_naming(naming)
+        return convention.normalize_table_identifier(names[0]), convention.normalize_table_identifier(names[1])
 
     def __repr__(self) -> str:
         return f"duckdb(destination_name={self.name!r}, credentials={self.credentials!r})"
+
