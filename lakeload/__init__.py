@@ -31,12 +31,16 @@ _EXPORTS = {
     "pipeline": "lakeload.runtime.pipeline",
     "destination": "lakeload.destinations",
     "secrets": "lakeload.config.accessors",
+    "Dataset": "lakeload.sql.dataset",
+    "Relation": "lakeload.sql.relation",
 }
 __all__ = [
+    "Dataset",
     "LakeloadError",
     "LoadInfo",
     "Pipeline",
     "PipelineStepFailed",
+    "Relation",
     "Resource",
     "Schema",
     "Source",
@@ -69,6 +73,8 @@ if TYPE_CHECKING:
     from lakeload.runtime.info import LoadInfo
     from lakeload.runtime.pipeline import Pipeline, pipeline
     from lakeload.schema.schema import Schema
+    from lakeload.sql.dataset import Dataset
+    from lakeload.sql.relation import Relation
 
 
 _exported = lazy_getattr(__name__, _EXPORTS, globals())
