@@ -1,0 +1,84 @@
+"""Run chosen cells of a marimo notebook of dlt's courses as marimo would, without marimo.
+
+``python dlt_docs_cells.py NOTEBOOK.py 3 7 9 [--raises TEXT]`` executes the notebook's cells number 3, 7 and 9 (counted from 0 over the
+functions decorated with ``@app.cell``, the notebook's order) in that order: each cell is a function whose parameters
+are the names it reads from earlier cells and whose ``return`` tuple names what it defines for later ones. Nothing else
+of the file runs (no ``import marimo``, no ``app``). Used by ``test_dlt_docs_snippets.py``; the notebook text it gets is
+already import-substituted. With ``--raises TEXT`` the last cell is one the notebook shows failing ("the run below
+will fail"): it must raise, and the text of its exception chain must contain TEXT (case-insensitive); the exit status is
+0 then, 1 when it does not raise.
+"""
+
+from __future__ import annotations
+
+import ast
+import sys
+from pathlib import Path
+from typing import Any
+
+
+def cells(tree: ast.Module) -> list[ast.FunctionDef]:
+    """The notebook's cells in order: the module-level functions decorated with ``@app.cell`` (with or without args)."""
+    found = []
+    for node in tree.body:
+        if isinstance(node, ast.FunctionDef) and any(
+            ast.unparse(d.func if isinstance(d, ast.Call) else d) == "app.cell" for d in node.decorator_list
+        ):
+            found.append(node)
+    return found
+
+
+def returned_names(cell: ast.FunctionDef) -> list[str]:
+    """The names a cell hands on: ``return (a, b)`` / ``return a, b`` / ``return a`` (as marimo generates them)."""
+    last = cell.body[-1] if cell.body else None
+    if not isinstance(last, ast.Return) or last.value is None:
+        return []
+    values = last.value.elts if isinstance(last.value, ast.Tuple) else [last.value]
+    return [value.id for value in values if isinstance(value, ast.Name)]
+
+
+def chain_text(exc: BaseException | None) -> str:
+    texts = []
+    while exc is not None:
+        texts.append(f"{type(exc).__name__}: {exc}")
+        exc = exc.__cause__ or exc.__context__
+    return "\n".join(texts)
+
+
+def run_cells(path: Path, numbers: list[int], raises: str | None = None) -> int:
+    source = path.read_text(encoding="utf-8")
+    tree = ast.parse(source, filename=str(path))
+    every = cells(tree)
+    namespace: dict[str, Any] = {}
+    for number in numbers:
+        cell = every[number]
+        cell.decorator_list = []
+        module = ast.Module(body=[cell], type_ignores=[])
+        scope: dict[str, Any] = {"__name__": "__main__"}
+        exec(compile(module, f"{path.name}#cell{number}", "exec"), scope)  # noqa: S102 - the notebook's own code
+        args = [namespace[arg.arg] for arg in cell.args.args]
+        print(f"--- cell {number}", flush=True)
+        if raises is not None and number == numbers[-1]:
+            try:
+                scope[cell.name](*args)
+            except Exception as exc:  # noqa: BLE001 - the failure the notebook shows
+                text = chain_text(exc)
+                print(f"--- cell {number} raised, as the notebook shows:\n{text}", flush=True)
+                return 0 if raises.lower() in text.lower() else 1
+            print(f"--- cell {number} did not raise (the notebook shows it failing)", flush=True)
+            return 1
+        result = scope[cell.name](*args)
+        names = returned_names(cell)
+        values = result if isinstance(result, tuple) else (result,)
+        namespace.update(zip(names, values, strict=False))
+    return 0
+
+
+if __name__ == "__main__":
+    arguments = sys.argv[2:]
+    expected = None
+    if "--raises" in arguments:
+        at = arguments.index("--raises")
+        expected = arguments[at + 1]
+        del arguments[at:at + 2]
+    sys.exit(run_cells(Path(sys.argv[1]), [int(n) for n in arguments], expected))
