@@ -54,6 +54,7 @@ class ServerState:
     archive_part: str = ""  # where it writes that archive when it stops ("" when it started with one)
     started_by: str = "hand"  # "hand" (`lakeload spark start`) or "auto" (the warm engine, `warm_engine`)
     idle_seconds: float = 0.0  # an "auto" server stops itself after this long unused
+    attach: str = ""  # a kept JVM's: the socket its supervisor hands its py4j gateway out on (`spark.attach`)
 
     @property
     def url(self) -> str:
@@ -211,11 +212,33 @@ def read_state(path: str | None = None) -> ServerState | None:
 
 
 def running_server() -> ServerState | None:
-    """The recorded server when its process is alive and its port answers, else None."""
+    """The recorded server when its process is alive and its port answers (a kept JVM: or its gateway desk, while
+    its Connect service starts), else None."""
     state = read_state()
-    if state is None or not server_alive(state.pid) or not port_answers(state.port):
+    if state is None or not server_alive(state.pid):
+        return None
+    if not port_answers(state.port) and not (state.attach and desk_answers(state.attach)):
         return None
     return state
+
+
+def desk_answers(path: str) -> bool:
+    """True when something accepts connections on the Unix socket `path` (a kept JVM's gateway desk)."""
+    with contextlib.suppress(OSError), socket.socket(socket.AF_UNIX, socket.SOCK_STREAM) as client:
+        client.settimeout(0.5)
+        client.connect(path)
+        return True
+    return False
+
+
+def wait_for_port(state: ServerState, timeout: float = START_TIMEOUT) -> bool:
+    """Wait until the Connect port of `state` answers (a kept JVM starts its service after it is recorded)."""
+    deadline = time.monotonic() + timeout
+    while not port_answers(state.port):
+        if time.monotonic() > deadline or not server_alive(state.pid):
+            return False
+        time.sleep(0.1)
+    return True
 
 
 def write_state(state: ServerState, path: str | None = None) -> None:
@@ -281,6 +304,9 @@ def stop_server(timeout: float = STOP_TIMEOUT) -> ServerState | None:
         stopped = state
     if state is not None and state.archive_part:  # written by the JVM as it stopped: later servers start with it
         ClassArchive(state.archive, state.archive_part).promote()
+    if state is not None and state.attach:  # its supervisor's gateway desk (`gateway_desk`) answers no more
+        with contextlib.suppress(OSError):
+            os.remove(state.attach)
     with contextlib.suppress(FileNotFoundError):
         os.remove(state_path())
     return stopped

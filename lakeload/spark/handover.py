@@ -7,10 +7,11 @@ at exit that JVM is kept alive and becomes the engine instead. What keeps a driv
 its standard input (it exits when that closes): the exiting process passes the pipe's write end, the supervisor
 lock and the JVM's output pipes to the supervisor it starts (`warm_engine.spawn_supervisor`), and the gateway's
 port and secret through the supervisor's standard input (never its command line or environment). The
-supervisor connects to the JVM's gateway, makes its SQL session, starts Spark Connect's service in it on
-127.0.0.1 (`SparkConnectService.start`, the service pyspark's own `SparkConnectServer` runs) and records it as
-the engine (`connect_server.write_state`); from then on it is the warm engine like any other: stopped when idle,
-by `lakeload spark stop`, or when its supervisor dies (its standard input closes).
+supervisor connects to the JVM's gateway, records the JVM as the engine with the socket on which it hands the
+gateway to later runs (`gateway_desk`; those runs attach to the JVM's own context, `attach`), and a few seconds
+later starts Spark Connect's service in it on 127.0.0.1 (`SparkConnectService.start`, the service pyspark's own
+`SparkConnectServer` runs) for Connect clients; from then on it is the warm engine like any other: stopped when
+idle, by `lakeload spark stop`, or when its supervisor dies (its standard input closes).
 
 A JVM that cannot be adopted (the gateway does not answer, the context was stopped) is stopped, and the
 supervisor starts a Connect server of its own as before.
@@ -32,9 +33,11 @@ from typing import IO, Any
 
 from lakeload.errors import SparkSetupError
 from lakeload.spark import connect_server as server
+from lakeload.spark.gateway_desk import GatewayDesk
 
 logger = logging.getLogger("lakeload.spark")
 ADOPT_TIMEOUT = 60.0
+CONNECT_DELAY = 5.0  # seconds after the engine is recorded (see `adopt`)
 
 
 @dataclass(frozen=True)
@@ -65,7 +68,7 @@ def this_jvm(log_file: str) -> tuple[Handover, int, tuple[int, ...]] | None:
     from lakeload.spark import class_archive, jvm_stderr
 
     context, gateway = SparkContext._active_spark_context, SparkContext._gateway
-    proc = getattr(gateway, "proc", None)
+    proc = vars(gateway).get("proc") if gateway is not None else None  # (py4j answers any other name with a JVM member)
     if context is None or context._jsc is None or proc is None or proc.poll() is not None or proc.stdin is None:
         return None
     if not str(context.master or "").startswith("local"):
@@ -89,46 +92,52 @@ def drain(fds: tuple[int, ...], target: IO[str]) -> None:
 
 
 def adopt(handover: Handover, started_by: str, idle_seconds: float) -> server.ServerState:
-    """Start Spark Connect's service in the handed-over JVM on 127.0.0.1 and record it as the running engine.
+    """Record the handed-over JVM as the running engine, runs attaching to it through its gateway (`attach`), and
+    start Spark Connect's service in it on 127.0.0.1 `CONNECT_DELAY` seconds later, in the background (a run started
+    the moment the first one ended does not share the CPU with it; a Connect client waits for its port).
 
     Raises `SparkSetupError` when the JVM cannot be adopted (the caller stops it and starts a server instead)."""
     try:
         gateway = _connect(handover)
-        gateway.jvm.java.lang.System.getProperty("java.version")  # py4j connects on the first call
+        context = gateway.jvm.org.apache.spark.SparkContext.getOrCreate()  # py4j connects on the first call
+        stopped = context.isStopped()
     except Exception as exc:  # py4j's own errors: the JVM is gone or does not take the secret
         raise SparkSetupError(f"The Spark JVM {handover.pid} could not be reached to keep it as the engine: {exc}") from exc
-    try:
-        port = _start_connect(gateway.jvm)
-    except Exception as exc:
-        raise SparkSetupError(f"Spark Connect could not start in the JVM {handover.pid}: {exc}") from exc
-    finally:
+    if stopped:
         with contextlib.suppress(Exception):
             gateway.close()
+        raise SparkSetupError(f"The Spark JVM {handover.pid} cannot be kept as the engine: its Spark context was stopped")
+    port = server.DEFAULT_PORT if not server.port_answers(server.DEFAULT_PORT) else server.free_port()
+    desk = GatewayDesk(handover.gateway_port, handover.gateway_secret)
     state = server.ServerState(handover.pid, port, handover.master, handover.log_file, time.time(), handover.archive,
-                               handover.archive_part, started_by, idle_seconds)
+                               handover.archive_part, started_by, idle_seconds, attach=desk.open())
     server.write_state(state)
+    threading.Thread(target=_connect_later, args=(gateway, port, handover.pid), name="lakeload-connect-start",
+                     daemon=True).start()
     return state
 
 
+def _connect_later(gateway: Any, port: int, pid: int) -> None:
+    time.sleep(CONNECT_DELAY)
+    try:
+        _start_connect(gateway.jvm, port)
+        logger.info("Spark Connect's service listens on %s:%s in the engine's JVM %s", server.HOST, port, pid)
+    except Exception as exc:  # the engine still serves the runs that attach; Connect clients find no port
+        logger.warning("Spark Connect could not start in the engine's JVM %s: %s", pid, str(exc).splitlines()[0][:300])
+    finally:
+        with contextlib.suppress(Exception):
+            gateway.close()
+
+
 def _connect(handover: Handover) -> Any:
-    if os.environ.get("PYSPARK_PIN_THREAD", "true").lower() == "true":  # as pyspark connected to it
-        from py4j.clientserver import ClientServer, JavaParameters, PythonParameters
+    from lakeload.spark.gateway_desk import gateway_client
 
-        return ClientServer(java_parameters=JavaParameters(port=handover.gateway_port, auth_token=handover.gateway_secret,
-                                                           auto_convert=True),
-                            python_parameters=PythonParameters(port=0, eager_load=False))
-    from py4j.java_gateway import GatewayParameters, JavaGateway
-
-    return JavaGateway(gateway_parameters=GatewayParameters(port=handover.gateway_port, auth_token=handover.gateway_secret,
-                                                            auto_convert=True))
+    return gateway_client(handover.gateway_port, handover.gateway_secret)  # as pyspark connected to it
 
 
-def _start_connect(jvm: Any) -> int:
-    """Spark Connect's service on a free loopback port (15002 when free) in the JVM of `jvm`; returns the port."""
+def _start_connect(jvm: Any, port: int) -> None:
+    """Spark Connect's service on 127.0.0.1:`port` in the JVM of `jvm`, once it listens."""
     context = jvm.org.apache.spark.SparkContext.getOrCreate()
-    if context.isStopped():
-        raise SparkSetupError("its Spark context was stopped")
-    port = server.DEFAULT_PORT if not server.port_answers(server.DEFAULT_PORT) else server.free_port()
     context.conf().set("spark.connect.grpc.binding.address", server.HOST)
     context.conf().set("spark.connect.grpc.binding.port", str(port))
     session = jvm.org.apache.spark.sql.SparkSession.builder().getOrCreate()  # made now if the run needed none
@@ -139,4 +148,3 @@ def _start_connect(jvm: Any) -> int:
         if time.monotonic() > deadline:
             raise SparkSetupError(f"its Connect service did not listen on {server.HOST}:{port}")
         time.sleep(0.05)
-    return port

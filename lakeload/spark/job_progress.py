@@ -60,6 +60,10 @@ def _classic_jobs(spark: SparkSession, description: str, on_progress: Callable[[
         poller.start()
     try:
         yield
+    except KeyboardInterrupt:  # this step's jobs stop (a context shared with other runs keeps theirs)
+        with contextlib.suppress(Exception):
+            context.cancelJobGroup(group)
+        raise
     finally:
         stop.set()
         if poller is not None:

@@ -17,6 +17,7 @@ import orjson
 from lakeload.errors import LakeloadError, NormalizeError, SparkSetupError
 from lakeload.spark import jvm_stderr, warm_engine
 from lakeload.spark.class_archive import class_archive, with_archive
+from lakeload.spark.connect_server import wait_for_port
 from lakeload.spark.connect_session import connect_session, connect_url, resolve_engine
 from lakeload.spark.connect_shipping import missing_module_hint
 from lakeload.spark.errors import spark_errors, task_error
@@ -42,6 +43,7 @@ if TYPE_CHECKING:
 
     from lakeload.kernel.spark.working import WorkingStore
     from lakeload.spark.connect_server import ServerState
+    from lakeload.spark.settings import SparkSettings
 
 logger = logging.getLogger("lakeload.spark")
 APP_NAME = "lakeload"
@@ -95,12 +97,21 @@ def get_spark(
         if active is not None:
             warn_ignored(active, settings)
             return active
-        url = connect_url(resolve_engine(pipeline_name)) if master is None else None
+        engine = resolve_engine(pipeline_name)
+        url = connect_url(engine) if master is None else None
+        local = _own_local_server(url) if url is not None else None
         if url is None and master is None and conf is None:
-            url = warm_engine.engine_url(pipeline_name)  # None when none runs: it starts once this process exits
+            local = warm_engine.engine_state(pipeline_name)  # None when none runs: it starts once this process exits
+            url = local.url if local is not None else None
+        if local is not None and engine.mode == "auto" and conf is None:  # a kept JVM: attached, classic Spark
+            attached = _attached(local, settings)
+            if attached is not None:
+                return attached
         if url is not None:
             quiet_pyspark_loggers(_log_file(settings.log_file))
-            session = connect_session(url, _own_local_server(url))
+            if local is not None and local.attach:
+                wait_for_port(local)  # a kept JVM starts its Connect service after it is recorded
+            session = connect_session(url, local)
             warm_engine.keep_alive(url)
             return session
         check_java()
@@ -116,6 +127,19 @@ def get_spark(
         session = _start(master, final, use_archive=settings.class_archive and not submitted)
         warm_engine.session_started(log_file)  # a first run's JVM becomes the engine when this process exits
         return session
+
+
+def _attached(engine: ServerState, settings: SparkSettings) -> SparkSession | None:
+    """A classic session on the warm engine's own context when it is a kept JVM running this code (`attach`)."""
+    from lakeload.spark.attach import attached_session
+
+    conf = session_conf(settings)
+    _prepare_environment(engine.master, conf)  # the workers' Python: the one whose daemon the JVM runs already
+    session = attached_session(engine, {key: value for key, value in conf.items() if key.startswith("spark.sql.")})
+    if session is not None:
+        quiet_pyspark_loggers(_log_file(settings.log_file))
+        warm_engine.keep_alive(engine.url)
+    return session
 
 
 def _own_local_server(url: str) -> ServerState | None:

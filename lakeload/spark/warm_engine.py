@@ -164,7 +164,7 @@ def _popen_supervisor(pipeline_name: str | None, idle_seconds: float, *adopting:
 
 
 def session_started(log_file: str) -> None:
-    """This process started Spark in itself as a first run (`engine_url` returned None): when it exits, its JVM is
+    """This process started Spark in itself as a first run (`engine_state` returned None): when it exits, its JVM is
     offered as the engine (`handover`), ahead of the archive's and the supervisor's exit handlers. `log_file`:
     where that JVM's Spark log goes."""
     global _handing_over
@@ -249,8 +249,8 @@ def _client_missing() -> bool:
     return False
 
 
-def engine_url(pipeline_name: str | None) -> str | None:
-    """The URL of the warm engine for this run, or None for a session in this process.
+def engine_state(pipeline_name: str | None) -> server.ServerState | None:
+    """The warm engine for this run, or None for a session in this process.
 
     When an engine runs (or starts), the run waits for it and uses it. When none does, this run starts Spark in
     its own process as before, and the engine starts in the background once this process exits (`atexit`): two
@@ -267,7 +267,7 @@ def engine_url(pipeline_name: str | None) -> str | None:
     if state is None:
         logger.info("The warm Spark engine did not start (see %s); Spark starts in this process", _path(SUPERVISOR_LOG))
         return None
-    return state.url
+    return state
 
 
 def start_ahead(pipeline_name: str | None = None) -> bool:

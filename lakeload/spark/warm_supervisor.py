@@ -64,7 +64,8 @@ def supervise_handed_over(pipeline_name: str | None, idle_seconds: float, lock_f
             release()
         else:
             state = _adopt_or_start(given, release, pipeline_name, idle_seconds)
-            _warm_up_in_background()
+            if state.pid != given.pid:  # a new server; runs attach to a kept JVM instead (`attach`): nothing to warm
+                _warm_up_in_background()
             mark_used()
             watch(state, release if state.pid == given.pid else None)
     finally:

@@ -19,7 +19,7 @@ import pytest
 
 from lakeload.errors import ConfigurationError
 from lakeload.runtime.config_report import show_configuration
-from lakeload.spark import connect_server, warm_engine
+from lakeload.spark import connect_server, gateway_desk, warm_engine
 
 REPO = Path(__file__).resolve().parents[2]
 CHILD = """
@@ -31,9 +31,17 @@ pipeline = lakeload.pipeline("warm", destination=lakeload.destinations.filesyste
                              pipelines_dir=sys.argv[2])
 info = pipeline.run([{"id": i, "tags": ["a"]} for i in range(10)], table_name="t")
 from pyspark import SparkContext
-jvm = getattr(SparkContext._gateway, "proc", None)
+from lakeload.spark.attach import AttachedContext
+jvm = vars(SparkContext._gateway).get("proc") if SparkContext._gateway else None
+attached, shuffle, total = isinstance(SparkContext._active_spark_context, AttachedContext), None, None
+if attached:  # its own SQL session on the engine's context: settings of its own, stop() only detaches
+    shuffle = pipeline.spark.conf.get("spark.sql.shuffle.partitions")
+    pipeline.spark.conf.set("spark.sql.shuffle.partitions", "3")
+    total = pipeline.spark.range(5).selectExpr("sum(id)").first()[0]
+    pipeline.spark.stop()
 print(json.dumps({"connect": is_connect(pipeline.spark), "url": opened_url(pipeline.spark), "failed": info.has_failed_jobs,
-                  "session_id": getattr(pipeline.spark, "session_id", None), "jvm": jvm.pid if jvm else None}))
+                  "session_id": getattr(pipeline.spark, "session_id", None), "jvm": jvm.pid if jvm else None,
+                  "attached": attached, "shuffle": shuffle, "total": total}))
 """
 
 
@@ -166,16 +174,19 @@ def test_a_first_runs_jvm_kept_as_the_engine_once_used_by_later_runs_and_stopped
     assert status.returncode == 0 and "Started automatically" in status.stdout, status.stdout + status.stderr
     assert "stops itself after 15 s unused" in status.stdout
 
-    # the supervisor warmed the engine's shared session: its Python workers started, lakeload imported
-    while time.monotonic() < deadline and "warmed" not in log.read_text():
-        time.sleep(0.5)
-    warmed = [line for line in log.read_text().splitlines() if "warmed" in line]
-    assert warmed and warmed[-1].endswith(f"of {state.url} in session {_shared_id(state, tmp_path)}"), log.read_text()
-
-    later = _finish(_start_child(tmp_path, "c", env))  # a later run connects to it: no second engine
-    assert later["connect"] is True and later["url"] == state.url and not later["failed"]
-    assert later["session_id"] == _shared_id(state, tmp_path)  # the session the supervisor warmed
-    assert _jvms_in(warm_home) == [state.pid]
+    # later runs attach to the kept JVM through its gateway (classic Spark, as the first runs had it): no second
+    # engine, no Connect session; two at once, each with its own SQL settings; stop() leaves the engine up
+    later = [_start_child(tmp_path, name, env) for name in ("c", "d")]
+    for result in [_finish(child) for child in later]:
+        assert result["attached"] is True and result["connect"] is False and not result["failed"], result
+        assert result["jvm"] is None and result["total"] == 10  # no JVM of its own; its SQL side works
+        assert result["shuffle"] != "3"  # the other run's setting is not its own
+    assert connect_server.running_server() == state and _jvms_in(warm_home) == [state.pid]
+    assert "warmed" not in log.read_text()  # nothing to warm for runs that attach
+    answer = gateway_desk.ask_desk(state.attach)  # the gateway's secret: handed out by the desk, written nowhere
+    assert answer is not None and answer.secret
+    written = [p for p in warm_home.rglob("*") if p.is_file() and answer.secret.encode() in p.read_bytes()]
+    assert not written and answer.secret not in log.read_text()
 
     stopped_by = time.monotonic() + 240  # idle 15 s, then a clean stop (a stuck JVM is killed 30 s after SIGTERM)
     while time.monotonic() < stopped_by and (connect_server.read_state() is not None or _jvms_in(warm_home)):
