@@ -71,6 +71,10 @@ MIRRORED: dict[str, list[str]] = {
         "TTableSchemaColumns", "TWriteDisposition",
     ],
     "common.utils": ["map_nested_values_in_place"],
+    "common.exceptions": [
+        "DltException", "MissingDependencyException", "SignalReceivedException", "TerminalException",
+        "TerminalValueError", "TransientException",
+    ],
     "extract": ["DltResource", "DltSource"],
 }
 # json's functions are attributes of dlt's `json` object (`dlt.common.json.json`), not of its package
@@ -584,3 +588,20 @@ def test_dlt_style_snippets_load_what_dlt_loads(tmp_path: Path) -> None:
     expected = _run_snippets(tmp_path / "dlt", "dlt")
     assert set(expected) == set(SNIPPET_NAMES) and all(v.startswith("RESULT ") for v in expected.values()), expected
     assert _run_snippets(tmp_path / "lakeload", "lakeload") == expected
+
+
+def test_exceptions_are_caught_and_raised_as_in_dlt() -> None:
+    from dlt.common import exceptions as theirs
+
+    from lakeload.common import exceptions as ours
+    from lakeload.errors import LakeloadError, MissingDependencyError, SchemaError
+
+    assert ours.DltException is LakeloadError and issubclass(SchemaError, ours.DltException)
+    for name in ("TerminalException", "TransientException"):
+        assert not issubclass(getattr(ours, name), Exception) and not issubclass(getattr(theirs, name), Exception)
+    assert issubclass(ours.TerminalValueError, ValueError) and issubclass(ours.TerminalValueError, ours.TerminalException)
+    error = ours.MissingDependencyException("my source", ["a>=1", "b"], "see the docs")
+    assert isinstance(error, (ImportError, MissingDependencyError)) and error.caller == "my source"
+    assert error.dependencies == ["a>=1", "b"]
+    for text in ("`my source`", 'pip install "a>=1"', 'pip install "b"', "see the docs"):
+        assert text in str(error) and text in str(theirs.MissingDependencyException("my source", ["a>=1", "b"], "see the docs"))
