@@ -1,8 +1,8 @@
 """mkdocs hooks: the reference pages and the layer diagram, generated from lakeload's code at build time.
 
 - `reference/configuration.md`: every section and key of the known-keys registry (`lakeload.config.known_keys`),
-  with its environment variable (`lakeload.config.resolver.env_name`), and the type and default where the code
-  declares them (the typed credential dataclasses, the retry policy).
+  with its type, default and description (`lakeload.runtime.key_reference`; credential fields:
+  `lakeload.config.key_docs`) and its environment variable (`lakeload.config.resolver.env_name`).
 - `reference/errors.md`: every `LakeloadError` subclass (and lakeload's warnings) with its docstring.
 - `reference/cli.md`: the `--help` page of `lakeload` and of every subcommand (`lakeload.cli.main.build_parser`).
 - `<!-- generated: layers -->` in a page becomes a Mermaid diagram of the import-linter `layers` contract of
@@ -14,14 +14,10 @@ Nothing here is written into `docs/`: the pages exist only in the build (`File.g
 from __future__ import annotations
 
 import argparse
-import dataclasses
 import html
-import importlib
 import inspect
 import io
 import os
-import re
-import typing
 from collections.abc import Iterator
 from contextlib import redirect_stdout
 from pathlib import Path
@@ -39,70 +35,20 @@ LAYERS_MARKER = "<!-- generated: layers -->"
 # --- configuration keys ---------------------------------------------------------------------------------------
 
 
-def _field_type(hint: Any) -> str:
-    """A dataclass field's annotation as short text (`str | None`)."""
-    text = hint if isinstance(hint, str) else repr(hint) if typing.get_args(hint) else getattr(hint, "__name__", repr(hint))
-    text = re.sub(r"\b(?:[a-z_][\w]*\.)+(\w+)", r"\1", text.replace("<class '", "").replace("'>", ""))
-    return _code(text)
-
-
 def _code(text: str) -> str:
     """Inline code for a table cell: HTML, with `|` as an entity so that it does not split the cell."""
     return "<code>" + html.escape(text).replace("|", "&#124;") + "</code>"
 
 
-def _field_default(field: dataclasses.Field[Any]) -> str:
-    if field.default is not dataclasses.MISSING:
-        return "—" if field.default is None else _code(repr(field.default))
-    if field.default_factory is not dataclasses.MISSING:
-        return _code(repr(field.default_factory()))
-    return "required"
+def _cell(text: str) -> str:
+    """Table cell text: `|` as an entity so that it does not split the cell."""
+    return text.replace("|", "&#124;")
 
 
-def _retry_defaults() -> dict[str, tuple[str, str]]:
-    """`[destination.<name>] retry_*` keys -> (type, default), from `RetryPolicy`'s fields."""
-    from lakeload.config.known_keys import RETRY_KEYS
-    from lakeload.kernel.filesystem.retry import RetryPolicy
-
-    fields = {f.name: f for f in dataclasses.fields(RetryPolicy)}
-    hints = typing.get_type_hints(RetryPolicy)
-    return {key: (_field_type(hints[name]), _field_default(fields[name])) for key, name in RETRY_KEYS.items()}
-
-
-# Defaults the registry does not hold, read from the named constants of the code that applies them
-# (`(section path, key)` -> `module:CONSTANT`); a constant that moves fails the build.
-DEFAULT_CONSTANTS = {
-    (("extract",), "file_max_bytes"): "lakeload.extract.writer:FILE_MAX_BYTES",
-    (("pipeline",), "lock_timeout"): "lakeload.runtime.lock:DEFAULT_LOCK_TIMEOUT",
-    (("spark",), "master"): "lakeload.spark.settings:DEFAULT_MASTER",
-    (("spark",), "log_file"): "lakeload.spark.settings:DEFAULT_LOG_FILE",
-    (("spark",), "mode"): "lakeload.spark.connect_session:DEFAULT_MODE",
-    (("spark",), "warm_idle_seconds"): "lakeload.spark.warm_engine:DEFAULT_IDLE_SECONDS",
-}
-
-
-def _constant(path: str) -> Any:
-    module, name = path.split(":")
-    return getattr(importlib.import_module(module), name)
-
-
-def _declared(sections: tuple[str, ...], key: str) -> tuple[str, str]:
-    """(type, default) of a key where the code declares them: the filesystem destination's configuration
-    dataclass and its retry policy for `[destination...]`, else a named constant (`DEFAULT_CONSTANTS`)."""
-    if sections and sections[0] == "destination":
-        from lakeload.destinations.impl.filesystem.configuration import FilesystemConfiguration
-
-        retry = _retry_defaults()
-        if key in retry:
-            return retry[key]
-        fields = {f.name: f for f in dataclasses.fields(FilesystemConfiguration)}
-        if key in fields:
-            hint = typing.get_type_hints(FilesystemConfiguration)[key]
-            return _field_type(hint), _field_default(fields[key])
-    if (sections, key) in DEFAULT_CONSTANTS:
-        value = _constant(DEFAULT_CONSTANTS[(sections, key)])
-        return _code(type(value).__name__), _code(repr(value))
-    return "", ""
+def _row(key: str, doc: Any, env: str) -> str:
+    """One table row: key, type, default (code, or a computed default in words, or —), env var, description."""
+    default = doc.default if doc.default.startswith("(") else _code(doc.default) if doc.default else "—"
+    return f"| `{key}` | {_code(doc.type)} | {_cell(default)} | `{env}` | {_cell(doc.doc)} |"
 
 
 def _walk(sections: tuple[str, ...], spec: Any) -> Iterator[tuple[tuple[str, ...], Any]]:
@@ -117,24 +63,28 @@ def _walk(sections: tuple[str, ...], spec: Any) -> Iterator[tuple[tuple[str, ...
 
 
 def configuration_page() -> str:
-    """The configuration reference, from `known_keys.root()` and the typed credential classes."""
+    """The configuration reference: every key of `known_keys.root()` with its `KeyDoc`
+    (`lakeload.runtime.key_reference`), and the credential fields of the typed credential classes."""
     from lakeload.config.bucket_credentials import credential_classes
+    from lakeload.config.key_docs import KeyDoc, credential_key_docs
     from lakeload.config.known_keys import DLT_SECTIONS, USER_SECTIONS, root
     from lakeload.config.resolver import env_name
+    from lakeload.runtime.key_reference import key_doc
 
     out = [
         "# Configuration keys",
         "",
-        "Generated from the known-keys registry (`lakeload/config/known_keys.py`) when the site is built. Every key",
-        "is read from, most specific first: an explicit argument, the environment variable, `.lakeload/secrets.toml`,",
-        "`.lakeload/config.toml`, `~/.lakeload/secrets.toml`, `~/.lakeload/config.toml` (see",
+        "Generated from the known-keys registry (`lakeload/config/known_keys.py`) and the key documentation",
+        "(`lakeload/runtime/key_reference.py`, defaults read from the code that applies them) when the site is built.",
+        "Every key is read from, most specific first: an explicit argument, the environment variable,",
+        "`.lakeload/secrets.toml`, `.lakeload/config.toml`, `~/.lakeload/secrets.toml`, `~/.lakeload/config.toml` (see",
         "[Configuration](../configuration.md)). Each key can also be scoped to one pipeline: `[<pipeline>.<section>]`",
         "in TOML, `<PIPELINE>__<SECTION>__<KEY>` in the environment; pipeline-scoped keys win.",
         "",
-        "Kinds: *value* is read as one value; *table* is passed on unchecked (a TOML table, or a JSON object in an",
-        "environment variable); *section* holds keys of its own, listed under its name. Type and default are shown",
-        "where the code declares them (the filesystem destination's configuration, the retry policy, the credential",
-        "classes, named default constants); the others are described on the pages of the features they configure.",
+        "Defaults are written as in TOML; — means unset (the feature is off, or the value comes from elsewhere as the",
+        "description says). Type *table* is a TOML table (or a JSON object in an environment variable), passed on as",
+        "it is; *table or str* holds credentials: the fields of the bucket's protocol, listed under",
+        "[Credentials](#credentials), or one native string.",
         "",
     ]
     for sections, spec in _walk((), root()):
@@ -144,20 +94,16 @@ def configuration_page() -> str:
         title = ".".join(sections)
         out += [f"## `[{title}]`", ""]
         if spec.any_child is not None:
-            out += [f"`<name>` below is any destination name, e.g. `[{title}.filesystem]`.", ""]
-        out += ["| key | kind | type | default | environment variable |", "|---|---|---|---|---|"]
+            out += [f"`<name>` below is any destination name, e.g. `[{title}.filesystem]`; the keys of `[{title}]` "
+                    "itself apply to every destination that does not set them.", ""]
+        out += ["| key | type | default | environment variable | description |", "|---|---|---|---|---|"]
         for key in keys:
-            if key in ("credentials", "working_credentials"):
-                kind = "credentials (fields below)"
-            elif key in spec.nested:
-                kind = "section"
-            elif key in spec.free:
-                kind = "table"
-            else:
-                kind = "value"
-            type_, default = _declared(sections, key)
-            env = env_name((*sections, key))
-            out.append(f"| `{key}` | {kind} | {type_ or '—'} | {default or '—'} | `{env}` |")
+            doc = key_doc(sections, key)
+            if doc is None and key in spec.nested:  # a sub-section with keys of its own
+                doc = KeyDoc("section", "", f"Keys of its own: see `[{title}.{key}]` below.")
+            if doc is None:
+                raise ValueError(f"[{title}] {key} has no KeyDoc in lakeload/runtime/key_reference.py")
+            out.append(_row(key, doc, env_name((*sections, key))))
         out.append("")
         if spec.dlt_keys:
             out += [f"Read by dlt here and accepted without a warning: {', '.join(f'`{k}`' for k in sorted(spec.dlt_keys))}.", ""]
@@ -171,17 +117,16 @@ def configuration_page() -> str:
         "`SPARK__WORKING_CREDENTIALS__<FIELD>`).",
         "",
     ]
+    docs = credential_key_docs()
     for cls in credential_classes():
-        hints = typing.get_type_hints(cls)
         out += [
             f"### {cls.backend}: `{cls.__name__}` ({', '.join(f'`{p}://`' for p in cls.protocols)})",
             "",
-            "| field | type | default | environment variable |",
-            "|---|---|---|---|",
+            "| field | type | default | environment variable | description |",
+            "|---|---|---|---|---|",
         ]
-        for field in dataclasses.fields(cls):
-            env = env_name(("destination", "filesystem", "credentials", field.name))
-            out.append(f"| `{field.name}` | {_field_type(hints[field.name])} | {_field_default(field)} | `{env}` |")
+        for name in cls.field_names():
+            out.append(_row(name, docs[name], env_name(("destination", "filesystem", "credentials", name))))
         out.append("")
     patterns = ", ".join("`[" + ".".join(p) + "]`" for p in USER_SECTIONS)
     out += [

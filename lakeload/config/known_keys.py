@@ -3,7 +3,8 @@
 Every `resolve(sections, key)` / `resolve_section(sections, key)` call in lakeload must name a key declared
 here: the resolver records each lookup (`note_lookup`), and the test suite fails on one that is not declared
 (see `unregistered_lookups`). Credential fields are not listed by hand: they are the fields of the typed
-credential dataclasses (`lakeload.config.bucket_credentials`).
+credential dataclasses (`lakeload.config.bucket_credentials`). A key added here also needs its type, default and
+description in `lakeload.runtime.key_reference` (the configuration reference; `tests/config/test_key_docs.py`).
 
 A `Section` also lists what dlt reads in the same place (a `.dlt/` project may set it) so that such keys are
 recognized as dlt's, never reported as typos; `tests/config/test_known_keys.py` compares these lists with
