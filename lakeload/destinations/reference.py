@@ -76,6 +76,7 @@ class DestinationCapabilities:
     recommended_file_size: int | None = None
     supported_merge_strategies: tuple[str, ...] = ("upsert",)
     merge_falls_back_to_append: bool = True  # a plain table's merge it cannot do is appended (dlt's filesystem); else refused
+    merges_in_place: bool = False  # a database that merges rows itself: its merge tables get dlt's row ids and root keys
     supported_replace_strategies: tuple[str, ...] = ("truncate-and-insert", "insert-from-staging")
     has_case_sensitive_identifiers: bool = True
     supports_nested_types: bool = True

@@ -97,18 +97,24 @@ def _apply_table_hints(schema: Schema, tables: dict[str, TTable]) -> None:
         schema.update_table(copy.deepcopy(partial))
 
 
-def _root_settings(schema: Schema, tables: dict[str, TTable], max_nesting: int | None) -> dict[str, RootTableSettings]:
+def _root_settings(schema: Schema, tables: dict[str, TTable], max_nesting: int | None,
+                   destination_merges: bool = False) -> dict[str, RootTableSettings]:
     """Each root table's settings; its nesting limit is its own, else the destination's (`max_nesting`, a sink's),
-    else the source's (`schema_max_nesting`), dlt's order."""
+    else the source's (`schema_max_nesting`), dlt's order. A merge table of a table format that merges rows, or of
+    a destination that merges them itself (`destination_merges`, a database), gets dlt's ids: a key hash as row id
+    (on a database, for the strategies dlt gives one: upsert, insert-only, cdc) and `_dlt_root_id` in its nested
+    tables (`requires_root_key`)."""
     roots = {}
     default_nesting = schema_max_nesting(schema) if max_nesting is None else max_nesting
     for name in tables:
         table = schema.tables[name]
         pk = tuple(columns_with_hint(table, "primary_key"))
         is_merge = table.get("write_disposition") == "merge"
-        row_level = table_format_of_hint(table.get("table_format")).capabilities.row_level_merge
+        format_merges = table_format_of_hint(table.get("table_format")).capabilities.row_level_merge
+        row_level = format_merges or destination_merges
         row_merge = is_merge and row_level
-        upsert = row_merge and bool(pk)
+        keyed = format_merges or table.get("x-merge-strategy", "upsert") in KEY_HASH_STRATEGIES
+        upsert = row_merge and bool(pk) and keyed
         nesting = table.get("x-normalizer", {}).get("max_nesting", default_nesting)
         propagate = requires_root_key(schema, table, row_level)
         if propagate:
@@ -119,7 +125,7 @@ def _root_settings(schema: Schema, tables: dict[str, TTable], max_nesting: int |
         roots[name] = RootTableSettings(
             row_id=row_id, primary_key=pk, max_nesting=nesting,
             propagate_root_key=propagate,
-            occurrence=row_merge,
+            occurrence=is_merge and format_merges,  # (a table format's merge orders a package's rows by it)
         )
     return roots
 
@@ -132,6 +138,7 @@ def _without_occurrence(tables: dict[str, TTable]) -> dict[str, TTable]:
 
 
 TABLE_FILE_FORMATS = frozenset({"jsonl", "parquet", "csv"})
+KEY_HASH_STRATEGIES = frozenset({"upsert", "insert-only", "cdc"})  # dlt's key-hash row ids on a database
 
 
 def _root_formats(schema: Schema, tables: dict[str, TTable], file_format: str) -> dict[str, str]:
@@ -197,6 +204,7 @@ class Normalizer:
         max_nesting: int | None = None,
         on_progress: Callable[[int], None] | None = None,
         source_options: OptionsFor | None = None,
+        destination_merges: bool = False,
     ) -> None:
         self.spark = spark
         self.source_options = source_options  # bucket_url -> fsspec options, for files sources read in place
@@ -205,6 +213,7 @@ class Normalizer:
         self.file_format = file_format
         self.compressed = compressed
         self.max_nesting = max_nesting
+        self.destination_merges = destination_merges  # a database merging rows itself (`merges_in_place`)
         self.on_progress = on_progress
 
     def normalize(self, load_id: str, schema: Schema, early: EarlyResults | None = None) -> NormalizeResult:
@@ -276,7 +285,7 @@ class Normalizer:
         settings = NormalizerSettings(
             load_id=load_id,
             naming=self.naming,
-            roots=_root_settings(schema, tables, self.max_nesting),
+            roots=_root_settings(schema, tables, self.max_nesting, self.destination_merges),
             json_columns=_json_columns(schema),
         )
         return NormalizePlan(

@@ -144,6 +144,10 @@ class PipelineSettings:
         capabilities = self.destination.capabilities()
         return None if capabilities.merge_falls_back_to_append else capabilities.supported_merge_strategies
 
+    def destination_merges(self) -> bool:
+        """Whether the destination merges rows itself (a database): normalize gives its merge tables dlt's ids."""
+        return self.destination is not None and self.destination.capabilities().merges_in_place
+
     def preferred_format(self) -> str:
         """The loader file format when none is asked for: the destination's preferred one."""
         return self.destination.capabilities().preferred_loader_file_format if self.destination else "jsonl"

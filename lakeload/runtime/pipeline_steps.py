@@ -144,7 +144,7 @@ class Steps:
         settings = self._settings
         return Normalizer(
             self._spark.session(), self._storage, settings.schema_naming(schema), fmt, settings.compressed(),
-            max_nesting=settings.max_nesting(),
+            max_nesting=settings.max_nesting(), destination_merges=settings.destination_merges(),
             on_progress=lambda n: self.progress.update("normalize", n),
             source_options=settings.source_options_for,
         )

@@ -100,6 +100,14 @@ def test_merges_leave_the_rows_dlt_leaves(strategy: str, in_tmp: Path) -> None:
             p.run(resource)
     roots = "SELECT id, region, v, ts FROM users"
     assert rows(in_tmp / "ours.duckdb", roots) == rows(in_tmp / "theirs.duckdb", roots)
+    # dlt's ids: `_dlt_root_id` in the nested table, a key hash as the root's row id where dlt gives one
+    assert columns(in_tmp / "ours.duckdb")["users__pets"] == columns(in_tmp / "theirs.duckdb")["users__pets"]
+    if strategy != "delete-insert":
+        ids = "SELECT id, _dlt_id FROM users"
+        assert rows(in_tmp / "ours.duckdb", ids) == rows(in_tmp / "theirs.duckdb", ids)
+    by_root = "SELECT u.id, p.value FROM users__pets p JOIN users u ON p._dlt_root_id = u._dlt_id"
+    if strategy != "insert-only":
+        assert rows(in_tmp / "ours.duckdb", by_root) == rows(in_tmp / "theirs.duckdb", by_root)
     nested = "SELECT u.id, p.value FROM users__pets p LEFT JOIN users u ON p._dlt_parent_id = u._dlt_id"
     ours, theirs = rows(in_tmp / "ours.duckdb", nested), rows(in_tmp / "theirs.duckdb", nested)
     if strategy != "insert-only":

@@ -31,7 +31,7 @@ def tables(path: Path) -> list[tuple[Any, ...]]:
         found = db.execute("SELECT table_schema, table_name, list(column_name ORDER BY ordinal_position) FROM "
                            "information_schema.columns WHERE table_schema LIKE 'mydata%' GROUP BY 1, 2 ORDER BY 1, 2").fetchall()
         return [(s, t, db.execute(f'SELECT count(*) FROM "{s}"."{t}"').fetchone()[0] if t != "_dlt_version" else None,  # type: ignore[index]
-                 tuple(n for n in c if n != "_dlt_root_id")) for s, t, c in found]  # (not yet in lakeload's merges here)
+                 tuple(c)) for s, t, c in found]
 
 
 def data(path: Path) -> list[list[tuple[Any, ...]]]:

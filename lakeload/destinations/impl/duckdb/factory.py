@@ -67,6 +67,7 @@ class duckdb(Destination):  # noqa: N801 - dlt's factory name
         found = DestinationCapabilities(
             preferred_loader_file_format="parquet", supported_loader_file_formats=("parquet",), supported_table_formats=(),
             supported_merge_strategies=("delete-insert", "upsert", "insert-only"), merge_falls_back_to_append=False,
+            merges_in_place=True,
             supported_replace_strategies=REPLACE_STRATEGIES, max_identifier_length=65536,
             has_case_sensitive_identifiers=False,  # (DuckDB keeps the case it is given, but matches names without it)
         )
