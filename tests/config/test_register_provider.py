@@ -112,3 +112,11 @@ def test_config_show_lists_the_provider_and_its_values(lakeload_providers: None,
     assert "provider yaml_docs [sources.my_source] page_size" in text
     assert "api_key" in text and "doc-key" not in text  # a secret's value is masked
     assert "Providers registered in code (read after the TOML files, in this order):\n  yaml_docs (config.yaml)" in text
+
+
+def test_the_document_as_toml_and_yaml_as_dlt_writes_it() -> None:
+    document = {"sources": {"my_source": {"api_key": "k", "limit": 3, "tags": ["a", "é"]}}, "runtime": {"log_level": "INFO"}}
+    ours = CustomLoaderDocProvider("docs", lambda: document)
+    theirs = DltCustomLoaderDocProvider("docs", lambda: document)
+    assert ours.to_toml() == theirs.to_toml()
+    assert ours.to_yaml() == theirs.to_yaml()

@@ -81,5 +81,17 @@ class CustomLoaderDocProvider:
             node = node.setdefault(part, {})
         node[key] = value
 
+    def to_toml(self) -> str:
+        """The document as TOML text (with tomlkit, as dlt writes it)."""
+        import tomlkit
+
+        return str(tomlkit.dumps(self._document))
+
+    def to_yaml(self) -> str:
+        """The document as YAML text (with PyYAML, keys in their order, as dlt writes it)."""
+        import yaml
+
+        return str(yaml.dump(self._document, allow_unicode=True, default_flow_style=False, sort_keys=False))
+
     def __repr__(self) -> str:
         return f"CustomLoaderDocProvider({self._name!r}, supports_secrets={self._supports_secrets})"
