@@ -31,6 +31,7 @@ def _named(destination_name: str, destination_type: str | None, **kwargs: Any) -
             f"[destination.{destination_name}] destination_type = \"filesystem\" in .lakeload/config.toml "
             f"(env DESTINATION__{destination_name.upper()}__DESTINATION_TYPE)."
         )
+    kind = _type_path(str(kind))
     if kind not in DESTINATION_TYPES:
         raise ConfigurationError(f"Unknown destination_type {kind!r}; lakeload has {DESTINATION_TYPES}.")
     if kind == "duckdb":
@@ -73,7 +74,10 @@ def resolve_destination(destination: Any) -> Destination | None:
 
     if destination is None or isinstance(destination, Destination):
         return destination
+    if isinstance(destination, type) and issubclass(destination, Destination):  # the factory itself (dlt allows it)
+        return destination()
     if isinstance(destination, str):
+        destination = _type_path(destination)
         if destination == "filesystem":
             return filesystem()
         if destination == "duckdb":
@@ -85,6 +89,19 @@ def resolve_destination(destination: Any) -> Destination | None:
         f"Unsupported destination {destination!r}: pass 'filesystem', a configured destination name, "
         "lakeload.destinations.filesystem(...), a @lakeload.destination sink, or a lakeload.destinations.Destination."
     )
+
+
+def _type_path(reference: str) -> str:
+    """A destination type given by its module path, as dlt allows: "dlt.destinations.filesystem" (or lakeload's
+    spelling) is "filesystem"; anything else is returned as it is.
+
+    >>> _type_path("dlt.destinations.duckdb"), _type_path("lakeload.destinations.filesystem"), _type_path("prod")
+    ('duckdb', 'filesystem', 'prod')
+    """
+    for prefix in ("dlt.destinations.", "lakeload.destinations."):
+        if reference.startswith(prefix) and reference[len(prefix):] in DESTINATION_TYPES:
+            return reference[len(prefix):]
+    return reference
 
 
 def resolve_staging(staging: Any, destination: Destination | None) -> Destination | None:

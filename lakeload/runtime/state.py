@@ -77,7 +77,8 @@ def staged_state(state: PipelineState, sources_state: dict[str, SourceState], de
         staged["sources"] = copy.deepcopy(sources_state)
     if destination is not None:
         staged["destination_type"] = dlt_destination_type(destination.destination_type)
-        staged["destination_name"] = getattr(destination, "destination_name", None)
+        # the name given (dlt stores None for a destination it names after its type)
+        staged["destination_name"] = getattr(destination, "given_name", getattr(destination, "destination_name", None))
     return staged
 
 

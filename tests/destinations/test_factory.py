@@ -40,3 +40,32 @@ def test_local_bucket_urls() -> None:
     with pytest.raises(ConfigurationError, match="neither a path nor a host"):
         normalize_bucket_url("file://")
     assert Path(normalize_bucket_url("~/b")[7:]).is_absolute()
+
+
+def test_destination_name_is_the_given_name_else_the_types_as_in_dlt(tmp_path: Path) -> None:
+    import dlt
+
+    from lakeload.runtime.state import staged_state
+
+    for ours, theirs in ((lakeload.destinations.filesystem(str(tmp_path)), dlt.destinations.filesystem(str(tmp_path))),
+                         (lakeload.destinations.duckdb(), dlt.destinations.duckdb()),
+                         (lakeload.destinations.filesystem(str(tmp_path), destination_name="prod"),
+                          dlt.destinations.filesystem(str(tmp_path), destination_name="prod"))):
+        assert ours.destination_name == theirs.destination_name
+    # the state keeps the name given, None for a destination named after its type (as dlt's state does)
+    assert staged_state({}, {}, lakeload.destinations.filesystem(str(tmp_path)))["destination_name"] is None
+    assert staged_state({}, {}, lakeload.destinations.duckdb(destination_name="wh"))["destination_name"] == "wh"
+
+
+def test_a_destination_referenced_every_way_dlt_allows(monkeypatch: pytest.MonkeyPatch) -> None:
+    from lakeload.destinations.impl.duckdb.factory import duckdb
+    from lakeload.destinations.impl.filesystem.factory import filesystem
+
+    for reference in ("filesystem", "dlt.destinations.filesystem", "lakeload.destinations.filesystem",
+                      lakeload.destinations.filesystem):
+        assert type(resolve_destination(reference)) is filesystem, reference
+    for reference in ("duckdb", "dlt.destinations.duckdb", lakeload.destinations.duckdb):
+        assert type(resolve_destination(reference)) is duckdb, reference
+    monkeypatch.setenv("DESTINATION__MY_DESTINATION__DESTINATION_TYPE", "dlt.destinations.duckdb")
+    named = resolve_destination("my_destination")
+    assert type(named) is duckdb and named.destination_name == "my_destination"

@@ -55,12 +55,17 @@ class duckdb(Destination):  # noqa: N801 - dlt's factory name
                 f"Unknown duckdb destination arguments {sorted(unknown)}; known: {sorted(SETTINGS)} and the "
                 f"capabilities {sorted(_CAPABILITY_NAMES)}."
             )
-        self.credentials, self.destination_name, self.capability_overrides = credentials, destination_name, capabilities
+        self.credentials, self.given_name, self.capability_overrides = credentials, destination_name, capabilities
         self.settings = settings
 
     @property
     def name(self) -> str:
-        return self.destination_name or self.destination_type
+        return self.given_name or self.destination_type
+
+    @property
+    def destination_name(self) -> str:
+        """The name given, else the type's (dlt's `destination_name`: "duckdb" for the shorthand)."""
+        return self.name
 
     def capabilities(self) -> DestinationCapabilities:
         """dlt's capabilities of its DuckDB destination, as far as lakeload loads them: Parquet files, no table formats."""
@@ -98,7 +103,7 @@ class duckdb(Destination):  # noqa: N801 - dlt's factory name
         return MEMORY if self.connection() is not None else self.database_path(pipeline_name)
 
     def with_credentials(self, credentials: Any) -> duckdb:
-        return duckdb(credentials, self.destination_name, **self.capability_overrides, **self.settings)
+        return duckdb(credentials, self.given_name, **self.capability_overrides, **self.settings)
 
     def setting(self, key: str, pipeline_name: str | None, default: Any) -> Any:
         """A setting of dlt's DuckDB configuration: the factory's argument, else `[destination.<name>] <key>` (or

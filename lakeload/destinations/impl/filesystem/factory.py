@@ -46,14 +46,19 @@ class filesystem(Destination):  # noqa: N801 - dlt's factory name
             )
         self.bucket_url, self.credentials, self.layout = bucket_url, credentials, layout
         self.extra_placeholders, self.current_datetime = extra_placeholders, current_datetime
-        self.destination_name, self.kwargs, self.client_kwargs = destination_name, kwargs, client_kwargs
+        self.given_name, self.kwargs, self.client_kwargs = destination_name, kwargs, client_kwargs
         self.always_refresh_views, self.max_state_files = always_refresh_views, max_state_files
         self.deltalake_storage_options = deltalake_storage_options
         self.capability_overrides = capabilities
 
     @property
     def name(self) -> str:
-        return self.destination_name or self.destination_type
+        return self.given_name or self.destination_type
+
+    @property
+    def destination_name(self) -> str:
+        """The name given, else the type's (dlt's `destination_name`: "filesystem" for the shorthand)."""
+        return self.name
 
     def capabilities(self) -> DestinationCapabilities:
         """dlt's capabilities of a filesystem destination; its table formats are those registered
