@@ -75,9 +75,9 @@ class AttachedContext(SparkContext):
 def attached_session(state: ServerState, options: Mapping[str, str]) -> SparkSession | None:
     """A classic session of this process on the engine `state` through its gateway (see the module), with the SQL
     `options`; None when the engine hands out no gateway, runs other code, or cannot be reached."""
-    if not state.attach or SparkContext._gateway is not None:
+    if SparkContext._gateway is not None:
         return None
-    answer = ask_desk(state.attach)
+    answer = ask_desk(state.attach)  # (none for a server without a desk: `attach` is "")
     if answer is None or answer.code != code_id():
         return None
     try:

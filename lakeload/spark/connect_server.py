@@ -28,6 +28,7 @@ from dataclasses import asdict, dataclass
 
 from lakeload.errors import SparkSetupError
 from lakeload.spark.class_archive import ClassArchive, class_archive, with_archive
+from lakeload.spark.gateway_desk import ask_desk
 
 HOST = "127.0.0.1"
 SERVER_CLASS = "org.apache.spark.sql.connect.service.SparkConnectServer"
@@ -91,6 +92,11 @@ def free_port() -> int:
     with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as sock:
         sock.bind((HOST, 0))
         return int(sock.getsockname()[1])
+
+
+def default_or_free_port() -> int:
+    """Spark Connect's own port 15002 when nothing listens on it, else a free loopback port."""
+    return DEFAULT_PORT if not port_answers(DEFAULT_PORT) else free_port()
 
 
 def port_answers(port: int, timeout: float = 0.5) -> bool:
@@ -217,18 +223,9 @@ def running_server() -> ServerState | None:
     state = read_state()
     if state is None or not server_alive(state.pid):
         return None
-    if not port_answers(state.port) and not (state.attach and desk_answers(state.attach)):
+    if not port_answers(state.port) and not (state.attach and ask_desk(state.attach, timeout=0.5) is not None):
         return None
     return state
-
-
-def desk_answers(path: str) -> bool:
-    """True when something accepts connections on the Unix socket `path` (a kept JVM's gateway desk)."""
-    with contextlib.suppress(OSError), socket.socket(socket.AF_UNIX, socket.SOCK_STREAM) as client:
-        client.settimeout(0.5)
-        client.connect(path)
-        return True
-    return False
 
 
 def wait_for_port(state: ServerState, timeout: float = START_TIMEOUT) -> bool:
@@ -274,7 +271,7 @@ def start_server(
     settings = resolve_spark_settings(pipeline_name)
     master = master or settings.master or DEFAULT_MASTER
     if port is None:
-        port = DEFAULT_PORT if not port_answers(DEFAULT_PORT) else free_port()
+        port = default_or_free_port()
     elif port_answers(port):
         raise SparkSetupError(f"Port {port} on {HOST} is already in use; choose another with `--port`.")
     log_file = os.path.expanduser(LOG_FILE)

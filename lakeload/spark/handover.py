@@ -33,7 +33,7 @@ from typing import IO, Any
 
 from lakeload.errors import SparkSetupError
 from lakeload.spark import connect_server as server
-from lakeload.spark.gateway_desk import GatewayDesk
+from lakeload.spark.gateway_desk import GatewayDesk, gateway_client
 
 logger = logging.getLogger("lakeload.spark")
 ADOPT_TIMEOUT = 60.0
@@ -98,7 +98,7 @@ def adopt(handover: Handover, started_by: str, idle_seconds: float) -> server.Se
 
     Raises `SparkSetupError` when the JVM cannot be adopted (the caller stops it and starts a server instead)."""
     try:
-        gateway = _connect(handover)
+        gateway = gateway_client(handover.gateway_port, handover.gateway_secret)  # as pyspark connected to it
         context = gateway.jvm.org.apache.spark.SparkContext.getOrCreate()  # py4j connects on the first call
         stopped = context.isStopped()
     except Exception as exc:  # py4j's own errors: the JVM is gone or does not take the secret
@@ -107,7 +107,7 @@ def adopt(handover: Handover, started_by: str, idle_seconds: float) -> server.Se
         with contextlib.suppress(Exception):
             gateway.close()
         raise SparkSetupError(f"The Spark JVM {handover.pid} cannot be kept as the engine: its Spark context was stopped")
-    port = server.DEFAULT_PORT if not server.port_answers(server.DEFAULT_PORT) else server.free_port()
+    port = server.default_or_free_port()
     desk = GatewayDesk(handover.gateway_port, handover.gateway_secret)
     state = server.ServerState(handover.pid, port, handover.master, handover.log_file, time.time(), handover.archive,
                                handover.archive_part, started_by, idle_seconds, attach=desk.open())
@@ -127,12 +127,6 @@ def _connect_later(gateway: Any, port: int, pid: int) -> None:
     finally:
         with contextlib.suppress(Exception):
             gateway.close()
-
-
-def _connect(handover: Handover) -> Any:
-    from lakeload.spark.gateway_desk import gateway_client
-
-    return gateway_client(handover.gateway_port, handover.gateway_secret)  # as pyspark connected to it
 
 
 def _start_connect(jvm: Any, port: int) -> None:

@@ -103,7 +103,7 @@ def get_spark(
         if url is None and master is None and conf is None:
             local = warm_engine.engine_state(pipeline_name)  # None when none runs: it starts once this process exits
             url = local.url if local is not None else None
-        if local is not None and engine.mode == "auto" and conf is None:  # a kept JVM: attached, classic Spark
+        if local is not None and local.attach and engine.mode == "auto" and conf is None:  # a kept JVM: attached
             attached = _attached(local, settings)
             if attached is not None:
                 return attached
