@@ -23,6 +23,7 @@ Examples::
 
     python bench/bench_inputs.py --events 1000000 --scenarios files --check
     python bench/bench_inputs.py --scenarios small
+    python bench/bench_inputs.py --events 1000000 --scenarios files --tools dlt_files,lakeload_files --destination duckdb
     python bench/bench_inputs.py --events 1000000 --scenarios files --tools lakeload_files,lakeload_files_connect --check
 
 ``--rounds N`` runs every files tool N times, interleaved, and the goals use each tool's median run (all rounds'
@@ -78,7 +79,27 @@ def write_jsonl_files(n: int, seed: int, folder: Path, files: int) -> dict[str, 
     return info
 
 
+def duckdb_read_back(database: Path) -> dict[str, Any]:
+    """Rows per table of the benchmark's dataset in a DuckDB database (the ``--destination duckdb`` runs)."""
+    import duckdb
+
+    with duckdb.connect(str(database), read_only=True) as connection:
+        names = [r[0] for r in connection.execute(
+            "SELECT table_name FROM information_schema.tables WHERE table_schema = ?", [core.DATASET]).fetchall()]
+        counts = {n: connection.execute(f'SELECT count(*) FROM "{core.DATASET}"."{n}"').fetchone()[0] for n in names}
+    return {"tables": {n: {"rows": int(c)} for n, c in counts.items()}}
+
+
+def _destination(tool: Any, spec: dict[str, Any], bucket: Path) -> Any:
+    """The run's destination: the bucket folder, or (``--destination duckdb``) a database file in it."""
+    if spec.get("destination") == "duckdb":
+        bucket.mkdir(parents=True, exist_ok=True)
+        return tool.destinations.duckdb(str(bucket / "bench.duckdb"))
+    return tool.destinations.filesystem(("file://" if tool.__name__ == "dlt" else "") + str(bucket))
+
+
 def _result(n: int, started: float, ready: float, end: float, stages: dict[str, float], bucket: Path) -> dict[str, Any]:
+    database = bucket / "bench.duckdb"
     return {
         "stages": stages,
         "startup_s": ready - started,
@@ -86,7 +107,7 @@ def _result(n: int, started: float, ready: float, end: float, stages: dict[str, 
         "total_with_startup_s": end - started,
         "rows_per_s": n / (end - ready),
         "driver_peak_rss_mb": core.self_peak_rss_mb(),
-        "readback": core.read_back(bucket / core.DATASET),
+        "readback": duckdb_read_back(database) if database.exists() else core.read_back(bucket / core.DATASET),
     }
 
 
@@ -98,7 +119,7 @@ def child_dlt_files(spec: dict[str, Any]) -> dict[str, Any]:
     from dlt.sources.filesystem import filesystem, read_jsonl
 
     bucket, pipes = Path(spec["bucket"]), Path(spec["pipelines_dir"])
-    pipeline = dlt.pipeline("bench_dlt_files", destination=dlt.destinations.filesystem("file://" + str(bucket)),
+    pipeline = dlt.pipeline("bench_dlt_files", destination=_destination(dlt, spec, bucket),
                             dataset_name=core.DATASET, pipelines_dir=str(pipes))
     ready = time.perf_counter()
     files = filesystem(bucket_url="file://" + spec["source"], file_glob="*.jsonl") | read_jsonl()
@@ -120,7 +141,7 @@ def child_lakeload_files(spec: dict[str, Any]) -> dict[str, Any]:
 
     get_spark()
     bucket, pipes = Path(spec["bucket"]), Path(spec["pipelines_dir"])
-    pipeline = lakeload.pipeline("bench_ll_files", destination=lakeload.destinations.filesystem(str(bucket)),
+    pipeline = lakeload.pipeline("bench_ll_files", destination=_destination(lakeload, spec, bucket),
                                  dataset_name=core.DATASET, pipelines_dir=str(pipes))
     ready = time.perf_counter()
     pipeline.extract(filesystem(bucket_url=spec["source"], file_glob="*.jsonl") | read_jsonl(),
@@ -243,9 +264,10 @@ def run_child(spec: dict[str, Any]) -> dict[str, Any]:
     return result
 
 
-def run_file_tool(tool: str, events: int, source: Path) -> dict[str, Any]:
+def run_file_tool(tool: str, events: int, source: Path, destination: str = "filesystem") -> dict[str, Any]:
     """One run of a files-scenario tool in its own process (the Connect one on a local Connect server)."""
-    spec = {"label": tool, "tool": tool, "events": events, "source": str(source), "run_dir": str(WORKDIR / tool)}
+    spec = {"label": tool, "tool": tool, "events": events, "source": str(source), "run_dir": str(WORKDIR / tool),
+            "destination": destination}
     if tool == "lakeload_files_connect":
         return run_on_server(lambda: run_child(spec), core.TreeRssSampler)
     return run_child(spec)
@@ -313,6 +335,9 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--tools", default=FILE_TOOLS, help=f"files scenario tools (default {FILE_TOOLS})")
     parser.add_argument("--rounds", type=int, default=1,
                         help="run every files tool this many times, interleaved; goals use each tool's median run")
+    parser.add_argument("--destination", default="filesystem", choices=("filesystem", "duckdb"),
+                        help="where dlt_files and lakeload_files load: a Parquet bucket, or each a DuckDB database "
+                             "(issue 35; the other tools always write Parquet)")
     parser.add_argument("--check", action="store_true", help="exit 1 if a measured goal of issue 16 is missed")
     parser.add_argument("--child")
     args = parser.parse_args(argv)
@@ -335,10 +360,18 @@ def main(argv: list[str] | None = None) -> int:
         runs: dict[str, list[dict[str, Any]]] = {tool: [] for tool in tools}
         for round_index in range(args.rounds):
             for tool in rotated(tools, round_index):
-                runs[tool].append(run_file_tool(tool, args.events, source))
+                runs[tool].append(run_file_tool(tool, args.events, source, args.destination))
         results.extend(median_run(runs[tool]) for tool in tools)
         print_files(results)
-        misses += print_goals(f"issue 16 goal 1, JSONL files -> parquet, {args.events:,} events", files_goals(results))
+        if args.destination == "duckdb":
+            total = {r["label"]: r.get("total_s") for r in results}
+            speedup = ratio(total.get("dlt_files"), total.get("lakeload_files"))
+            rss = next((r.get("sampled_driver_peak_rss_mb") for r in results if r["label"] == "lakeload_files"), None)
+            misses += print_goals(f"issue 35, {args.files} JSONL files -> DuckDB, {args.events:,} events", [
+                Goal("dlt / lakeload into DuckDB (speed-up)", speedup, 4.0, at_most=False),
+                Goal("lakeload driver peak RSS", rss, 250.0, at_most=True, unit=" MB")])
+        else:
+            misses += print_goals(f"issue 16 goal 1, JSONL files -> parquet, {args.events:,} events", files_goals(results))
         misses += print_goals(f"issue 17, JSONL files -> parquet through Connect, {args.events:,} events",
                               connect_files_goals(results))
     if "small" in scenarios:

@@ -23,6 +23,7 @@ from lakeload.schema.schema import DLT_TABLE_PREFIX, Schema
 from lakeload.sql.clients import SqlClient
 from lakeload.sql.errors import TableNotFoundError
 from lakeload.sql.relation import Relation
+from lakeload.sql.relation_ibis import ibis_query, is_ibis_expression
 from lakeload.sql.relation_sql import DIALECT, column, has_placeholders, is_dialect, transpile
 
 __all__ = ["Dataset", "Relation", "RowCounts"]
@@ -58,6 +59,7 @@ class Dataset:
 
     def __init__(self, sql_client: SqlClient) -> None:
         self.sql_client = sql_client
+        self.ibis_queries: dict[str, str] = {}  # the queries of relations handed out as Ibis tables (`to_ibis`)
 
     @property
     def schema(self) -> Schema:
@@ -101,14 +103,17 @@ class Dataset:
         return self.table(name)
 
     def __getattr__(self, name: str) -> Relation:
-        if name.startswith("__") or name in ("sql_client",):
+        if name.startswith("__") or name in ("sql_client", "ibis_queries"):
             raise AttributeError(name)
         return self.table(name)
 
-    def query(self, sql: str | exp.Query, *args: Any, query_dialect: str | None = None) -> Relation:
-        """A relation over SQL text (DB-API `%s` placeholders, values in `args`) or a sqlglot query, in DuckDB's
-        dialect, or in `query_dialect` (a sqlglot dialect such as "bigquery"; dlt passes it as the one argument
-        after a query without placeholders). Example: `ds.query("SELECT * FROM users WHERE id = %s", 1)`."""
+    def query(self, sql: str | exp.Query | Any, *args: Any, query_dialect: str | None = None) -> Relation:
+        """A relation over SQL text (DB-API `%s` placeholders, values in `args`), a sqlglot query or an Ibis
+        expression of this dataset's `to_ibis()` tables, in DuckDB's dialect, or in `query_dialect` (a sqlglot
+        dialect such as "bigquery"; dlt passes it as the one argument after a query without placeholders).
+        Example: `ds.query("SELECT * FROM users WHERE id = %s", 1)`."""
+        if is_ibis_expression(sql):
+            return Relation(self, sql=ibis_query(sql, self))
         if query_dialect is None and len(args) == 1 and isinstance(sql, str) and is_dialect(args[0]) \
                 and not has_placeholders(sql):
             query_dialect, args = args[0], ()
@@ -116,7 +121,7 @@ class Dataset:
             sql = transpile(sql, query_dialect)
         return Relation(self, sql=sql, args=args)
 
-    def __call__(self, sql: str | exp.Query, *args: Any, query_dialect: str | None = None) -> Relation:
+    def __call__(self, sql: str | exp.Query | Any, *args: Any, query_dialect: str | None = None) -> Relation:
         """`query()`."""
         return self.query(sql, *args, query_dialect=query_dialect)
 

@@ -13,7 +13,7 @@ Example (after a run loaded `users` and its nested `users__pets`)::
 
 from __future__ import annotations
 
-from collections.abc import Collection, Iterator, Sequence
+from collections.abc import Collection, Sequence
 from typing import TYPE_CHECKING, Any, Protocol
 
 from sqlglot import exp
@@ -24,18 +24,21 @@ from lakeload.sql import relation_sql as rs
 from lakeload.sql.client import FilesystemSqlClient
 from lakeload.sql.clients import SqlClient
 from lakeload.sql.errors import ColumnNotFoundError, InvalidArgumentError, TableNotFoundError
+from lakeload.sql.relation_ibis import to_ibis
 from lakeload.sql.relation_join import JOIN_KINDS, JoinTarget, auto_join, explicit_join
+from lakeload.sql.relation_results import RelationResults
 
 if TYPE_CHECKING:
-    import pandas as pd
-    import pyarrow as pa
+    from ibis.expr.types import Table
     from pyspark.sql import DataFrame, SparkSession
     from sqlglot.expressions import Expr
+
 
 class DatasetLike(Protocol):
     """What a relation needs of its dataset (`lakeload.sql.dataset.Dataset`)."""
 
     sql_client: SqlClient
+    ibis_queries: dict[str, str]
 
     @property
     def schema(self) -> Schema: ...
@@ -44,7 +47,7 @@ class DatasetLike(Protocol):
     def dataset_name(self) -> str: ...
 
 
-class Relation:
+class Relation(RelationResults):
     """A table or a query of a dataset; nothing runs until rows are asked for.
 
     Example (a dataset in a bucket; nothing is read here):
@@ -320,67 +323,6 @@ class Relation:
         """Column names of the result."""
         return list(self.columns_schema)
 
-    # -- results ------------------------------------------------------------------------------------
-    def _run(self, method: str, *args: Any) -> Any:
-        sql, values = self._statement()
-        with self._dataset.sql_client.execute_query(sql, *values) as cursor:
-            return getattr(cursor, method)(*args)
-
-    def df(self, chunk_size: int | None = None) -> pd.DataFrame | None:
-        """All rows as a pandas DataFrame (with `chunk_size`, the first chunk only)."""
-        return self._run("df", chunk_size)
-
-    def arrow(self, chunk_size: int | None = None) -> pa.Table | None:
-        """All rows as an Arrow table (with `chunk_size`, the first chunk only)."""
-        return self._run("arrow", chunk_size)
-
-    def fetchall(self) -> list[tuple[Any, ...]]:
-        """All rows as tuples."""
-        return self._run("fetchall")  # type: ignore[no-any-return]
-
-    def fetchone(self) -> tuple[Any, ...] | None:
-        """The first row, or None."""
-        return self._run("fetchone")  # type: ignore[no-any-return]
-
-    def fetchmany(self, size: int | None = None) -> list[tuple[Any, ...]]:
-        """The first `size` rows."""
-        return self._run("fetchmany", size)  # type: ignore[no-any-return]
-
-    def fetchscalar(self) -> Any:
-        """The one value of a one-row, one-column result (None when there is no row), as dlt's `fetchscalar`."""
-        rows = self.fetchmany(2)
-        if not rows:
-            return None
-        if len(rows) != 1 or len(rows[0]) != 1:
-            raise InvalidArgumentError(f"fetchscalar() needs one row of one column; the result has "
-                                       f"{'more than one row' if len(rows) > 1 else f'{len(rows[0])} columns'}")
-        return rows[0][0]
-
-    def _iter(self, method: str, chunk_size: int) -> Iterator[Any]:
-        sql, values = self._statement()
-        with self._dataset.sql_client.execute_query(sql, *values) as cursor:
-            yield from getattr(cursor, method)(chunk_size)
-
-    def iter_fetch(self, chunk_size: int) -> Iterator[list[tuple[Any, ...]]]:
-        """Lists of at most `chunk_size` tuples."""
-        return self._iter("iter_fetch", chunk_size)
-
-    def iter_df(self, chunk_size: int) -> Iterator[pd.DataFrame]:
-        """pandas DataFrames of at most `chunk_size` rows."""
-        return self._iter("iter_df", chunk_size)
-
-    def iter_arrow(self, chunk_size: int) -> Iterator[pa.Table]:
-        """Arrow tables of at most `chunk_size` rows."""
-        return self._iter("iter_arrow", chunk_size)
-
-    def row_count(self) -> int:
-        """Number of rows, counted by DuckDB. Example: `ds.users.row_count()` -> `8`."""
-        count = exp.select(exp.Count(this=exp.Star())).from_(rs.derived(self._tree().copy(), "_c"))
-        sql, values = rs.bind(count.sql(dialect=rs.DIALECT), self._params)
-        with self._dataset.sql_client.execute_query(sql, *values) as cursor:
-            row = cursor.fetchone()
-        return int(row[0]) if row else 0
-
     def spark(self, spark: SparkSession | None = None) -> DataFrame:
         """A Spark DataFrame of this relation.
 
@@ -404,6 +346,16 @@ class Relation:
         if limit is not None:
             frame = frame.limit(limit)
         return frame
+
+    def to_ibis(self) -> Table:
+        """This relation as an unbound Ibis table; `dataset(expression)` runs an expression built from it
+        (`lakeload.sql.relation_ibis`). Needs Ibis: `pip install "lakeload[ibis]"`."""
+        return to_ibis(self)
+
+    def __str__(self) -> str:
+        columns = "".join(f"  {name} {column.get('data_type')}\n" for name, column in self.columns_schema.items())
+        query = "\n".join(f"  {line}" for line in self.to_sql(pretty=True).splitlines())
+        return f"Relation query:\n{query}\nColumns:\n{columns}"
 
     def __repr__(self) -> str:
         return f"Relation({self.query!r})"

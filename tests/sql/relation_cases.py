@@ -91,6 +91,19 @@ CHAINS = {
     "fetchmany": 'ds.users.order_by("id").select("id").fetchmany(2)',
     "fetchone": 'ds.users.order_by("id", "desc").select("id").fetchone()',
     "df": 'ds.users.order_by("id").select("id", "name").df().to_dict("list")',
+    # Ibis expressions of the dataset's tables (dlt's `to_ibis()`), run back through `ds(expression)`
+    "ibis_join": '(lambda c, p: ds(c.join(p, c.id == p.user_id).filter(p.quantity > 1).select("name", "quantity")'
+                 '.order_by("quantity")).fetchall())(ds.users.to_ibis(), ds.purchases.to_ibis())',
+    "ibis_isin": '(lambda u: ds(u.filter(u.city.isin(["berlin", "london"])).select("name").order_by("name"))'
+                 '.fetchall())(ds.users.to_ibis())',
+    "ibis_limit_offset": '(lambda u: ds(u.order_by("id").limit(2, offset=1).select("id").order_by("id")).fetchall())'
+                         '(ds.users.to_ibis())',
+    "ibis_mutate": '(lambda u: ds(u.mutate(new_id=u.id * 10).select("new_id").order_by("new_id")).fetchall())'
+                   '(ds.users.to_ibis())',
+    "ibis_timestamp": '(lambda u: ds(u.filter(u.joined >= datetime.datetime(2024, 3, 1, tzinfo=datetime.timezone.utc))'
+                      '.select("id").order_by("id")).fetchall())(ds.users.to_ibis())',
+    "ibis_of_relation": '(lambda r: ds(r.select("id").order_by("id")).fetchall())(ds.users.where("id", "gt", 2).to_ibis())',
+    "ibis_aggregate": '(lambda o: ds(o.aggregate(top=o.total.max())).fetchall())(ds.users__orders.to_ibis())',
 }
 
 

@@ -23,7 +23,7 @@ from relation_cases import DATASET, KINDS, load, run_chains
 from sqlglot import exp
 
 import lakeload
-from lakeload.errors import LakeloadError
+from lakeload.errors import LakeloadError, MissingDependencyError
 from lakeload.sql.dataset import Dataset
 from lakeload.sql.errors import ColumnNotFoundError, InvalidArgumentError, TableNotFoundError
 
@@ -69,6 +69,13 @@ EXPECTED: dict[str, Any] = {
     "fetchmany": [[1], [2]],
     "fetchone": [4],
     "df": {"id": [1, 2, 3, 4], "name": ["Alice", "Bob", "O'Hara", "Dana"]},
+    "ibis_join": [["Alice", 2], ["Alice", 5]],
+    "ibis_isin": [["Alice"], ["Bob"], ["Dana"]],
+    "ibis_limit_offset": [[2], [3]],
+    "ibis_mutate": [[10], [20], [30], [40]],
+    "ibis_timestamp": [[3], [4]],
+    "ibis_of_relation": [[3], [4]],
+    "ibis_aggregate": [[42]],
 }
 # sqlglot and DuckDB as dlt 1.31's typed relations need them (dlt's own bug with sqlglot 30 and DuckDB 2)
 # (the pins and the cached folder of tests/compat's dlt overlay: one copy serves both)
@@ -204,6 +211,16 @@ def test_sql_relations(ds: Dataset) -> None:
     # dlt's second argument: the query's dialect
     assert ds("SELECT `id` FROM users WHERE `name` = 'Bob'", "bigquery").fetchall() == [(2,)]
     assert ds.query("SELECT MAX(id) FROM users", query_dialect="duckdb").fetchscalar() == 4
+
+
+def test_ibis_errors(ds: Dataset, monkeypatch: pytest.MonkeyPatch) -> None:
+    """A relation with query values cannot become an Ibis table; without Ibis, the error says how to install it."""
+    with pytest.raises(InvalidArgumentError, match="without query parameters"):
+        ds("SELECT id FROM users WHERE id > %s", 1).to_ibis()
+    assert "Relation query:" in str(ds.users.select("id")) and "  id bigint" in str(ds.users.select("id"))
+    monkeypatch.setitem(sys.modules, "ibis", None)
+    with pytest.raises(MissingDependencyError, match=r'pip install "lakeload\[ibis\]"'):
+        ds.users.to_ibis()
 
 
 # -- dlt 1.31 as the oracle -----------------------------------------------------------------------------
