@@ -14,37 +14,22 @@ Example (after a run loaded `users` and its nested `users__pets`)::
 from __future__ import annotations
 
 from collections.abc import Collection, Sequence
-from typing import TYPE_CHECKING, Any, Protocol
+from typing import TYPE_CHECKING, Any
 
 from sqlglot import exp
 
-from lakeload.schema.schema import Schema
 from lakeload.schema.typing import TColumn
 from lakeload.sql import relation_sql as rs
 from lakeload.sql.client import FilesystemSqlClient
-from lakeload.sql.clients import SqlClient
 from lakeload.sql.errors import ColumnNotFoundError, InvalidArgumentError, TableNotFoundError
 from lakeload.sql.relation_ibis import to_ibis
 from lakeload.sql.relation_join import JOIN_KINDS, JoinTarget, auto_join, explicit_join
-from lakeload.sql.relation_results import RelationResults
+from lakeload.sql.relation_results import DatasetLike, RelationResults
 
 if TYPE_CHECKING:
     from ibis.expr.types import Table
     from pyspark.sql import DataFrame, SparkSession
     from sqlglot.expressions import Expr
-
-
-class DatasetLike(Protocol):
-    """What a relation needs of its dataset (`lakeload.sql.dataset.Dataset`)."""
-
-    sql_client: SqlClient
-    ibis_queries: dict[str, str]
-
-    @property
-    def schema(self) -> Schema: ...
-
-    @property
-    def dataset_name(self) -> str: ...
 
 
 class Relation(RelationResults):
@@ -54,6 +39,7 @@ class Relation(RelationResults):
         >>> from lakeload.destinations.impl.filesystem.client import FilesystemClient
         >>> from lakeload.destinations.impl.filesystem.configuration import resolve_configuration
         >>> from lakeload.kernel.filesystem.layout import Layout
+        >>> from lakeload.schema.schema import Schema
         >>> from lakeload.sql.dataset import Dataset
         >>> schema = Schema("crm")
         >>> schema.update_table({"name": "users", "columns": {"id": {"name": "id", "data_type": "bigint"}}})
@@ -350,7 +336,8 @@ class Relation(RelationResults):
     def to_ibis(self) -> Table:
         """This relation as an unbound Ibis table; `dataset(expression)` runs an expression built from it
         (`lakeload.sql.relation_ibis`). Needs Ibis: `pip install "lakeload[ibis]"`."""
-        return to_ibis(self)
+        table = self.table_name if self._spark_shape == (None, None) else None  # the table itself, else a query
+        return to_ibis(self._dataset, self.columns_schema, table, self._statement())
 
     def __str__(self) -> str:
         columns = "".join(f"  {name} {column.get('data_type')}\n" for name, column in self.columns_schema.items())

@@ -29,7 +29,7 @@ if TYPE_CHECKING:
     from ibis.expr.types import Table
 
     from lakeload.schema.typing import TColumn
-    from lakeload.sql.relation import Relation
+    from lakeload.sql.relation_results import DatasetLike
 
 QUERY_PREFIX = "__lakeload_relation_"
 _NUMBERS = itertools.count(1)
@@ -63,15 +63,15 @@ def ibis_type(column: TColumn) -> str:
     return IBIS_TYPES.get(data_type, "string")
 
 
-def to_ibis(relation: Relation) -> Table:
-    """`relation` as an unbound Ibis table (the module docstring says which name it gets)."""
+def to_ibis(dataset: DatasetLike, columns: dict[str, TColumn], table: str | None,
+            statement: tuple[str, list[Any]]) -> Table:
+    """A relation of `dataset` with these output `columns` as an unbound Ibis table: the dataset's `table` itself
+    when given, else a stand-in for the relation's query `statement` (SQL and values)."""
     ibis = ibis_module()
-    columns = relation.columns_schema
     schema = {name: ibis_type(column) for name, column in columns.items()}
-    dataset = relation._dataset
-    if relation.table_name is not None and relation._spark_shape == (None, None):  # the table itself
-        return ibis.table(schema, name=relation.table_name, database=dataset.dataset_name)
-    sql, values = relation._statement()
+    if table is not None:
+        return ibis.table(schema, name=table, database=dataset.dataset_name)
+    sql, values = statement
     if values:
         raise InvalidArgumentError(
             "to_ibis() takes a relation without query parameters; write the values into the query, or build the "

@@ -7,18 +7,32 @@
 from __future__ import annotations
 
 from collections.abc import Iterator
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, Protocol
 
 from sqlglot import exp
 
+from lakeload.schema.schema import Schema
 from lakeload.sql import relation_sql as rs
+from lakeload.sql.clients import SqlClient
 from lakeload.sql.errors import InvalidArgumentError
 
 if TYPE_CHECKING:
     import pandas as pd
     import pyarrow as pa
 
-    from lakeload.sql.relation import DatasetLike
+
+
+class DatasetLike(Protocol):
+    """What a relation needs of its dataset (`lakeload.sql.dataset.Dataset`)."""
+
+    sql_client: SqlClient
+    ibis_queries: dict[str, str]
+
+    @property
+    def schema(self) -> Schema: ...
+
+    @property
+    def dataset_name(self) -> str: ...
 
 
 class RelationResults:
