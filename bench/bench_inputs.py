@@ -94,12 +94,12 @@ def _destination(tool: Any, spec: dict[str, Any], bucket: Path) -> Any:
     """The run's destination: the bucket folder, or (``--destination duckdb``) a database file in it."""
     if spec.get("destination") == "duckdb":
         bucket.mkdir(parents=True, exist_ok=True)
-        return tool.destinations.duckdb(str(bucket / "bench.duckdb"))
+        return tool.destinations.duckdb(str(bucket / f"{tool.__name__}.duckdb"))  # (not the dataset's name: DuckDB would find both)
     return tool.destinations.filesystem(("file://" if tool.__name__ == "dlt" else "") + str(bucket))
 
 
 def _result(n: int, started: float, ready: float, end: float, stages: dict[str, float], bucket: Path) -> dict[str, Any]:
-    database = bucket / "bench.duckdb"
+    database = next(bucket.glob("*.duckdb"), bucket / "none.duckdb")
     return {
         "stages": stages,
         "startup_s": ready - started,

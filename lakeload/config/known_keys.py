@@ -88,6 +88,7 @@ RETRY_KEYS = {
     "read_timeout": "read_timeout",
     "unreachable_timeout": "unreachable_timeout",
 }
+# dlt's file rotation keys of `[data_writer]` (`lakeload.config.data_writer`): lakeload reads them too
 DLT_DATA_WRITER_KEYS = frozenset({"buffer_max_items", "file_max_items", "file_max_bytes"})
 
 
@@ -113,15 +114,15 @@ def root() -> Section:
         {"credentials": credentials}, dlt_keys=frozenset({"file_glob", "files_per_page", "extract_content", "incremental"}),
         strict=False, open_tables=True,
     )
-    data_writer = Section(frozenset({"disable_compression"}), dlt_keys=DLT_DATA_WRITER_KEYS, strict=False, open_tables=True)
+    data_writer = Section(frozenset({"disable_compression"}) | DLT_DATA_WRITER_KEYS, strict=False, open_tables=True)
     return Section(
         nested={
             "destination": destination,
             "spark": spark,
             "sources": Section(nested={"filesystem": files_source}, strict=False, open_tables=True),
-            "extract": Section(  # [extract.data_writer] is dlt's: lakeload's extract reads only file_max_bytes
-                frozenset({"file_max_bytes"}),
-                dlt_keys=DLT_DATA_WRITER_KEYS | {"workers", "max_parallel_items", "futures_poll_interval", "next_item_mode"},
+            "extract": Section(  # [extract.data_writer] is not read (as dlt 1.31: extract reads [sources.<section>.data_writer])
+                frozenset({"file_max_bytes", "next_item_mode", "max_parallel_items"}),
+                dlt_keys=DLT_DATA_WRITER_KEYS | {"workers", "futures_poll_interval"},
                 strict=False, open_tables=True,
             ),
             "normalize": Section(nested={"data_writer": data_writer}, strict=False, open_tables=True),
@@ -163,6 +164,16 @@ def spec_at(sections: tuple[str, ...]) -> Section | None:
 # `sources.<section>.<source or resource name>.<argument>` (`*` is any one name). Lakeload's own keys under
 # [sources] (`sources.filesystem.bucket_url`) are two levels deep and stay checked against `root()`.
 USER_SECTIONS: tuple[tuple[str, ...], ...] = (("sources", "*", "*"),)
+# Where extract looks up dlt's writer settings of a source (`lakeload.config.data_writer`): the keys of `[data_writer]`,
+# under `sources.<section>.<source name>` (and every shorter path, as dlt).
+WRITER_SECTIONS: tuple[tuple[str, ...], ...] = (("sources", "*", "*", "data_writer"),)
+
+
+def _matches(sections: tuple[str, ...], patterns: tuple[tuple[str, ...], ...]) -> bool:
+    return any(
+        len(sections) == len(pattern) and all(p in ("*", s) for p, s in zip(pattern, sections, strict=True))
+        for pattern in patterns
+    )
 
 
 def is_user_section(sections: tuple[str, ...]) -> bool:
@@ -171,16 +182,15 @@ def is_user_section(sections: tuple[str, ...]) -> bool:
     >>> is_user_section(("sources", "crm", "contacts")), is_user_section(("sources", "filesystem"))
     (True, False)
     """
-    return any(
-        len(sections) == len(pattern) and all(p in ("*", s) for p, s in zip(pattern, sections, strict=True))
-        for pattern in USER_SECTIONS
-    )
+    return _matches(sections, USER_SECTIONS)
 
 
 def is_registered(sections: tuple[str, ...], key: str) -> bool:
     """Whether `key` in section `sections` is declared here (a lookup lakeload may make)."""
     if is_user_section(sections):
         return True
+    if _matches(sections, WRITER_SECTIONS):
+        sections = ("data_writer",)
     spec = spec_at(sections)
     return spec is not None and (key in spec.keys or key in spec.nested)
 

@@ -43,20 +43,28 @@ class Resolved:
     from_secrets: bool = False  # found in secrets.toml or set through `lakeload.secrets`
 
 
-def candidate_paths(sections: tuple[str, ...], key: str, pipeline_name: str | None) -> list[tuple[str, ...]]:
-    """Key paths from most to least specific, pipeline-scoped ones first.
+def candidate_paths(
+    sections: tuple[str, ...], key: str, pipeline_name: str | None, config_section: str | None = None
+) -> list[tuple[str, ...]]:
+    """Key paths from most to least specific, pipeline-scoped ones first. A `config_section` (dlt's `__section__`
+    of a settings class, e.g. `data_writer`) stays after whatever sections remain.
 
     >>> [".".join(p) for p in candidate_paths(("sources", "crm", "contacts"), "api_key", None)]
     ['sources.crm.contacts.api_key', 'sources.crm.api_key', 'sources.contacts.api_key', 'sources.api_key', 'api_key']
+    >>> [".".join(p) for p in candidate_paths(("normalize",), "file_max_items", None, "data_writer")]
+    ['normalize.data_writer.file_max_items', 'data_writer.file_max_items']
     """
-    return [path for group in _path_groups(sections, key, pipeline_name) for path in group]
+    return [path for group in _path_groups(sections, key, pipeline_name, config_section) for path in group]
 
 
-def _path_groups(sections: tuple[str, ...], key: str, pipeline_name: str | None) -> list[list[tuple[str, ...]]]:
+def _path_groups(
+    sections: tuple[str, ...], key: str, pipeline_name: str | None, config_section: str | None = None
+) -> list[list[tuple[str, ...]]]:
     """The candidate paths in dlt's order: pipeline-scoped ones (looked up in every provider first), then the rest."""
-    unscoped = [(*sections[:cut], key) for cut in range(len(sections), -1, -1)]
+    tail = (config_section, key) if config_section else (key,)
+    unscoped = [(*sections[:cut], *tail) for cut in range(len(sections), -1, -1)]
     if len(sections) == 3 and sections[0] == "sources" and sections[1] != sections[2]:
-        unscoped.insert(2, (sections[0], sections[2], key))  # dlt's compact layout: sources.<name>.<key>
+        unscoped.insert(2, (sections[0], sections[2], *tail))  # dlt's compact layout: sources.<name>.<key>
     groups = [unscoped]
     if pipeline_name:
         groups.insert(0, [(pipeline_name, *path) for path in unscoped])
@@ -188,16 +196,18 @@ def resolve(
     required: bool = False,
     environ: Mapping[str, str] | None = None,
     secret: bool = False,
+    config_section: str | None = None,
 ) -> Resolved:
     """Resolve one value; raises `ConfigFieldMissingError` listing every key tried when required.
 
     A `secret` value found in a config.toml (or set with `lakeload.config[...]`) is a `ConfigValueNotSecretError`,
-    as in dlt: secrets belong in secrets.toml or the environment.
+    as in dlt: secrets belong in secrets.toml or the environment. `config_section` is kept in every path tried
+    (see `candidate_paths`): dlt's `[sources.<section>.data_writer]` down to `[data_writer]`.
     """
-    groups = _path_groups(sections, key, pipeline_name)
+    groups = _path_groups(sections, key, pipeline_name, config_section)
     keys_tried = [env_name(p) for group in groups for p in group]
     env = os.environ if environ is None else environ
-    _note(sections, key, env)
+    _note((*sections, config_section) if config_section else sections, key, env)
     if explicit is not None:
         return Resolved(explicit, "explicit argument", keys_tried)
     files = toml_files()

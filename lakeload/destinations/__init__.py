@@ -35,6 +35,11 @@ _EXPORTS = {
     **{name: _REFERENCE for name in ("Destination", "DestinationCapabilities", "JobClient", "JobClientBase",
                                       "LoadContext", "LoadJob", "LoadPackage", "LoadResult")},
 }
+# dlt's destinations lakeload does not have (a deliberate difference: lakeload loads into buckets and DuckDB)
+DLT_ONLY_DESTINATIONS = frozenset({
+    "athena", "bigquery", "clickhouse", "databricks", "dremio", "ducklake", "dummy", "fabric", "lance", "lancedb",
+    "motherduck", "mssql", "postgres", "qdrant", "redshift", "snowflake", "sqlalchemy", "synapse", "weaviate",
+})
 __all__ = ["Destination", "DestinationCapabilities", "JobClient", "JobClientBase", "LoadContext", "LoadJob",
            "LoadPackage", "LoadResult", "destination", "duckdb", "filesystem"]
 
@@ -44,4 +49,8 @@ def __getattr__(name: str) -> Any:
         value = getattr(importlib.import_module(_EXPORTS[name]), name)
         globals()[name] = value
         return value
+    if name in DLT_ONLY_DESTINATIONS:  # `from lakeload.destinations import postgres`: an ImportError that says why
+        from lakeload.destinations.registry import unsupported_destination
+
+        raise unsupported_destination(name)
     raise AttributeError(f"module 'lakeload.destinations' has no attribute {name!r}")

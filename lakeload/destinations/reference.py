@@ -15,8 +15,6 @@ so can a user's own destination: subclass `Destination`, return a `JobClientBase
 and read each job's rows with `package.rows(job)`::
 
     class SqliteDestination(Destination):
-        destination_type = "sqlite"
-
         def __init__(self, path: str) -> None:
             self.path = path
 
@@ -43,7 +41,12 @@ and read each job's rows with `package.rows(job)`::
 
     pipeline = lakeload.pipeline("to_sqlite", destination=SqliteDestination("/tmp/db.sqlite"))
 
-lakeload's built-in job clients live with the loaders (`lakeload.load`) and are found by `destination_type`
+Its `destination_type` is dlt's: the class's module path and name ("my_module.SqliteDestination"), as dlt says
+for a destination class of one's own; lakeload's built-in destinations say dlt's names ("dlt.destinations.filesystem",
+"dlt.destinations.duckdb", "dlt.destinations.destination" for a sink). lakeload keeps a short `type_name`
+("filesystem", "duckdb", "sink"; a user's own: the last part of its `destination_type`) for its own records.
+
+lakeload's built-in job clients live with the loaders (`lakeload.load`) and are found by `type_name`
 in `JOB_CLIENTS` (registered when their module is imported; `DEFAULT_JOB_CLIENTS` names the module to import
 first, as fsspec's registry does), so this layer imports none of them.
 """
@@ -51,10 +54,11 @@ first, as fsspec's registry does), so this layer imports none of them.
 from __future__ import annotations
 
 import importlib
+import re
 from abc import ABC, abstractmethod
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field, fields
-from typing import Any, ClassVar, Protocol, TypedDict
+from typing import Any, Protocol, TypedDict
 
 from lakeload.destinations.package_types import RefreshPlan
 from lakeload.destinations.state_types import PipelineState
@@ -145,6 +149,7 @@ class LoadPackage:
     refresh: RefreshPlan | None = field(default=None, repr=False)  # what `refresh=` drops or empties first
     state: PipelineState | None = field(default=None, repr=False)  # the pipeline state it carries, when it changed
     root_tables: list[str] = field(default_factory=list)  # the root tables its resources make (a replace without rows empties its)
+    created_at: str | None = None  # when extract made it (ISO 8601, UTC): scd2's default boundary, as dlt's
 
     def rows(self, job: LoadJob) -> Iterator[TRow]:
         """The job's rows, one dict each, streamed from its file."""
@@ -217,16 +222,57 @@ DEFAULT_JOB_CLIENTS = {"filesystem": "lakeload.load.loader", "sink": "lakeload.l
                        "duckdb": "lakeload.load.duckdb_loader"}
 
 
-def register_job_client(destination_type: str, factory: JobClientFactory) -> None:
-    """Make `factory(destination, context)` the job client of destinations of `destination_type`."""
-    JOB_CLIENTS[destination_type] = factory
+def register_job_client(type_name: str, factory: JobClientFactory) -> None:
+    """Make `factory(destination, context)` the job client of destinations of `type_name` ("filesystem", ...)."""
+    JOB_CLIENTS[type_name] = factory
+
+
+_BUILT_IN_MODULES = "lakeload.destinations.impl."
+_DLT_TYPE_NAMES = {"sink": "destination"}  # dlt's factory of `@dlt.destination` sinks is `destination`
+
+
+def dlt_destination_type(type_name: str) -> str:
+    """dlt's `destination_type` of a built-in destination of lakeload's `type_name`.
+
+    >>> dlt_destination_type("filesystem"), dlt_destination_type("sink")
+    ('dlt.destinations.filesystem', 'dlt.destinations.destination')
+    """
+    return f"dlt.destinations.{_DLT_TYPE_NAMES.get(type_name, type_name)}"
+
+
+def class_destination_type(cls: type) -> str:
+    """dlt's `destination_type` of a destination class: `module.Class`, a dlt-style `.destinations.impl.<x>.` part
+    shortened to `.destinations.` as dlt does; a built-in lakeload destination says dlt's name of it."""
+    if cls.__module__.startswith(_BUILT_IN_MODULES):
+        return dlt_destination_type(str(cls.__dict__.get("type_name", cls.__name__)))
+    return normalized_type(f"{cls.__module__}.{cls.__qualname__}")
+
+
+def normalized_type(path: str) -> str:
+    """A destination type path as dlt writes it: a `.destinations.impl.<x>.` part shortened to `.destinations.`.
+
+    >>> normalized_type("my_package.destinations.impl.sqlite.factory.sqlite")
+    'my_package.destinations.sqlite'
+    """
+    return re.sub(r"\.destinations\.impl\.[a-zA-Z_][.a-zA-Z0-9_]*\.", ".destinations.", path)
 
 
 class Destination(ABC):
     """A destination lakeload loads into (see the module docstring for a user's own)."""
 
-    destination_type: ClassVar[str]
     max_table_nesting: int | None = None  # the nesting this destination wants; None: the schema's own
+
+    @property
+    def destination_type(self) -> str:
+        """dlt's name of the destination's type: "dlt.destinations.filesystem", "dlt.destinations.duckdb",
+        "dlt.destinations.destination" (a sink); for a class of one's own `module.Class` (see the module docstring)."""
+        return class_destination_type(type(self))
+
+    @property
+    def type_name(self) -> str:
+        """lakeload's short name of the type ("filesystem", "duckdb", "sink"): its key in `JOB_CLIENTS` and what
+        package records, traces and the CLI say; a class of one's own: the last part of its `destination_type`."""
+        return self.destination_type.rsplit(".", 1)[-1]
 
     @property
     @abstractmethod
@@ -251,10 +297,10 @@ class Destination(ABC):
 
     def client(self, context: LoadContext) -> JobClient:
         """The job client that loads into this destination for the pipeline of `context`."""
-        factory = JOB_CLIENTS.get(self.destination_type)
-        if factory is None and self.destination_type in DEFAULT_JOB_CLIENTS:
-            importlib.import_module(DEFAULT_JOB_CLIENTS[self.destination_type])  # registers it
-            factory = JOB_CLIENTS.get(self.destination_type)
+        factory = JOB_CLIENTS.get(self.type_name)
+        if factory is None and self.type_name in DEFAULT_JOB_CLIENTS:
+            importlib.import_module(DEFAULT_JOB_CLIENTS[self.type_name])  # registers it
+            factory = JOB_CLIENTS.get(self.type_name)
         if factory is None:
             raise ConfigurationError(
                 f"Destination {self.name!r} ({type(self).__name__}) has no job client: implement "

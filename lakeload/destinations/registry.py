@@ -8,14 +8,11 @@
 from __future__ import annotations
 
 from collections.abc import Callable
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 from lakeload.config.resolver import resolve
 from lakeload.destinations.reference import Destination
-from lakeload.errors import ConfigurationError
-
-if TYPE_CHECKING:
-    pass
+from lakeload.errors import ConfigurationError, UnsupportedDestinationError
 
 DESTINATION_TYPES = ("filesystem", "duckdb")
 SINK_OPTIONS = (
@@ -23,8 +20,37 @@ SINK_OPTIONS = (
 )
 
 
+def unsupported_destination(name: str) -> UnsupportedDestinationError:
+    """The error for a destination dlt has and lakeload does not (postgres, bigquery, ...).
+
+    >>> print(unsupported_destination("postgres"))  # doctest: +ELLIPSIS
+    lakeload has no postgres destination (dlt's dlt.destinations.postgres): ...
+    """
+    return UnsupportedDestinationError(
+        f"lakeload has no {name} destination (dlt's dlt.destinations.{name}): lakeload's destinations are "
+        "filesystem (lakeload.destinations.filesystem: a local folder or an s3/gs/az/sftp/memory bucket, with plain, "
+        "Delta or Iceberg tables) and duckdb (lakeload.destinations.duckdb), plus your own sinks (@lakeload.destination). "
+        f"Fix: load into one of those, or keep dlt for {name}."
+    )
+
+
+def _dlt_only(reference: str) -> str:
+    """The name of the dlt destination `reference` names that lakeload lacks ("postgres" for "postgres" and
+    "dlt.destinations.postgres"), "" for any other."""
+    from lakeload.destinations import DLT_ONLY_DESTINATIONS
+
+    for prefix in ("dlt.destinations.", "lakeload.destinations.", ""):
+        if reference.startswith(prefix) and reference[len(prefix):] in DLT_ONLY_DESTINATIONS:
+            return reference[len(prefix):]
+    return ""
+
+
 def _named(destination_name: str, destination_type: str | None, **kwargs: Any) -> Any:
-    kind = destination_type or resolve(("destination", destination_name), "destination_type").value
+    dlt_only = _dlt_only(destination_name)
+    kind = destination_type or (None if dlt_only and "." in destination_name
+                                else resolve(("destination", destination_name), "destination_type").value)
+    if kind is None and dlt_only:
+        raise unsupported_destination(dlt_only)
     if kind is None:
         raise ConfigurationError(
             f"Destination '{destination_name}' has no type. Pass destination_type='filesystem' (or 'duckdb'), or set "
@@ -32,6 +58,8 @@ def _named(destination_name: str, destination_type: str | None, **kwargs: Any) -
             f"(env DESTINATION__{destination_name.upper()}__DESTINATION_TYPE)."
         )
     kind = _type_path(str(kind))
+    if _dlt_only(kind):
+        raise unsupported_destination(_dlt_only(kind))
     if kind not in DESTINATION_TYPES:
         raise ConfigurationError(f"Unknown destination_type {kind!r}; lakeload has {DESTINATION_TYPES}.")
     if kind == "duckdb":
@@ -110,9 +138,9 @@ def resolve_staging(staging: Any, destination: Destination | None) -> Destinatio
     if staging is None:
         return None
     found = resolve_destination(staging)
-    if found is None or found.destination_type != "filesystem":
+    if found is None or found.type_name != "filesystem":
         raise ConfigurationError(f"staging= takes the filesystem destination (a bucket), not {staging!r}.")
-    if destination is None or destination.destination_type != "duckdb":
+    if destination is None or destination.type_name != "duckdb":
         raise ConfigurationError(
             f"staging= is for a database destination (duckdb), not {destination!r}: the filesystem destination "
             "writes into its bucket directly."

@@ -27,10 +27,12 @@ from lakeload.errors.configuration import (
     MissingDependencyError,
     UnknownConfigKeyWarning,
     UnsafeLayoutPathError,
+    UnsupportedDestinationError,
     WorkingUrlRequiredError,
 )
 from lakeload.errors.data import (
     DataValidationError,
+    DecimalOutOfRangeError,
     IncrementalCursorInvalidCoercion,
     IncrementalCursorPathHasValueNone,
     IncrementalCursorPathMissing,
@@ -50,6 +52,7 @@ from lakeload.errors.steps import (
 )
 from lakeload.errors.storage import (
     CannotRestorePipelineError,
+    ColumnTypeConflictError,
     DamagedPackageFileError,
     DatabaseUnavailableError,
     DeltaConflictError,
@@ -82,6 +85,7 @@ __all__ = [
     "SchemaError",
     "DataValidationError",
     "IntegerOutOfRangeError",
+    "DecimalOutOfRangeError",
     "TableNotFoundError",
     "ExtractError",
     "SourceError",
@@ -93,6 +97,7 @@ __all__ = [
     "NormalizeError",
     "LoadError",
     "DamagedPackageFileError",
+    "ColumnTypeConflictError",
     "DatabaseUnavailableError",
     "SparkSetupError",
     "WorkingUrlRequiredError",
@@ -116,6 +121,7 @@ __all__ = [
     "DeltaTableNotFoundError",
     "InvalidNameError",
     "UnsafeLayoutPathError",
+    "UnsupportedDestinationError",
     "PipelineLockedError",
     "WorkingFolderCorruptedError",
     "CannotRestorePipelineError",

@@ -103,6 +103,12 @@ class MissingDependencyError(ConfigurationError, ImportError):
     """An optional package lakeload needs for this feature is not installed; the message names the extra to install."""
 
 
+class UnsupportedDestinationError(ConfigurationError, ImportError):
+    """A destination dlt has and lakeload does not (postgres, bigquery, ...): lakeload loads into the filesystem
+    destination (local folders and buckets) and DuckDB; the message names them. An `ImportError`, so that
+    `from lakeload.destinations import postgres` fails as an import."""
+
+
 class InvalidNameError(ConfigurationError, ValueError):
     """A pipeline, dataset, schema or table name would put files outside the bucket's dataset folder or the
     pipeline's working folder (empty, `.`/`..`, a path separator, NUL); the message names the value and the fix."""

@@ -53,6 +53,24 @@ class IntegerOutOfRangeError(SchemaError):
         return (type(self), (self.table_name, self.column_name))
 
 
+class DecimalOutOfRangeError(SchemaError):
+    """A value that does not fit the decimal type of its column in a Parquet or CSV file (a `precision` hint without
+    a `scale` gives scale 0 there, as in dlt's Parquet writer, so `12.5` does not fit). The message names the table,
+    the column and the hints that hold the value."""
+
+    def __init__(self, table_name: str, column_name: str, arrow_type: str) -> None:
+        self.table_name, self.column_name, self.arrow_type = table_name, column_name, arrow_type
+        super().__init__(
+            f"Table `{table_name}`, column `{column_name}`: a value does not fit the column's type {arrow_type} "
+            f"without losing digits. Fix: give the column a precision and scale that hold it, e.g. "
+            f"columns={{\"{column_name}\": {{\"data_type\": \"decimal\", \"precision\": 38, \"scale\": 9}}}}, "
+            "or load this table with loader_file_format=\"jsonl\"."
+        )
+
+    def __reduce__(self) -> tuple[object, ...]:
+        return (type(self), (self.table_name, self.column_name, self.arrow_type))
+
+
 class TableNotFoundError(SchemaError, KeyError):
     """A schema has no table of the asked name."""
 

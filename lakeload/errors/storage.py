@@ -45,6 +45,25 @@ class DatabaseUnavailableError(DestinationError, LoadError):
         return (type(self), (self.path, self.reason, self.fix))
 
 
+class ColumnTypeConflictError(DestinationError, LoadError):
+    """A table already in the database (one not created by lakeload, or changed by hand) has a column whose type
+    cannot hold what the load brings: `table` is the table, `conflicts` each column as (name, the table's type,
+    the type the load needs). Nothing of the package landed; it stays pending for the next run once fixed."""
+
+    def __init__(self, table: str, conflicts: list[tuple[str, str, str]], cause: str) -> None:
+        self.table, self.conflicts, self.cause = table, conflicts, cause
+        listed = "; ".join(f"'{name}' is {found} in the table, the load has {wanted}" for name, found, wanted in conflicts)
+        super().__init__(
+            f"Cannot load table '{table}': {listed or cause}. Fix: change the column's type in the database "
+            "(ALTER TABLE ... ALTER COLUMN ... TYPE ...), or give the resource a column hint of the table's type "
+            "(columns={...: {'data_type': ...}}), or load into another dataset; the package stays pending and the "
+            f"next run loads it. (DuckDB said: {cause})"
+        )
+
+    def __reduce__(self) -> tuple[object, ...]:
+        return (type(self), (self.table, self.conflicts, self.cause))
+
+
 class TableConflictError(LoadError):
     """Another writer committed to the same table (Delta or Iceberg) first; the package stays pending and can be
     loaded again (`except TableConflictError:` catches both formats' conflicts)."""

@@ -15,7 +15,7 @@ from collections.abc import Callable, Sequence
 from dataclasses import replace
 from typing import Any
 
-from lakeload.config.inject import configurable_resource, configurable_source
+from lakeload.config.inject import configurable_resource, configurable_source, default_section
 from lakeload.errors import ExtractError
 from lakeload.extract.hint_types import AdditionalTableHints, ColumnsHint, NestedHints, TableReference
 from lakeload.extract.hints import TableHints, TableNameHint
@@ -78,11 +78,12 @@ def resource(
     )
 
     def decorate(fn: Callable[..., Any]) -> Resource:
+        own_section = section or default_section(fn)
         fn = configurable_resource(fn, name or fn.__name__, section)  # its arguments may come from config
         data = IncrementalCall(fn, (), {}) if incremental_parameter(fn) is not None else fn
         return Resource(
             name or fn.__name__, data, TableHints(**hints), selected, parallelized=parallelized, factory=fn,  # type: ignore[arg-type]
-            incremental_hint=hint,
+            incremental_hint=hint, section=own_section,
         )
 
     hint = Incremental.ensure_instance(incremental) if incremental is not None else None
@@ -124,6 +125,7 @@ def transformer(
     """
 
     def decorate(fn: Callable[..., Any]) -> Resource:
+        own_section = section or default_section(fn)
         fn = configurable_resource(fn, name or fn.__name__, section)  # its arguments may come from config
         parent = data_from
         if parent is not None and not isinstance(parent, Resource):
@@ -132,6 +134,7 @@ def transformer(
             name or fn.__name__, None, TableHints(**hints), selected, parent=parent, transform=fn,
             parallelized=parallelized, factory=fn,
             incremental_hint=Incremental.ensure_instance(incremental) if incremental is not None else None,
+            section=own_section,
         )
 
     return decorate(f) if f is not None else decorate
@@ -159,6 +162,7 @@ def source(
             raise ExtractError(f"Source name '{name}' differs from the name of its schema '{schema.name}': drop name= "
                                "(the schema's name is the source's) or give the Schema the same name.")
         source_name = check_schema_name(name or (schema.name if schema else f.__name__))  # part of bucket file names
+        source_section = section or default_section(f)
         f = configurable_source(f, source_name, section)  # its arguments may come from config when it is called
 
         @functools.wraps(f)
@@ -171,7 +175,7 @@ def source(
                 res = replace(item) if isinstance(item, Resource) else resource(item, name=f"{source_name}_{len(resources)}")
                 resources[res.name] = res
             return Source(source_name, resources, max_table_nesting, check_contract(schema_contract), root_key,
-                          schema.clone() if schema else None)
+                          schema.clone() if schema else None, source_section)
 
         return make
 

@@ -1,12 +1,14 @@
 """Extract: iterate resources on the driver and stream their items into a new load package.
 
-Items go to typed-JSONL files (one root table per file, rotated by size so Spark can split the work)
+Items go to typed-JSONL files (one root table per file, rotated by size so Spark can split the work, and by dlt's
+`file_max_items` of each resource's source: `writer_settings`)
 in constant memory; Arrow tables and pandas frames go to Parquet files; a Spark DataFrame is written
 by Spark itself (executors), never collected: the files are `writer.PackageWriter`'s.
 """
 
 from __future__ import annotations
 
+import functools
 import os
 import time
 from collections.abc import Callable
@@ -16,6 +18,7 @@ from typing import Any, Protocol
 import pendulum
 
 import lakeload.kernel.spark.working as wio
+from lakeload.config.data_writer import DataWriterSettings
 from lakeload.errors import ExtractError, LakeloadError
 from lakeload.extract.context import ExtractContext
 from lakeload.extract.contracts import RootContracts
@@ -44,6 +47,16 @@ class ExtractResult:
     files: int = 0
     elapsed: float = 0.0
     source_options: dict[str, dict[str, Any]] = field(default_factory=dict, repr=False)  # bucket_url -> fsspec options
+    resource_items: dict[str, int] = field(default_factory=dict)  # items per resource (dlt's resource metrics)
+    resource_tables: dict[str, list[str]] = field(default_factory=dict)  # the root tables each resource wrote
+
+    def count(self, table: str, resource: str, items: int) -> None:
+        """`items` written to `table` by `resource`."""
+        self.items[table] = self.items.get(table, 0) + items
+        self.resource_items[resource] = self.resource_items.get(resource, 0) + items
+        tables = self.resource_tables.setdefault(resource, [])
+        if table not in tables:
+            tables.append(table)
 
 
 class SplitListener(Protocol):
@@ -66,6 +79,12 @@ def table_name(naming: NamingConvention, given: object) -> str:
     """
     if not isinstance(given, str):
         return check_table_name(given)
+    return _normalized_table_name(naming, given)
+
+
+@functools.lru_cache(maxsize=4096)
+def _normalized_table_name(naming: NamingConvention, given: str) -> str:
+    """`table_name` of a string, remembered: extract asks it for every item, with a handful of names."""
     return check_table_name(naming.normalize_tables_path(given), given, naming.name)
 
 
@@ -97,6 +116,7 @@ def extract_resources(
     listener: SplitListener | None = None,
     known_tables: frozenset[str] = frozenset(),
     contracts: RootContracts | None = None,
+    writer_settings: Callable[[Resource], DataWriterSettings] | None = None,
 ) -> ExtractResult:
     """Stream every selected resource into a new package and move it to `extracted`.
 
@@ -105,7 +125,8 @@ def extract_resources(
     A `listener` hears of every complete JSONL file while extract goes on (normalize can start on it),
     and is waited for before the package is complete. As in dlt, a table that got no items enters the package
     only when it is in the schema already (`known_tables`: a `replace` then empties it).
-    `contracts` checks each root table when it first appears.
+    `contracts` checks each root table when it first appears. `writer_settings` gives the file rotation of a
+    resource's items (dlt's `[sources.<section>.data_writer]`); without it files rotate at `file_max_bytes` only.
     """
     started = time.perf_counter()
     load_id = new_load_id()
@@ -139,7 +160,9 @@ def extract_resources(
         def context_for(res: Resource) -> ExtractContext | None:
             return context.for_resource(res.name) if context else None
 
+        settings_of = _settings_cache(writer_settings)
         for res, item in evaluate(resources, context_for):
+            settings = settings_of(res)
             marked = item if isinstance(item, MarkedItem) else None
             item = marked.data if marked is not None else item
             items = item if isinstance(item, (list, tuple)) else (item,)
@@ -159,8 +182,8 @@ def extract_resources(
                     continue  # a `discard_row` contract on new tables: the items are dropped
                 if name not in written:
                     check_merge_strategy(tables[name], context.merge_strategies if context is not None else None)
-                count = writer.write_items(name, items) if page else _write_one(writer, name, one)
-                result.items[name] = result.items.get(name, 0) + count
+                count = writer.write_items(name, items, settings) if page else _write_one(writer, name, one, settings)
+                result.count(name, res.name, count)
                 written.add(name)
                 pending += count
                 if progress is not None and pending >= 10_000:
@@ -259,9 +282,23 @@ def _abandon(writer: PackageWriter, storage: PipelineStorage, load_id: str) -> N
     storage.discard(EXTRACTING, load_id)
 
 
-def _write_one(writer: PackageWriter, table: str, item: Any) -> int:
+def _settings_cache(
+    writer_settings: Callable[[Resource], DataWriterSettings] | None,
+) -> Callable[[Resource], DataWriterSettings]:
+    """`writer_settings` asked once per resource name (its answer depends on the resource's source only)."""
+    known: dict[str, DataWriterSettings] = {}
+
+    def settings_of(res: Resource) -> DataWriterSettings:
+        if res.name not in known:
+            known[res.name] = writer_settings(res) if writer_settings is not None else DataWriterSettings()
+        return known[res.name]
+
+    return settings_of
+
+
+def _write_one(writer: PackageWriter, table: str, item: Any, settings: DataWriterSettings) -> int:
     if isinstance(item, ExternalFiles):
-        writer.write_external(table, item)
+        writer.write_external(table, item, settings)
         return 0
     module = type(item).__module__
     if module.startswith("pyspark"):
@@ -269,5 +306,5 @@ def _write_one(writer: PackageWriter, table: str, item: Any) -> int:
         return 0
     if module.startswith(("pyarrow", "pandas")):
         return writer.write_arrow(table, item)
-    writer.write_item(table, item)
+    writer.write_item(table, item, settings)
     return 1

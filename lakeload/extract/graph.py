@@ -1,14 +1,18 @@
-"""One extract's resources evaluated as dlt's pipe graph.
+"""One extract's resources evaluated as dlt's pipe graph, in dlt's order.
 
 Transformers hang under the resources that feed them. Every parent is iterated **once**, however many
 transformers it feeds and whether or not it is selected itself; its items go to its own table (when selected)
 and to each transformer. A parent is matched by name too: within one extract a name is one resource (as
 in a dlt source), so `data_from=pages` and a selected `pages` share one iteration.
 
+Items are taken from the resources, the transformers' calls and the forks (a parent's item handed to its table
+and transformers) in dlt's order, round robin by default (`lakeload.extract.pipe_order`, `[extract]
+next_item_mode`): the same rows reach a table in the same order as with dlt.
+
 Calls deferred with `lakeload.defer` (and every call of a `parallelized` transformer) run in a thread
-pool of `workers` threads; their items are written in the order the calls were made. `parallelized`
-resources are iterated in their own threads while the others run. Items are only ever written from the
-calling thread; `lakeload.current` state works in every thread.
+pool of `workers` threads; their items are written in the order the calls were made (dlt's as they complete).
+`parallelized` resources are iterated in their own threads while the others run. Items are only ever written
+from the calling thread; `lakeload.current` state works in every thread.
 
 >>> import lakeload
 >>> @lakeload.resource
@@ -21,16 +25,17 @@ calling thread; `lakeload.current` state works in every thread.
 ...         yield {"id": row["id"], "detail": row["id"] * 10}
 >>> for res, item in evaluate([pages, pages | details]):   # pages is iterated once, for both
 ...     print(res.name, item)                              # extract writes `item` to `res`'s table here
-pages [{'id': 1}, {'id': 2}]
 details {'id': 1, 'detail': 10}
-details {'id': 2, 'detail': 20}
-pages [{'id': 3}]
+pages [{'id': 1}, {'id': 2}]
 details {'id': 3, 'detail': 30}
+pages [{'id': 3}]
+details {'id': 2, 'detail': 20}
 """
 
 from __future__ import annotations
 
 import functools
+import inspect
 import queue
 import threading
 from collections import deque
@@ -40,9 +45,11 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from lakeload.common.context import call_in, iterate_in
+from lakeload.extract import pipe_order
 from lakeload.extract.context import ExtractContext
 from lakeload.extract.incremental import Incremental
 from lakeload.extract.incremental.binding import bind_resource, filter_items
+from lakeload.extract.pipe_order import Scheduler
 from lakeload.extract.pipes import LimitStep, apply_steps
 from lakeload.extract.resource import Resource, outputs
 
@@ -86,11 +93,12 @@ def defer(f: Callable[..., Any]) -> Callable[..., Deferred]:
     return deferred
 
 
-@dataclass
+@dataclass(eq=False)
 class _Node:
     resource: Resource
     selected: bool
     children: list[_Node] = field(default_factory=list)
+    parent: _Node | None = None
 
 
 @dataclass
@@ -98,8 +106,9 @@ class _Failed:
     error: BaseException
 
 
-def plan(resources: list[Resource]) -> list[_Node]:
-    """The roots of the graph of `resources` (selected) and their parents (only fed to transformers)."""
+def _nodes(resources: list[Resource]) -> tuple[list[_Node], dict[int, _Node]]:
+    """The roots of the graph of `resources` (selected) and their parents (only fed to transformers), and the node
+    of each resource given."""
     by_name = {r.name: r for r in resources}
     nodes: dict[int, _Node] = {}
     roots: list[_Node] = []
@@ -115,12 +124,37 @@ def plan(resources: list[Resource]) -> list[_Node]:
             return node
         parent = res.feeding_parent()
         same_name = by_name.get(parent.name)
-        node_for(same_name if same_name is not None and same_name is not res else parent, False).children.append(node)
+        node.parent = node_for(same_name if same_name is not None and same_name is not res else parent, False)
+        node.parent.children.append(node)
         return node
 
     for res in resources:
         node_for(res, True)
-    return roots
+    return roots, nodes
+
+
+def plan(resources: list[Resource]) -> list[_Node]:
+    """The roots of the graph of `resources` (selected) and their parents (only fed to transformers)."""
+    return _nodes(resources)[0]
+
+
+def dlt_order(resources: list[Resource]) -> tuple[list[_Node], dict[int, list[_Node]]]:
+    """dlt's heads (in the order its pipe iterator adds them) and the targets of each fork (by the feeding node's
+    id, in dlt's order: the resources taken last first, a selected feeding resource itself after its first child)."""
+    _, nodes = _nodes(resources)
+    heads: list[_Node] = []
+    forks: dict[int, list[_Node]] = {}
+    for res in reversed(resources):
+        node: _Node | None = nodes[id(res)]
+        while node is not None and node.parent is not None:
+            targets = forks.setdefault(id(node.parent), [])
+            for target in (node, node.parent) if node.parent.selected else (node,):
+                if target not in targets:
+                    targets.append(target)
+            node = node.parent
+        if node is not None and node not in heads:
+            heads.append(node)
+    return heads, forks
 
 
 def extracted(resources: list[Resource]) -> list[Resource]:
@@ -137,6 +171,27 @@ def extracted(resources: list[Resource]) -> list[Resource]:
     return found
 
 
+def dag(resources: list[Resource]) -> list[tuple[str, str]]:
+    """dlt's extract DAG of `resources`: `(parent, resource)` for each resource an extract iterates, a resource
+    that is fed by none its own parent.
+
+    >>> import lakeload
+    >>> pages = lakeload.resource([[1, 2]], name="pages")
+    >>> dag([pages, pages | lakeload.transformer(lambda page: page, name="rows")])
+    [('pages', 'pages'), ('pages', 'rows')]
+    """
+    edges: list[tuple[str, str]] = []
+
+    def walk(node: _Node, parent: str) -> None:
+        edges.append((parent, node.resource.name))
+        for child in node.children:
+            walk(child, node.resource.name)
+
+    for root in plan(resources):
+        walk(root, root.resource.name)
+    return edges
+
+
 @dataclass
 class _Pending:
     node: _Node
@@ -144,25 +199,50 @@ class _Pending:
     stepped: bool  # a transformer's call: its items go through the transformer's steps
 
 
+@dataclass(frozen=True)
+class _Fork:
+    """A generator of items handed on from `node` (dlt's fork): each is `(target, item)`."""
+
+    node: _Node
+
+
 class _Run:
+    """One evaluation: items taken from generators in dlt's order (`pipe_order.Scheduler`), handed to tables and
+    transformers; deferred calls in the pool."""
+
     def __init__(
-        self, context_for: Callable[[Resource], ExtractContext | None], pool: ThreadPoolExecutor, workers: int
+        self, context_for: Callable[[Resource], ExtractContext | None], pool: ThreadPoolExecutor, workers: int,
+        scheduler: Scheduler[_Node | _Fork], forks: dict[int, list[_Node]],
     ) -> None:
         self.context_for = context_for
         self.pool = pool
         self.max_pending = 4 * workers  # deferred calls waiting before the oldest is waited for
         self.pending: deque[_Pending] = deque()
         self.lives: dict[int, Incremental[Any] | None] = {}  # each transformer's live incremental, bound once
+        self.scheduler, self.forks = scheduler, forks
+
+    def take(self, owner: _Node | _Fork, item: Any) -> Iterator[tuple[Resource, Any]]:
+        """An item a generator gave: an item of a resource, or of a fork (`(target, item)`)."""
+        if isinstance(owner, _Fork):
+            target, item = item
+            if target is owner.node:
+                yield owner.node.resource, item
+            else:
+                yield from self._feed(target, item)
+        else:
+            yield from self.emit(owner, item)
 
     def emit(self, node: _Node, item: Any) -> Iterator[tuple[Resource, Any]]:
-        """`item` of `node` to its table and to each of its transformers."""
+        """`item` of `node` to its table and to each of its transformers (through a fork, as dlt)."""
         if isinstance(item, Deferred):  # a resource yielded a deferred call: its items are the resource's
             self._submit(node, item, stepped=False)
             return
-        if node.selected:
-            yield node.resource, item
-        for child in node.children:
-            yield from self._feed(child, item)
+        targets = self.forks.get(id(node))
+        if not targets:
+            if node.selected:
+                yield node.resource, item
+        else:
+            self.scheduler.add(_Fork(node), ((target, item) for target in targets))
 
     def _feed(self, child: _Node, item: Any) -> Iterator[tuple[Resource, Any]]:
         res = child.resource
@@ -173,16 +253,18 @@ class _Run:
         returned = call_in(context, res.call_transform, item)
         if isinstance(returned, Deferred):
             self._submit(child, returned, stepped=True)
-            return
-        yield from self._stepped(child, iterate_in(context, outputs(returned)))
+        elif inspect.isgenerator(returned) or inspect.isasyncgen(returned):  # a generator of the scheduler, as dlt
+            self.scheduler.add(child, self._stepped(child, iterate_in(context, outputs(returned))))
+        else:
+            for out in self._stepped(child, iterate_in(context, outputs(returned))):
+                yield from self.emit(child, out)
 
-    def _stepped(self, node: _Node, items: Iterator[Any]) -> Iterator[tuple[Resource, Any]]:
+    def _stepped(self, node: _Node, items: Iterator[Any]) -> Iterator[Any]:
         """A transformer's items through its steps and its `incremental=` hint (it takes no `add_limit`)."""
         steps = tuple(s for s in node.resource.steps if not isinstance(s, LimitStep))
         stepped = apply_steps(items, steps)
         live = self._live(node.resource)
-        for out in filter_items(stepped, live, None) if live is not None else stepped:
-            yield from self.emit(node, out)
+        yield from filter_items(stepped, live, None) if live is not None else stepped
 
     def _live(self, res: Resource) -> Incremental[Any] | None:
         if id(res) not in self.lives:
@@ -203,38 +285,57 @@ class _Run:
         while self.pending and (block or self.pending[0].future.done() or len(self.pending) > self.max_pending):
             done = self.pending.popleft()
             items = done.future.result()
-            if done.stepped:
-                yield from self._stepped(done.node, iter(items))
+            for item in self._stepped(done.node, iter(items)) if done.stepped else items:
+                yield from self.emit(done.node, item)
+
+    def alone(self, node: _Node, scheduler: Scheduler[_Node | _Fork]) -> Iterator[tuple[Resource, Any]]:
+        """The items of the one generator of `scheduler` (a resource feeding none), as `drain` takes them."""
+        for item in scheduler.remaining(node):
+            if item is None:  # dlt skips None items
+                continue
+            if isinstance(item, Deferred):
+                self._submit(node, item, stepped=False)
             else:
-                for item in items:
-                    yield from self.emit(done.node, item)
+                yield node.resource, item
+            if self.pending:
+                yield from self.ready(block=False)
+
+    def drain(self) -> Iterator[tuple[Resource, Any]]:
+        """Every item of the scheduler's generators and of the deferred calls, in dlt's order."""
+        while True:
+            taken = self.scheduler.next()
+            if taken is not None:
+                yield from self.take(*taken)
+                if self.pending:
+                    yield from self.ready(block=False)
+            elif self.pending:
+                yield from self.ready(block=True)
+            elif not self.scheduler:
+                return
 
 
 def evaluate(
     resources: list[Resource], context_for: Callable[[Resource], ExtractContext | None] = lambda r: None,
-    workers: int = WORKERS,
+    workers: int = WORKERS, next_item_mode: str | None = None,
 ) -> Iterator[tuple[Resource, Any]]:
-    """Every item of `resources` with the resource whose table it goes to (see the module docstring)."""
-    roots = plan(resources)
+    """Every item of `resources` with the resource whose table it goes to (see the module docstring), in dlt's
+    order for `next_item_mode` (`[extract] next_item_mode` when None; see `lakeload.extract.pipe_order`)."""
+    heads, forks = dlt_order(resources)
+    scheduler: Scheduler[_Node | _Fork] = Scheduler(pipe_order.next_item_mode(next_item_mode),
+                                                    pipe_order.max_parallel_items())
     stop = threading.Event()
     with ThreadPoolExecutor(workers, thread_name_prefix="lakeload-extract") as pool:
-        run = _Run(context_for, pool, workers)
-        parallel = [r for r in roots if r.resource.parallelized]
+        run = _Run(context_for, pool, workers, scheduler, forks)
         feed: queue.Queue[tuple[_Node, Any]] = queue.Queue(maxsize=64)
-        threads = [_start(node, context_for, feed, stop) for node in parallel]
+        threads = [_start(node, context_for, feed, stop) for node in heads if node.resource.parallelized]
         try:
-            for node in roots:
-                if node.resource.parallelized:
-                    continue
-                context = context_for(node.resource)
-                plain = node.selected and not node.children  # the common case, without per-item generators
-                for item in iterate_in(context, node.resource.iterate(context)):
-                    if plain and not isinstance(item, Deferred):
-                        yield node.resource, item
-                    else:
-                        yield from run.emit(node, item)
-                    if run.pending:
-                        yield from run.ready(block=False)
+            for node in heads:
+                if not node.resource.parallelized:
+                    context = context_for(node.resource)
+                    scheduler.add(node, iterate_in(context, node.resource.iterate(context)), head=True)
+            if len(heads) == 1 and not forks and not threads:  # one plain resource: its order, without the turns
+                yield from run.alone(heads[0], scheduler)
+            yield from run.drain()
             ended = 0
             while ended < len(threads):
                 node, item = feed.get()
@@ -244,8 +345,8 @@ def evaluate(
                     raise item.error
                 else:
                     yield from run.emit(node, item)
-                    yield from run.ready(block=False)
-            yield from run.ready(block=True)
+                    yield from run.drain()
+            yield from run.drain()
         finally:
             stop.set()
             for pending in run.pending:

@@ -17,7 +17,7 @@ the bucket even when it has no rows, as dlt's.
 >>> tmp = tempfile.TemporaryDirectory()
 >>> pipeline = lakeload.pipeline("events", destination=lakeload.destinations.filesystem(os.path.join(tmp.name, "bucket")),
 ...                              pipelines_dir=tmp.name)
->>> pipeline.get_load_package_info(pipeline.extract(events)).row_counts
+>>> pipeline.extract(events).load_packages[0].row_counts
 {'clicks': 1, 'views': 1}
 """
 

@@ -8,6 +8,7 @@ Declare them with the decorators in `lakeload.extract.decorators` (`@lakeload.re
 
 from __future__ import annotations
 
+import importlib
 import inspect
 import logging
 from collections.abc import Callable, Iterable, Iterator
@@ -48,6 +49,7 @@ class Resource:
     parallelized: bool = False  # iterated in its own thread (a transformer: each call in the extract's pool)
     factory: Callable[..., Any] | None = field(default=None, repr=False, compare=False)  # a decorated function
     incremental_hint: Incremental[Any] | None = field(default=None, repr=False)  # `incremental=` of @resource/apply_hints
+    section: str | None = None  # config section of a decorated function (its module's name): `sources.<section>`
 
     def __call__(self, *args: Any, **kwargs: Any) -> Resource:
         """A copy bound to these arguments of the decorated function (dlt's call of a parametrized resource).
@@ -241,7 +243,14 @@ class Resource:
         >>> list(pages())
         [{'id': 1}, {'id': 2}, {'id': 3}]
         """
-        for item in self.iterate():
+        if not self.is_transformer:
+            for item in self.iterate():
+                yield from page_items(item)
+            return
+        # the graph (`lakeload.extract.graph`) evaluates resources and is built on this module: found by name at
+        # call time, as the job clients are (`destinations.reference.DEFAULT_JOB_CLIENTS`)
+        evaluate = importlib.import_module("lakeload.extract.graph").evaluate
+        for _res, item in evaluate([self]):  # dlt's order: its parents' items and its calls take turns
             yield from page_items(item)
 
     def iterate(self, context: ExtractContext | None = None) -> Iterator[Any]:

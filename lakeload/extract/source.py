@@ -26,6 +26,7 @@ class Source:
     schema_contract: str | dict[str, str] | None = None  # the schema's contract (`lakeload.schema.contract`)
     root_key: bool | None = None  # `_dlt_root_id` in every nested table (stored in the schema, as dlt)
     schema: Schema | None = None  # the `Schema` given to `@source(schema=...)`
+    section: str | None = None  # config section (`@source(section=...)`, else its module's name): `sources.<section>`
 
     def with_resources(self, *names: str) -> Source:
         """A copy with only the named resources selected."""
@@ -52,10 +53,8 @@ class Source:
             ) from None
 
     def __iter__(self) -> Iterator[Any]:
-        """The records of the selected resources (pages flattened), each parent iterated once, as dlt's `list(source)`.
-
-        Plain resources are taken in turns, one yielded item (or page) each, as dlt's default round robin does;
-        with transformers or parallelized resources, as the extract evaluates them (`lakeload.extract.graph`).
+        """The records of the selected resources (pages flattened), each parent iterated once, as dlt's `list(source)`,
+        in dlt's order (`lakeload.extract.pipe_order`: by default resources and transformer calls take turns).
 
         >>> import lakeload
         >>> list(Source("s", {"a": lakeload.resource([1, 2], name="a"), "b": lakeload.resource([10, 20], name="b")}))
@@ -64,20 +63,8 @@ class Source:
         from lakeload.extract.graph import evaluate
         from lakeload.extract.resource import page_items
 
-        resources = list(self.selected_resources.values())
-        if any(r.is_transformer or r.parallelized for r in resources):
-            for _res, item in evaluate(resources):
-                yield from page_items(item)
-            return
-        running = [r.iterate() for r in resources]
-        while running:
-            for iterator in list(running):
-                try:
-                    item = next(iterator)
-                except StopIteration:
-                    running.remove(iterator)
-                    continue
-                yield from page_items(item)
+        for _res, item in evaluate(list(self.selected_resources.values())):
+            yield from page_items(item)
 
     def __or__(self, other: Any) -> Resource:
         """`source | transformer`: the transformer is fed every record of the source's selected resources."""

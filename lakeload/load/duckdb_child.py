@@ -45,6 +45,7 @@ class DuckDbLoadSpec(TypedDict):
     state: Any
     refresh: Any
     root_tables: list[str]
+    created_at: str | None
     jobs: list[DuckDbJob]
 
 

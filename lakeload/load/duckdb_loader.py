@@ -1,5 +1,5 @@
-"""The DuckDB destination's job client: each normalized package loaded from its Parquet files with DuckDB's own
-reader, in one transaction per package (no row passes through Python).
+"""The DuckDB destination's job client: each normalized package loaded from its Parquet or jsonl files with DuckDB's
+own readers (`file_sources`), in one transaction per package (no row passes through Python).
 
 In that transaction, in order: the dataset schema and dlt's system tables are created when missing; a package's
 `refresh` drops or empties its tables; each table is created, or gains its new columns (`ALTER TABLE ... ADD
@@ -32,6 +32,7 @@ from lakeload.destinations.impl.duckdb.connect import connect, database_errors
 from lakeload.destinations.impl.duckdb.factory import MEMORY
 from lakeload.destinations.impl.duckdb.factory import duckdb as DuckDbDestination
 from lakeload.destinations.impl.duckdb.sql import complete_columns, create_table, ident
+from lakeload.destinations.impl.duckdb.wide_decimals import wide_decimal_errors
 from lakeload.destinations.impl.filesystem.client import FilesystemClient
 from lakeload.destinations.impl.filesystem.state_files import decode_state, encode_state
 from lakeload.destinations.reference import (
@@ -46,12 +47,14 @@ from lakeload.destinations.reference import (
 from lakeload.errors import DestinationError, LakeloadError
 from lakeload.kernel.normalize.row_ids import random_row_id
 from lakeload.load.duckdb_child import DuckDbJob, DuckDbLoadSpec, load_in_child
+from lakeload.load.duckdb_conflicts import named_type_conflicts
 from lakeload.load.duckdb_staging import StagingDataset, ensure_table, existing_columns, store_version
 from lakeload.load.duckdb_writes import TreeWrite, has_table
 from lakeload.schema.schema import Schema
 
 if TYPE_CHECKING:
     from lakeload.destinations.state_types import PipelineState
+    from lakeload.schema.typing import TTable
 
 logger = logging.getLogger("lakeload.load")
 CHILD_BYTES = 8 * 1024 * 1024  # packages bigger than this are loaded by a child process (`duckdb_child`)
@@ -77,7 +80,7 @@ class DuckDbJobClient(JobClientBase):
         if given is not None:
             yield given
             return
-        connection = connect(self.path, read_only)
+        connection = connect(self.path, read_only, (self.dataset, self.staging_dataset))
         try:
             with database_errors(self.path):
                 yield connection
@@ -152,9 +155,8 @@ class DuckDbJobClient(JobClientBase):
             self._ensure_tables(connection, schema, package)
             roots = self._roots(schema, package)
             files = {name: [j.path for j in package.jobs if j.table_name == name] for name in schema.tables}
-            staged = staging.fill(roots, files)
-            for root in roots:
-                TreeWrite(connection, self.dataset, schema, root, package, self.staging_dataset if root["name"] in staged else None).run()
+            with wide_decimal_errors():
+                self._write_trees(connection, schema, package, roots, staging.fill(roots, files))
             if self.truncate_staging:
                 staging.truncate()
             store_version(connection, self.dataset, schema)
@@ -168,6 +170,14 @@ class DuckDbJobClient(JobClientBase):
         except BaseException:
             connection.rollback()
             raise
+
+    def _write_trees(self, connection: duckdb.DuckDBPyConnection, schema: Schema, package: LoadPackage,
+                     roots: list[TTable], staged: list[str]) -> None:
+        """Each root table's tree written by its disposition (`TreeWrite`), from the staging dataset for `staged`."""
+        for root in roots:
+            tree = [t["name"] for t in schema.nested_tables_of(root["name"])]
+            with named_type_conflicts(connection, self.dataset, schema, tree):
+                TreeWrite(connection, self.dataset, schema, root, package, self.staging_dataset if root["name"] in staged else None).run()
 
     def _in_child(self, package: LoadPackage) -> bool:
         """Whether a big package is loaded by a child process, so that DuckDB's buffers stay out of the driver: a
@@ -184,7 +194,7 @@ class DuckDbJobClient(JobClientBase):
             staging_dataset=self.staging_dataset, replace_strategy=self.replace_strategy, truncate_staging=self.truncate_staging,
             schema_name=package.schema_name, stored_schema=package.stored_schema or {},  # type: ignore[typeddict-item]
             tables=dict(package.tables), row_counts=dict(package.row_counts), state=package.state, refresh=package.refresh,
-            root_tables=list(package.root_tables),
+            root_tables=list(package.root_tables), created_at=package.created_at,
             jobs=[DuckDbJob(table_name=j.table_name, path=j.path, file_format=j.file_format, rows=j.rows) for j in package.jobs],
         )
 
@@ -195,11 +205,12 @@ class DuckDbJobClient(JobClientBase):
 
     def _staged(self, package: LoadPackage) -> LoadPackage:
         """The package with its files copied into the staging bucket (dlt's staging layout:
-        `<dataset>/<table>/<load_id>.<file_id>.parquet`) and its jobs reading them there."""
+        `<dataset>/<table>/<load_id>.<file_id>.<format>`, `.gz` kept) and its jobs reading them there."""
         client = self._staging_client()
         jobs = []
         for number, job in enumerate(package.jobs):
-            relative = f"{job.table_name}/{package.load_id}.{number}.{job.file_format}"
+            suffix = ".gz" if job.path.endswith(".gz") else ""  # (the readers tell a gzipped file by its name)
+            relative = f"{job.table_name}/{package.load_id}.{number}.{job.file_format}{suffix}"
             target = client.path(relative)
             client.fs.makedirs(target.rsplit("/", 1)[0], exist_ok=True)
             client.fs.put_file(job.path, target)
@@ -271,7 +282,8 @@ def _load_spec(spec: DuckDbLoadSpec) -> None:
     jobs = [LoadJob(j["table_name"], j["path"], j["file_format"], j["rows"]) for j in spec["jobs"]]
     package = LoadPackage(spec["load_id"], spec["schema_name"], spec["tables"], jobs, spec["row_counts"],
                           read_rows=lambda job: iter(()), stored_schema=spec["stored_schema"],  # type: ignore[arg-type]
-                          state=spec["state"], refresh=spec["refresh"], root_tables=spec["root_tables"])
+                          state=spec["state"], refresh=spec["refresh"], root_tables=spec["root_tables"],
+                          created_at=spec.get("created_at"))
     context = LoadContext(spec["pipeline_name"], spec["dataset"], spark=lambda: None, storage=None)
     client = DuckDbJobClient(DuckDbDestination(spec["database"], enable_dataset_name_normalization=False), context)
     client.staging_dataset, client.replace_strategy = spec["staging_dataset"], spec["replace_strategy"]

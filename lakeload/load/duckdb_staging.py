@@ -16,12 +16,12 @@ from typing import TYPE_CHECKING, Any
 
 import pendulum
 
+from lakeload.destinations.impl.duckdb.file_sources import file_source
 from lakeload.destinations.impl.duckdb.sql import (
     add_columns,
     complete_columns,
     create_table,
     ident,
-    parquet_source,
     select_list,
 )
 
@@ -102,7 +102,7 @@ class StagingDataset:
                 if not files.get(name):
                     continue
                 columns = [c["name"] for c in complete_columns(table)]
-                source = parquet_source(files[name])
+                source = file_source(files[name], table, self.connection)
                 present = {str(r[0]) for r in self.connection.execute(f"DESCRIBE SELECT * FROM {source}").fetchall()}
                 self.connection.execute(
                     f"INSERT INTO {self._table(name)} ({', '.join(ident(c) for c in columns)}) "

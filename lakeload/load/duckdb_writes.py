@@ -6,7 +6,12 @@ the package's transaction (`lakeload.load.duckdb_loader`), as dlt's DuckDB desti
 - `merge` with `delete-insert` (dlt's default there) or `upsert`: the loaded records deduplicated by primary key
   (`dedup_sort` decides, else the later record wins); the stored records whose primary key or `merge_key` arrives
   are deleted with their nested rows (followed down by `_dlt_parent_id`); the records are inserted, except those the
-  `hard_delete` column flags, with the nested rows below them; `insert-only` inserts the records whose key is new.
+  `hard_delete` column flags, with the nested rows below them; `insert-only` inserts the records whose key is new;
+  `cdc` is an `upsert` that also deletes the stored records (and their nested rows) whose primary key the load lacks
+  (within the `destination_scope`, else the `merge_key`s the load holds; `lakeload.load.duckdb_merge_scope`);
+- `merge` with `scd2`: the versioned merge of `lakeload.load.duckdb_scd2`.
+
+A `source_filter` selects the loaded records merged (not for `insert-only`, as in dlt).
 
 A tree that loads through the staging dataset (`lakeload.load.duckdb_staging`: merges, and `replace` with
 `insert-from-staging`) is read from its tables there (`staging=`), which hold the package's rows; the others from
@@ -19,9 +24,12 @@ from __future__ import annotations
 import re
 from typing import TYPE_CHECKING, Any
 
-from lakeload.destinations.impl.duckdb.sql import complete_columns, ident, parquet_source, select_list
+from lakeload.destinations.impl.duckdb.file_sources import file_source
+from lakeload.destinations.impl.duckdb.sql import complete_columns, ident, select_list
 from lakeload.errors import DestinationError
 from lakeload.kernel.normalize.relational import C_DLT_ID, C_DLT_PARENT_ID
+from lakeload.load.duckdb_merge_scope import MergeScope
+from lakeload.load.duckdb_scd2 import Scd2Write
 from lakeload.schema.schema import columns_with_hint
 
 if TYPE_CHECKING:
@@ -31,7 +39,7 @@ if TYPE_CHECKING:
     from lakeload.schema.schema import Schema
     from lakeload.schema.typing import TTable
 
-MERGES = ("delete-insert", "upsert", "insert-only")
+MERGES = ("delete-insert", "upsert", "insert-only", "scd2", "cdc")
 ORDER = "__lakeload_order"
 
 
@@ -45,10 +53,11 @@ class TreeWrite:
         self.tree = sorted(tree, key=self._depth)  # parents first
         self.files = {t["name"]: [j.path for j in package.jobs if j.table_name == t["name"]] for t in self.tree}
         self.sources = {  # where each table's loaded rows are read: the staging dataset's table, or the files
-            name: f"{ident(staging)}.{ident(name)}" if staging else parquet_source(files)
+            name: f"{ident(staging)}.{ident(name)}" if staging else file_source(files, schema.tables[name], connection)
             for name, files in self.files.items()
         }
         self.temp = re.sub(r"\W", "_", f"__lakeload_{package.load_id}_{root['name']}")  # temporary tables' prefix
+        self.created_at = package.created_at  # (scd2's boundary without `boundary_timestamp`)
 
     def _depth(self, table: TTable) -> int:
         depth, parent = 0, table.get("parent")
@@ -72,7 +81,12 @@ class TreeWrite:
                 "supported yet. Load this table with one of them, or into a Delta or Iceberg table of the filesystem "
                 "destination, which has every strategy. Then drop this package: pipeline.drop_pending_packages()."
             )
-        if self.files[self.root["name"]]:
+        if not self.files[self.root["name"]]:
+            return  # (no rows of the root in the package: nothing merges, as in dlt)
+        if strategy == "scd2":
+            sources = {name: source for name, source in self.sources.items() if self.files[name]}
+            Scd2Write(self.connection, self.tree, self._table, sources, self.created_at).run()
+        else:
             self._merge(strategy)
 
     # -- parts -------------------------------------------------------------------------------------
@@ -99,18 +113,19 @@ class TreeWrite:
     def _merge(self, strategy: str) -> None:
         root = self.root["name"]
         primary_key = columns_with_hint(self.root, "primary_key")
-        merge_key = [] if strategy == "upsert" else columns_with_hint(self.root, "merge_key")
+        merge_key = [] if strategy in ("upsert", "cdc") else columns_with_hint(self.root, "merge_key")
         present = self._present(root)
         incoming = f"{self.temp}_incoming"
-        self._create_incoming(incoming, primary_key, present)
+        scope = MergeScope(self._table(root), self.sources[root], self.root)
+        self._create_incoming(incoming, primary_key, present, self.sources[root] if strategy == "insert-only" else scope.filtered())
         flagged = self._deleted_flag(present)
         key_sets = [k for k in (primary_key, merge_key) if k and all(c in present for c in k)]
         if strategy == "insert-only":
             if primary_key:
                 stored_keys = f"SELECT {', '.join(ident(c) for c in primary_key)} FROM {self._table(root)}"
                 self.connection.execute(f"DELETE FROM {incoming} WHERE ({_cols(primary_key)}) IN ({stored_keys})")
-        else:
-            self._delete_stored(incoming, key_sets)
+        else:  # (cdc: the stored records the load lacks go too)
+            self._delete_stored(incoming, key_sets, scope.absent_in_scope(primary_key) if strategy == "cdc" and primary_key else "")
         winners = f"SELECT * FROM {incoming}" + (f" WHERE NOT ({flagged})" if flagged else "")
         columns = self._columns(root)
         self.connection.execute(
@@ -123,7 +138,10 @@ class TreeWrite:
             name, parent = table["name"], str(table.get("parent"))
             if not self.files[name] or parent not in kept:  # (no rows below a parent table without rows)
                 continue
-            below = f"WHERE {ident(C_DLT_PARENT_ID)} IN (SELECT {ident(C_DLT_ID)} FROM {kept[parent]})"
+            # one nested row per row id: repeated keys in one load share their key-derived ids (upsert, insert-only,
+            # cdc); the first loaded is kept, as dlt's DuckDB destination keeps one per row id
+            below = (f"WHERE {ident(C_DLT_PARENT_ID)} IN (SELECT {ident(C_DLT_ID)} FROM {kept[parent]}) "
+                     f"QUALIFY row_number() OVER (PARTITION BY {ident(C_DLT_ID)} ORDER BY rowid) = 1")
             self._insert(name, below)
             kept[name] = f"{self.temp}_kept_{position}"
             self.connection.execute(
@@ -132,9 +150,9 @@ class TreeWrite:
         for name in [incoming, *kept.values()]:
             self.connection.execute(f"DROP TABLE IF EXISTS {name}")
 
-    def _create_incoming(self, incoming: str, primary_key: list[str], present: set[str]) -> None:
-        """The loaded root records, one per primary key (`dedup_sort` decides, else the later record wins)."""
-        rows = f"SELECT *, row_number() OVER () AS {ORDER} FROM {self.sources[self.root['name']]}"
+    def _create_incoming(self, incoming: str, primary_key: list[str], present: set[str], source: str) -> None:
+        """The loaded root records of `source`, one per primary key (`dedup_sort` decides, else the later one wins)."""
+        rows = f"SELECT *, row_number() OVER () AS {ORDER} FROM {source}"
         if primary_key and all(c in present for c in primary_key):
             order = [f"{ORDER} DESC"]
             sort = next(((n, c["dedup_sort"]) for n, c in self.root["columns"].items() if c.get("dedup_sort") and n in present), None)
@@ -152,12 +170,14 @@ class TreeWrite:
             return f"coalesce({ident(column)}, false)"
         return f"{ident(column)} IS NOT NULL"
 
-    def _delete_stored(self, incoming: str, key_sets: list[list[str]]) -> None:
-        """The stored records whose primary key or merge key arrives, and the nested rows below them."""
-        if not key_sets:
+    def _delete_stored(self, incoming: str, key_sets: list[list[str]], absent: str = "") -> None:
+        """The stored records whose primary key or merge key arrives (or that the `absent` condition selects), and
+        the nested rows below them."""
+        conditions = [f"({_cols(keys)}) IN (SELECT {_cols(keys)} FROM {incoming})" for keys in key_sets]
+        if not conditions and not absent:
             return
         root = self.root["name"]
-        condition = " OR ".join(f"({_cols(keys)}) IN (SELECT {_cols(keys)} FROM {incoming})" for keys in key_sets)
+        condition = " OR ".join([*conditions, *([f"({absent})"] if absent else [])])
         gone = {root: f"{self.temp}_gone_0"}
         self.connection.execute(f"CREATE TEMP TABLE {gone[root]} AS SELECT {ident(C_DLT_ID)} FROM {self._table(root)} WHERE {condition}")
         for position, table in enumerate(self.tree[1:], start=1):

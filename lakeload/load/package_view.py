@@ -37,6 +37,7 @@ def load_package_view(storage: PipelineStorage, load_id: str) -> LoadPackage:
         state=package.get("state"),
         refresh=package.get("refresh"),
         root_tables=list(package.get("root_tables") or []),
+        created_at=package.get("created_at"),
     )
 
 

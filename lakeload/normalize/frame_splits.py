@@ -86,6 +86,7 @@ def write_frame_tables(
                 output_dir=plan.output_dir,
                 split=split.index,
                 working=plan.working,
+                limits=plan.file_limits,
             )
             with job_description(spark, f"lakeload normalize {plan.load_id}: {table.name}"):
                 rows = map_in_arrow(table.frame, write_partition(spec), META_SCHEMA).collect()

@@ -34,6 +34,7 @@ from lakeload.kernel.normalize.plan import NormalizePlan, Split
 from lakeload.kernel.normalize.relational import C_DLT_ID, C_OCCURRENCE, NormalizerSettings, RootTableSettings
 from lakeload.kernel.normalize.report import SplitReport
 from lakeload.kernel.normalize.tasks import FinalizeJob, finalize_split
+from lakeload.kernel.normalize.writers import NO_LIMITS, FileLimits
 from lakeload.normalize.fold import conflicts, contract_conflicts, fold, raise_violation, settle_drafts
 from lakeload.normalize.kinds import ExecutorSplits, FrameSplits, SplitKind
 from lakeload.normalize.materialize import write_materialized
@@ -205,8 +206,10 @@ class Normalizer:
         on_progress: Callable[[int], None] | None = None,
         source_options: OptionsFor | None = None,
         destination_merges: bool = False,
+        file_limits: FileLimits = NO_LIMITS,
     ) -> None:
         self.spark = spark
+        self.file_limits = file_limits  # when a final file is full (`[normalize.data_writer]`)
         self.source_options = source_options  # bucket_url -> fsspec options, for files sources read in place
         self.storage = storage
         self.naming = naming
@@ -299,6 +302,7 @@ class Normalizer:
             file_format=self.file_format,
             compressed=self.compressed,
             root_formats=_root_formats(schema, tables, self.file_format),
+            file_limits=self.file_limits,
             contracts=(ContractSettings(schema.name, schema.settings.get("schema_contract"))
                        if any_contract(schema.tables, schema.settings.get("schema_contract")) else None),
         )

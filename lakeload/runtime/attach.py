@@ -5,7 +5,7 @@
 >>> tmp = tempfile.TemporaryDirectory()
 >>> pipeline = lakeload.pipeline("quick_start", destination=lakeload.destinations.filesystem(os.path.join(tmp.name, "bucket")),
 ...                              dataset_name="mydata", pipelines_dir=tmp.name)
->>> load_id = pipeline.extract([{"id": 1}, {"id": 2}], table_name="users")
+>>> load_id = pipeline.extract([{"id": 1}, {"id": 2}], table_name="users").loads_ids[0]
 >>> p = lakeload.attach("quick_start", pipelines_dir=tmp.name)    # e.g. in a later script
 >>> p.dataset_name, p.list_extracted_load_packages() == [load_id], p.list_completed_load_packages()
 ('mydata', True, [])
@@ -45,7 +45,7 @@ def attach(
     lakeload.errors.CannotRestorePipelineError: Pipeline 'quick_start' in pipelines_dir=... could not be attached: the folder .../quick_start does not exist. ...
     >>> pipeline = lakeload.pipeline("quick_start", destination=lakeload.destinations.filesystem("memory://bucket"),
     ...                              dataset_name="mydata", pipelines_dir=tmp.name)
-    >>> load_id = pipeline.extract([{"id": 1}], table_name="users")
+    >>> info = pipeline.extract([{"id": 1}], table_name="users")
     >>> p = lakeload.attach("quick_start", pipelines_dir=tmp.name)
     >>> p.dataset_name, p.destination.bucket_url, p.has_pending_data
     ('mydata', 'memory://bucket', True)

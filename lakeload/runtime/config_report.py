@@ -89,6 +89,8 @@ def _first(getters: list[Callable[[], Resolved]]) -> Resolved:
 
 
 def _runtime_lines(pipeline_name: str | None) -> list[ConfigLine]:
+    from lakeload.config.data_writer import DataWriterSettings
+    from lakeload.config.key_docs import field_default
     from lakeload.extract.writer import FILE_MAX_BYTES
     from lakeload.runtime.lock import DEFAULT_LOCK_TIMEOUT, WAIT
 
@@ -98,8 +100,13 @@ def _runtime_lines(pipeline_name: str | None) -> list[ConfigLine]:
             partial(resolve, ("data_writer",), "disable_compression", pipeline_name, hint=bool),
         ])
 
+    def normalize_writer(key: str) -> Resolved:
+        return resolve(("normalize",), key, pipeline_name, hint=int, config_section="data_writer")
+
     return [
         _line("normalize.data_writer.disable_compression", compression, False),
+        *(_line(f"normalize.data_writer.{key}", partial(normalize_writer, key), field_default(DataWriterSettings, key))
+          for key in ("file_max_items", "file_max_bytes", "buffer_max_items")),
         _line("extract.file_max_bytes", partial(resolve, ("extract",), "file_max_bytes", pipeline_name, hint=int),
               FILE_MAX_BYTES),
         _line("pipeline.lock", partial(resolve, ("pipeline",), "lock", pipeline_name, hint=str), WAIT),

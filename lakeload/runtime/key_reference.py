@@ -1,8 +1,8 @@
 """The documentation of every configuration key lakeload reads: type, default and one line (`KeyDoc`).
 
 One entry per key of the known-keys registry (`lakeload.config.known_keys.root()`), by section path; the
-`[destination]` fallbacks share the entries of `[destination.<name>]`, and `[data_writer]` those of
-`[normalize.data_writer]`. dlt's keys (`dlt_keys`) are not documented here, and credential fields are documented
+`[destination]` fallbacks share the entries of `[destination.<name>]`, and `[data_writer]` (and extract's
+`[sources.<section>.data_writer]`) those of `[normalize.data_writer]`. dlt's keys (`dlt_keys`) are not documented here, and credential fields are documented
 from their typed dataclasses (`lakeload.config.key_docs.credential_key_docs`). `docs/hooks.py` builds the
 configuration reference from this; `tests/config/test_key_docs.py` checks that every key has an entry and that the
 documented defaults are the ones the resolving functions apply.
@@ -21,6 +21,7 @@ from __future__ import annotations
 
 import functools
 
+from lakeload.config.data_writer import DataWriterSettings
 from lakeload.config.key_docs import KeyDoc, default_text, from_field, retry_key_docs
 from lakeload.destinations.impl.duckdb.factory import REPLACE_STRATEGIES
 from lakeload.destinations.impl.filesystem.configuration import FilesystemConfiguration
@@ -84,6 +85,16 @@ def _files_source() -> dict[str, KeyDoc]:
     }
 
 
+def _data_writer() -> dict[str, KeyDoc]:
+    """dlt's writer settings; `[sources.<section>.data_writer]` (extract's, per source) has the same keys."""
+    return {
+        "disable_compression": KeyDoc("bool", default_text(False), "Write normalize's files uncompressed."),
+        "file_max_items": from_field(DataWriterSettings, "file_max_items", "Items (rows) per file: extract (under [sources...]) and normalize begin a new file after it, as dlt."),
+        "file_max_bytes": from_field(DataWriterSettings, "file_max_bytes", "Bytes at which a file is closed (extract: else [extract] file_max_bytes; normalize: checked per chunk)."),
+        "buffer_max_items": from_field(DataWriterSettings, "buffer_max_items", "dlt's buffer: file_max_items is checked whenever this many items were written."),
+    }
+
+
 @functools.lru_cache(maxsize=1)
 def key_docs() -> dict[tuple[tuple[str, ...], str], KeyDoc]:
     """`(section path, key)` -> its documentation, for every key lakeload reads (`<name>`: any destination)."""
@@ -94,6 +105,8 @@ def key_docs() -> dict[tuple[tuple[str, ...], str], KeyDoc]:
         ("sources", "filesystem"): _files_source(),
         ("extract",): {
             "file_max_bytes": KeyDoc("int", default_text(FILE_MAX_BYTES), "Size in bytes at which extract starts a new file (more files, more Spark tasks)."),
+            "next_item_mode": KeyDoc("str", "round_robin", "dlt's order of items: `round_robin` (resources and transformer calls take turns) or `fifo`."),
+            "max_parallel_items": KeyDoc("int", "20", "Generators made (transformer calls, forks) from which round robin takes the newest, as dlt."),
         },
         ("pipeline",): {
             "lock": from_field(LockPolicy, "mode", "When another process runs the pipeline: `wait` for it or `fail` at once."),
@@ -111,9 +124,7 @@ def key_docs() -> dict[tuple[tuple[str, ...], str], KeyDoc]:
             "iceberg_catalog_config": KeyDoc(TABLE, "", "The catalog's pyiceberg properties (`uri`, `warehouse`, ...)."),
         },
     }
-    compression = KeyDoc("bool", default_text(False), "Write normalize's files uncompressed.")
-    sections[("normalize", "data_writer")] = {"disable_compression": compression}
-    sections[("data_writer",)] = {"disable_compression": compression}
+    sections[("normalize", "data_writer")] = sections[("data_writer",)] = _data_writer()
     return {(path, key): doc for path, docs in sections.items() for key, doc in docs.items()}
 
 

@@ -9,6 +9,7 @@ Example (`run()` starts Spark)::
 
 from __future__ import annotations
 
+import functools
 import os
 from collections.abc import Sequence
 from contextlib import AbstractContextManager
@@ -37,6 +38,7 @@ from lakeload.runtime.pipeline_modes import (
 from lakeload.runtime.pipeline_settings import PipelineSettings
 from lakeload.runtime.pipeline_spark import SparkPart
 from lakeload.runtime.pipeline_steps import Steps
+from lakeload.runtime.pipeline_traces import Traces, traced
 from lakeload.runtime.progress import Progress, make_progress
 from lakeload.runtime.refresh import check_refresh
 from lakeload.runtime.run_args import hint_overrides
@@ -96,7 +98,7 @@ class Pipeline:
         self._steps = Steps(self._settings, self.storage, self._maintenance, self._spark, reporter, early)
         self._early = early
         self.dev_mode = self._maintenance.keep_dev_mode(None if attached else dev_mode)
-        self.last_trace: RunTrace | None = None
+        self._traces = Traces(self.pipeline_name, self.storage.root, self._spark.clock)
         activate(self)  # lakeload.current.pipeline(), as dlt's
 
     def _dataset_name(self, name: str) -> str:
@@ -123,6 +125,11 @@ class Pipeline:
         deactivate()
 
     # -- what the parts hold -----------------------------------------------------------------------
+    @property
+    def last_trace(self) -> RunTrace | None:
+        """The last `run()`'s trace, with the steps called on their own since (dlt's; `pipeline_traces`)."""
+        return self._traces.last_trace
+
     @property
     def destination(self) -> Destination | None:
         """The destination the pipeline loads to (None before one is given)."""
@@ -261,7 +268,7 @@ class Pipeline:
         """
         with self._holding_lock(repair=True):
             self._maintenance.drop()
-            self.last_trace = None
+            self._traces.forget()
         return self
 
     def drop_pending_packages(self) -> None:
@@ -271,6 +278,7 @@ class Pipeline:
 
     # -- steps (`pipeline_steps`) --------------------------------------------------------------------
     @holds_lock
+    @traced("extract")
     def extract(
         self,
         data: Any,
@@ -284,25 +292,29 @@ class Pipeline:
         table_format: str | None = None,
         schema_contract: str | dict[str, str] | None = None,
         refresh: str | None = None,
-    ) -> str:
-        """Stream `data` into a new load package on disk; returns its load id."""
+    ) -> ExtractInfo:
+        """Stream `data` into a new load package on disk; returns dlt's `ExtractInfo` (`info.loads_ids`, `metrics`)."""
         overrides = hint_overrides(table_name, write_disposition, columns, primary_key, table_format, schema_contract,
                                    loader_file_format)
         return self._extract(data, overrides, schema, loader_file_format, overlap=False, refresh=refresh)
 
     def _extract(self, data: Any, overrides: dict[str, Any], schema: str | Schema | None,
-                 loader_file_format: str | None, overlap: bool, refresh: str | None = None) -> str:
+                 loader_file_format: str | None, overlap: bool, refresh: str | None = None) -> ExtractInfo:
         """`extract()`; with `overlap`, normalize starts on each extracted file while extract goes on (`run()`)."""
         activate(self)
-        return self._steps.extract(data, overrides, schema, loader_file_format, overlap=overlap, refresh=refresh,
+        info = self._steps.extract(data, overrides, schema, loader_file_format, overlap=overlap, refresh=refresh,
                                    default_refresh=self.refresh)
+        info.pipeline = self
+        return info
 
     @holds_lock
-    def normalize(self) -> list[PackageInfo]:
-        """Normalize every extracted package on Spark."""
+    @traced("normalize")
+    def normalize(self) -> NormalizeInfo:
+        """Normalize every extracted package on Spark; returns dlt's `NormalizeInfo`."""
         return self._steps.normalize()
 
     @holds_lock
+    @traced("load")
     def load(
         self, destination: Any = None, dataset_name: str | None = None, credentials: Any = None, *,
         redirect_pending: bool = False,
@@ -350,37 +362,14 @@ class Pipeline:
         """
         self._spark.stage_seconds = {}
         self._set_destination(destination, dataset_name, credentials)
-        destination = self.destination
-        trace = self.last_trace = RunTrace(self.pipeline_name, destination.name if destination else None,
-                                           destination.destination_type if destination else None, clock=self._spark.clock)
-        with trace.saved_to(self.storage.root):  # `lakeload pipeline <name> trace` reads it, failed or not
+        with self._traces.run(self.destination) as trace:  # saved for `lakeload pipeline <name> trace`, failed or not
             overrides = hint_overrides(table_name, write_disposition, columns, primary_key, table_format,
                                        schema_contract, loader_file_format)
-            self._run_steps(trace, data, overrides, schema, loader_file_format, refresh)
+            extract = None if data is None else functools.partial(
+                self._extract, data, overrides, schema, loader_file_format, overlap=True, refresh=refresh)
+            self._steps.run(trace, extract)
         assert trace.load_info is not None
         return trace.load_info
-
-    def _run_steps(
-        self, trace: RunTrace, data: Any, overrides: dict[str, Any], schema: str | Schema | None,
-        loader_file_format: str | None, refresh: str | None,
-    ) -> None:
-        """dlt's steps: [normalize of pending packages,] extract, normalize, load, then `run` around them."""
-        with trace.step("run") as run_step:
-            self._maintenance.sync_step()
-            with trace.step("normalize") as step:
-                pending = self.normalize()
-                step.step_info, step.skipped = NormalizeInfo(self.pipeline_name, pending), not pending
-                trace.normalized += pending
-            if data is not None:
-                with trace.step("extract") as step:
-                    load_id = self._extract(data, overrides, schema, loader_file_format, overlap=True, refresh=refresh)
-                    step.step_info = ExtractInfo(self.pipeline_name, [self.get_load_package_info(load_id)])
-                    step.early_normalize = self._early.waited_seconds(load_id)
-                with trace.step("normalize") as step:
-                    step.step_info = NormalizeInfo(self.pipeline_name, self._steps.normalize_extracted())
-                    trace.normalized += step.step_info.packages
-            with trace.step("load") as step:
-                run_step.step_info = step.step_info = trace.loaded(self.load())
 
 
 def pipeline(

@@ -8,7 +8,7 @@ working folder, and its dataset read back through DuckDB (`pipeline.sql_client()
 ...                              dataset_name="mydata", pipelines_dir=tmp.name)
 >>> pipeline.first_run, pipeline.has_pending_data, pipeline.schema_names
 (True, False, [])
->>> load_id = pipeline.extract([{"id": 1}], table_name="users")
+>>> load_id = pipeline.extract([{"id": 1}], table_name="users").loads_ids[0]
 >>> pipeline.list_extracted_load_packages() == [load_id], pipeline.get_load_package_info(load_id).state
 (True, 'extracted')
 >>> pipeline.has_pending_data, pipeline.schema_names

@@ -9,7 +9,7 @@ folder (`storage`), a getter of its Spark session (for the destination's job cli
 >>> tmp = tempfile.TemporaryDirectory()
 >>> pipeline = lakeload.pipeline("quick_start", destination=lakeload.destinations.filesystem(os.path.join(tmp.name, "bucket")),
 ...                              dataset_name="mydata", pipelines_dir=tmp.name)
->>> load_id = pipeline.extract([{"id": 1}], table_name="users")
+>>> info = pipeline.extract([{"id": 1}], table_name="users")
 >>> pipeline.sync_destination()  # state and schemas from the bucket when the working folder has none
 >>> pipeline.sync_schema()  # the default schema into the bucket's _dlt_version
 >>> sorted(os.listdir(os.path.join(tmp.name, "bucket", "mydata")))

@@ -19,13 +19,16 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
+from lakeload.config.data_writer import DataWriterSettings, extract_data_writer, normalize_data_writer
 from lakeload.config.resolver import resolve
+from lakeload.destinations.file_formats import written_format
 from lakeload.destinations.impl.filesystem.client import FilesystemClient
 from lakeload.destinations.impl.filesystem.configuration import FilesystemConfiguration
 from lakeload.destinations.reference import Destination, JobClient, LoadContext
 from lakeload.errors import ConfigurationError, LakeloadError
 from lakeload.extract.writer import FILE_MAX_BYTES
 from lakeload.kernel.filesystem.layout import Layout
+from lakeload.kernel.normalize.writers import FileLimits
 from lakeload.load.loader import checked_layout
 from lakeload.runtime.package_destination import DestinationRecord, destination_record
 from lakeload.schema.naming import NamingConvention, get_naming
@@ -109,6 +112,17 @@ class PipelineSettings:
         value = resolve(("extract",), "file_max_bytes", self.pipeline_name, hint=int).value
         return int(value) if value else FILE_MAX_BYTES
 
+    def extract_writer(self, source_section: str, source_name: str) -> DataWriterSettings:
+        """dlt's file rotation of one source's extracted items (`[sources.<section>.data_writer]`, ...); a size
+        not set there is `[extract] file_max_bytes`."""
+        return extract_data_writer(source_section, source_name, self.pipeline_name)
+
+    def normalize_file_limits(self) -> FileLimits:
+        """When normalize begins a new file of a table (`[normalize.data_writer]`, then `[data_writer]`): at dlt's rows
+        per file (`file_max_items` in whole buffers of `buffer_max_items`), or once a file reached `file_max_bytes`."""
+        writer = normalize_data_writer(self.pipeline_name)
+        return FileLimits(writer.items_per_file, writer.file_max_bytes)
+
     def source_options_for(self, bucket_url: str) -> dict[str, Any]:
         """fsspec options of a files source's bucket: those extract used, else from `[sources.filesystem]`."""
         if bucket_url not in self.source_options:
@@ -126,7 +140,7 @@ class PipelineSettings:
         if self.destination is None:
             return None
         destination = self.destination
-        return destination_record(destination.destination_type, destination.name, destination.location(self.pipeline_name),
+        return destination_record(destination.type_name, destination.name, destination.location(self.pipeline_name),
                                   self.dataset_name)
 
     def extract_destination(self) -> DestinationRecord | None:
@@ -151,3 +165,10 @@ class PipelineSettings:
     def preferred_format(self) -> str:
         """The loader file format when none is asked for: the destination's preferred one."""
         return self.destination.capabilities().preferred_loader_file_format if self.destination else "jsonl"
+
+    def written_format(self, requested: str | None, announce: bool = False) -> str:
+        """The file format normalize writes for `loader_file_format=requested` (`file_formats.written_format`): a
+        `ConfigurationError` when the destination does not load it."""
+        destination = self.destination
+        capabilities = destination.capabilities() if destination else None
+        return written_format(requested, capabilities, destination.name if destination else "", announce=announce)

@@ -11,7 +11,10 @@ from __future__ import annotations
 import copy
 import os
 import time
+from collections.abc import Callable
 from typing import Any
+
+import pendulum
 
 from lakeload.destinations.reference import Destination, JobClient
 from lakeload.destinations.state_types import PipelineState
@@ -21,13 +24,16 @@ from lakeload.extract.contracts import root_contracts
 from lakeload.extract.decorators import resources_from
 from lakeload.extract.extractor import check_extract_names, extract_resources
 from lakeload.extract.resource import Resource
+from lakeload.extract.writer_scope import scope_of, source_scopes
 from lakeload.load.package_view import load_with
 from lakeload.normalize.early import EarlyNormalize
 from lakeload.normalize.normalizer import Normalizer
 from lakeload.runtime.connect_prep import check_shared_working
 from lakeload.runtime.early_runs import EarlyRuns
+from lakeload.runtime.extract_metrics import extract_info
 from lakeload.runtime.info import LoadInfo, PackageInfo
 from lakeload.runtime.package_destination import check_package_destination
+from lakeload.runtime.pipeline_inspect import package_info
 from lakeload.runtime.pipeline_maintenance import Maintenance
 from lakeload.runtime.pipeline_settings import PipelineSettings
 from lakeload.runtime.pipeline_spark import SparkPart
@@ -36,7 +42,9 @@ from lakeload.runtime.refresh import RefreshPlan, apply_to_schema, check_refresh
 from lakeload.runtime.run_args import warn_merge_fallback
 from lakeload.runtime.schema_seed import seed_schema
 from lakeload.runtime.state import bump_state, staged_state, stored_state
+from lakeload.runtime.step_info import ExtractInfo, NormalizeInfo
 from lakeload.runtime.steps import failing_step
+from lakeload.runtime.trace import RunTrace
 from lakeload.schema.schema import Schema
 from lakeload.storage.packages import EXTRACTED, LOADED, NORMALIZED, PipelineStorage, read_json
 
@@ -58,14 +66,15 @@ class Steps:
     def extract(
         self, data: Any, overrides: dict[str, Any], schema: str | Schema | None, loader_file_format: str | None, *,
         overlap: bool, refresh: str | None, default_refresh: str | None,
-    ) -> str:
+    ) -> ExtractInfo:
         """Stream `data` into a new load package; with `overlap`, normalize starts on each extracted file while
-        extract goes on (`run()`). Returns the load id."""
-        started = time.perf_counter()
+        extract goes on (`run()`). Returns dlt's `ExtractInfo` of the package."""
+        started, started_at = time.perf_counter(), pendulum.now("UTC")
         settings, state = self._settings, self._maintenance.state
         check_shared_working(settings.pipeline_name, self._spark.current, self._storage)  # a remote Connect server
         refresh = check_refresh(refresh) or default_refresh
         resources, schema_name = self._resources(data, overrides, schema)
+        scopes = source_scopes(data, schema_name, settings.pipeline_name)
         stored = self._storage.stored_or_new_schema(schema_name)  # read once: only read below
         naming = settings.schema_naming(stored)
         contracts = root_contracts(data, resources, overrides, stored)
@@ -75,6 +84,7 @@ class Steps:
                             [r.name for r in resources]) if refresh else None
         staged: PipelineState = {}
         destination = settings.extract_destination()
+        settings.written_format(loader_file_format)  # (a format the destination does not load fails before extract)
 
         def manifest_extras() -> dict[str, Any]:  # runs after the resources: the state carries what they changed
             staged.update(staged_state(self._maintenance.state, context.sources_state, settings.destination))
@@ -100,6 +110,8 @@ class Steps:
                     listener=listener,
                     known_tables=frozenset(stored.tables) - set(plan["schema_drops"] if plan else ()),
                     contracts=contracts,
+                    writer_settings=lambda res: settings.extract_writer(
+                        *scope_of(scopes, res, schema_name, settings.pipeline_name)),
                 )
         except BaseException:
             if listener is not None:
@@ -116,7 +128,8 @@ class Steps:
         if waited:
             seconds = self._spark.stage_seconds
             seconds["normalize"] = seconds.get("normalize", 0.0) + waited
-        return result.load_id
+        return extract_info(settings.pipeline_name, result, resources, package_info(self._storage, result.load_id),
+                            (started_at, pendulum.now("UTC")), first_run=not self._storage.list_packages(LOADED))
 
     def _resources(self, data: Any, overrides: dict[str, Any], schema: str | Schema | None) -> tuple[list[Resource], str]:
         """The resources of `data` with the call's hints, and the schema they go into (named in the state), their
@@ -137,7 +150,7 @@ class Steps:
     def _early_normalize(self, schema_name: str, loader_file_format: str | None, plan: RefreshPlan | None) -> EarlyNormalize:
         """Normalize that starts on extracted files while extract goes on (`run()` only)."""
         schema = apply_to_schema(self._storage.stored_or_new_schema(schema_name), plan)
-        fmt = loader_file_format or self._settings.preferred_format()
+        fmt = self._settings.written_format(loader_file_format)
         return EarlyNormalize(self._spark.session, lambda: self._normalizer(schema, fmt), schema)
 
     def _normalizer(self, schema: Schema, fmt: str) -> Normalizer:
@@ -147,13 +160,32 @@ class Steps:
             max_nesting=settings.max_nesting(), destination_merges=settings.destination_merges(),
             on_progress=lambda n: self.progress.update("normalize", n),
             source_options=settings.source_options_for,
+            file_limits=settings.normalize_file_limits(),
         )
 
-    def normalize(self) -> list[PackageInfo]:
+    def run(self, trace: RunTrace, extract: Callable[[], ExtractInfo] | None) -> None:
+        """`run()`'s steps, as dlt's: [normalize of pending packages,] `extract` (when there is data), normalize, load,
+        then `run` around them, each recorded in `trace`."""
+        with trace.step("run") as run_step:
+            self._maintenance.sync_step()
+            with trace.step("normalize") as step:
+                step.step_info = self.normalize()
+                step.skipped, trace.normalized = not step.step_info.packages, trace.normalized + step.step_info.packages
+            if extract is not None:
+                with trace.step("extract") as step:
+                    step.step_info = extract()
+                    step.early_normalize = self._early.waited_seconds(step.step_info.loads_ids[0])
+                with trace.step("normalize") as step:
+                    step.step_info = NormalizeInfo(self._settings.pipeline_name, self.normalize_extracted())
+                    trace.normalized += step.step_info.packages
+            with trace.step("load") as step:
+                run_step.step_info = step.step_info = trace.loaded(self.load(redirect_pending=False))
+
+    def normalize(self) -> NormalizeInfo:
         """Normalize every extracted package on Spark, a package a crash left half-way again."""
         self._storage.recover()
         self._early.forget()
-        return self.normalize_extracted()
+        return NormalizeInfo(self._settings.pipeline_name, self.normalize_extracted())
 
     def normalize_extracted(self) -> list[PackageInfo]:
         """Normalize the extracted packages (their early normalize runs taken)."""
@@ -163,7 +195,7 @@ class Steps:
             started = time.perf_counter()
             manifest = read_json(os.path.join(self._storage.package_dir(EXTRACTED, load_id), "manifest.json"))
             schema = apply_to_schema(self._storage.stored_or_new_schema(manifest["schema_name"]), manifest.get("refresh"))
-            fmt = manifest.get("loader_file_format") or self._settings.preferred_format()
+            fmt = self._settings.written_format(manifest.get("loader_file_format"), announce=True)
             self.progress.start("normalize", len(manifest["splits"]), unit="Spark tasks")
             early = self._early.take(load_id)
             with failing_step("normalize", pipeline_name, load_id):

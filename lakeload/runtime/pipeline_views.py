@@ -163,7 +163,7 @@ def show_trace(wf: WorkingFolder) -> str:
     """The last run's steps with their times, rows per table and errors."""
     trace = load_trace(wf.storage.root)
     if trace is None:
-        return f"Pipeline {wf.name} has no trace yet: it is written by every pipeline.run()."
+        return f"Pipeline {wf.name} has no trace yet: it is written by every pipeline.run(), extract(), normalize() and load()."
     bucket = f" at {trace['bucket_url']}" if trace.get("bucket_url") else ""
     lines = [f"Run of {wf.name} to {trace.get('destination_name')}{bucket} started {trace['started_at']}"]
     start = trace.get("spark_start")

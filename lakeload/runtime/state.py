@@ -11,6 +11,7 @@ from typing import Any, TypeVar, cast
 import orjson
 
 from lakeload.destinations.impl.filesystem import state_files
+from lakeload.destinations.reference import dlt_destination_type
 from lakeload.destinations.state_types import PipelineState, SourceState
 
 logger = logging.getLogger("lakeload.pipeline")
@@ -19,8 +20,8 @@ T = TypeVar("T")
 _UNHASHED_STATE_KEYS = ("_local", "_version_hash", "_state_version", "_state_engine_version")
 
 
-def new_state(pipeline_name: str, dataset_name: str, destination_type: str, destination_name: str | None) -> PipelineState:
-    """The state of a new pipeline, as dlt starts it."""
+def new_state(pipeline_name: str, dataset_name: str, type_name: str, destination_name: str | None) -> PipelineState:
+    """The state of a new pipeline, as dlt starts it (`type_name`: lakeload's short name of the destination type)."""
     return {
         "_state_version": 0,
         "_state_engine_version": STATE_ENGINE_VERSION,
@@ -28,23 +29,10 @@ def new_state(pipeline_name: str, dataset_name: str, destination_type: str, dest
         "dataset_name": dataset_name,
         "default_schema_name": None,
         "schema_names": [],
-        "destination_type": dlt_destination_type(destination_type),
+        "destination_type": dlt_destination_type(type_name),
         "destination_name": destination_name,
         "_local": {},
     }
-
-
-# the destination type as dlt names it in the state: dlt's `attach()` imports it to rebuild the destination
-_DLT_DESTINATION_TYPES = {"filesystem": "dlt.destinations.filesystem", "sink": "dlt.destinations.destination"}
-
-
-def dlt_destination_type(destination_type: str) -> str:
-    """The `destination_type` dlt stores in the pipeline state for a lakeload destination type.
-
-    >>> dlt_destination_type("filesystem")
-    'dlt.destinations.filesystem'
-    """
-    return _DLT_DESTINATION_TYPES.get(destination_type, f"dlt.destinations.{destination_type}")
 
 
 def state_hash(state: PipelineState) -> str:
@@ -76,7 +64,7 @@ def staged_state(state: PipelineState, sources_state: dict[str, SourceState], de
     if sources_state or "sources" in staged:
         staged["sources"] = copy.deepcopy(sources_state)
     if destination is not None:
-        staged["destination_type"] = dlt_destination_type(destination.destination_type)
+        staged["destination_type"] = destination.destination_type  # dlt's name: dlt's `attach()` imports it
         # the name given (dlt stores None for a destination it names after its type)
         staged["destination_name"] = getattr(destination, "given_name", getattr(destination, "destination_name", None))
     return staged

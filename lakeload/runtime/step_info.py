@@ -10,7 +10,8 @@ Example (a run needs Spark)::
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import Any
+from datetime import datetime
+from typing import Any, NamedTuple, TypedDict, cast
 
 from lakeload.runtime.info import PackageInfo, total_row_counts
 
@@ -43,21 +44,109 @@ class StepInfo:
                 "load_packages": [p.asdict() for p in self.packages], "row_counts": self.row_counts}
 
     def asstr(self, verbosity: int = 0) -> str:
-        lines = [f"Load package {p.load_id} is {p.state.upper()}" for p in self.packages]
+        """dlt's text: the rows per table, then a line per package."""
+        done = f"{self.step.capitalize().rstrip('e')}ed"
         if self.row_counts:
-            lines.append(f"{self.step.capitalize().rstrip('e')}ed data for the following tables:")
-            lines += [f"- {table}: {n} row(s)" for table, n in self.row_counts.items()]
-        return "\n".join(lines)
+            text = f"{done} data for the following tables:\n" + "".join(
+                f"- {table}: {n} row(s)\n" for table, n in self.row_counts.items())
+        else:
+            text = f"No data found to {self.step}"
+        return text + packages_text(self.packages)
 
     def __str__(self) -> str:
         return self.asstr()
 
 
-class ExtractInfo(StepInfo):
-    """The extract step's packages (extracted, with items per root table)."""
+def packages_text(packages: list[PackageInfo]) -> str:
+    """dlt's lines of packages in a step's text, each after a line break.
 
-    def __init__(self, pipeline_name: str, packages: list[PackageInfo]) -> None:
+    >>> packages_text([PackageInfo("1795296531.14", "shop", state="extracted")])
+    '\\nLoad package 1795296531.14 is EXTRACTED and NOT YET LOADED to the destination and contains no failed jobs'
+    """
+    return "".join(
+        f"\nLoad package {p.load_id} is {p.state.upper()}"
+        f"{'' if p.completed_at is not None else ' and NOT YET LOADED to the destination'} and contains no failed jobs"
+        for p in packages
+    )
+
+
+class WriterMetrics(NamedTuple):
+    """dlt's `DataWriterMetrics` of one table, resource or file of an extract."""
+
+    file_path: str
+    items_count: int
+    file_size: int
+    created: float
+    last_modified: float
+
+
+class ExtractMetrics(TypedDict):
+    """dlt's metrics of one extract of a package (`ExtractInfo.metrics[load_id][0]`)."""
+
+    started_at: datetime
+    finished_at: datetime
+    schema_name: str
+    job_metrics: dict[str, WriterMetrics]  # per extracted file
+    table_metrics: dict[str, WriterMetrics]  # per root table
+    resource_metrics: dict[str, WriterMetrics]  # per resource
+    dag: list[tuple[str, str]]  # (parent, resource) per resource iterated
+    hints: dict[str, dict[str, Any]]  # the hints each resource gave (write_disposition, primary_key, ...)
+    inputs: list[dict[str, Any]]
+
+
+class ExtractInfo(StepInfo):
+    """What `pipeline.extract()` returns, as dlt's: `loads_ids`, `load_packages` (extracted, with items per root
+    table), `metrics` (per load id, a list of `ExtractMetrics`), `pipeline`, `first_run`, `asdict()` and `str()`.
+
+    Example (`extract()` runs no Spark)::
+
+        info = pipeline.extract([{"id": 1}], table_name="users")
+        info.loads_ids, info.metrics[info.loads_ids[0]][0]["table_metrics"]["users"].items_count   # ([...], 1)
+    """
+
+    def __init__(self, pipeline_name: str, packages: list[PackageInfo], metrics: dict[str, list[ExtractMetrics]] | None = None,
+                 pipeline: Any = None, first_run: bool = False) -> None:
         super().__init__(pipeline_name, "extract", packages)
+        self.metrics: dict[str, list[ExtractMetrics]] = metrics or {}
+        self.pipeline, self.first_run = pipeline, first_run
+
+    @property
+    def started_at(self) -> datetime | None:
+        """When the earliest extract of its packages started (None without metrics)."""
+        return min((m["started_at"] for ms in self.metrics.values() for m in ms), default=None)
+
+    @property
+    def finished_at(self) -> datetime | None:
+        """When the latest extract of its packages ended (None without metrics)."""
+        return max((m["finished_at"] for ms in self.metrics.values() for m in ms), default=None)
+
+    @property
+    def is_empty(self) -> bool:
+        """True when the step made no package."""
+        return not self.loads_ids
+
+    def asdict(self) -> dict[str, Any]:
+        """dlt's dict of an extract: the packages, and its metrics as flat lists (`table_metrics`,
+        `resource_metrics`, `job_metrics`, `dag`, `hints`, `inputs`) whose entries name their `load_id`."""
+        flat: dict[str, list[Any]] = {key: [] for key in ("job_metrics", "table_metrics", "resource_metrics", "dag",
+                                                           "hints", "inputs")}
+        for load_id, listed in self.metrics.items():
+            for index, metrics in enumerate(listed):
+                extend = {"load_id": load_id, "extract_idx": index}
+                for key, name in (("job_metrics", "job_id"), ("table_metrics", "table_name"),
+                                  ("resource_metrics", "resource_name")):
+                    writers = cast(dict[str, dict[str, WriterMetrics]], metrics)[key]
+                    flat[key] += [{**m._asdict(), **extend, name: entity} for entity, m in writers.items()]
+                flat["dag"] += [{**extend, "parent_name": parent, "resource_name": name} for parent, name in metrics["dag"]]
+                flat["hints"] += [{**extend, "resource_name": name, **hints} for name, hints in metrics["hints"].items()]
+                flat["inputs"] += [{**extend, **entry} for entry in metrics["inputs"]]
+        return {"pipeline": {"pipeline_name": self.pipeline_name}, "loads_ids": self.loads_ids,
+                "load_packages": [p.asdict() for p in self.packages], "first_run": self.first_run,
+                "started_at": self.started_at, "finished_at": self.finished_at, **flat}
+
+    def asstr(self, verbosity: int = 0) -> str:
+        """dlt's text: a line per package, after an empty one."""
+        return packages_text(self.packages)
 
 
 class NormalizeInfo(StepInfo):

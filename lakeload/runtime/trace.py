@@ -1,4 +1,5 @@
-"""`pipeline.last_trace`: what the last `run()` did, step by step (dlt's trace, kept small).
+"""`pipeline.last_trace`: what the last `run()` did, step by step (dlt's trace, kept small); steps called on their
+own are added to it (`lakeload.runtime.pipeline_traces`).
 
 As in dlt, a run's steps are `extract`, `normalize`, `load` and last `run` (the whole call; packages left
 pending by an earlier run add a `normalize` first), each in the order it finished, with its `step_info`:
@@ -86,7 +87,8 @@ class TraceRecord(TypedDict):
 
 
 def read_trace(folder: str) -> TraceRecord | None:
-    """The trace of the last `run()` saved in the working folder `folder` (None before the first run)."""
+    """The last trace saved in the working folder `folder` (a `run()`'s and the steps called after it; None before
+    the first)."""
     path = os.path.join(folder, TRACE_FILE)
     return cast(TraceRecord, read_json(path)) if os.path.exists(path) else None
 
@@ -170,6 +172,18 @@ class RunTrace:
                 self.spark_start = self.clock.since(self._perf_started)
             if not record.skipped or record.error:
                 self.steps.append(record)
+
+    @classmethod
+    def from_record(cls, record: TraceRecord) -> RunTrace:
+        """A trace read back from `trace.json` (`asdict`): its steps' names, times and errors, without their infos."""
+        steps = []
+        for saved in record["steps"]:
+            started = cast(pendulum.DateTime, pendulum.parse(saved["started_at"]))
+            wait = saved.get("spark_wait", 0.0)
+            steps.append(StepTrace(saved["step"], started, started.add(seconds=saved["elapsed"] + wait), saved["error"],
+                                   spark_wait=wait))
+        return cls(record["pipeline_name"], record["destination_name"], record["destination_type"],
+                   cast(pendulum.DateTime, pendulum.parse(record["started_at"])), steps)
 
     def last_pipeline_step_trace(self, step_name: str) -> StepTrace | None:
         """The last step named `step_name` (dlt's)."""

@@ -4,7 +4,7 @@ incremental loading of any resource (`lakeload.sources.incremental`, dlt's `dlt.
 Example (`run()` reads the files with Spark)::
 
     from lakeload.sources import filesystem, read_jsonl
-    pipeline.run(filesystem("data/", "**/*.jsonl") | read_jsonl(), table_name="events")
+    pipeline.run(filesystem("data/", file_glob="**/*.jsonl") | read_jsonl(), table_name="events")
 """
 
 from typing import TYPE_CHECKING, Any

@@ -5,7 +5,7 @@ Example (`run()` reads the files with Spark)::
     from lakeload.sources.filesystem import filesystem, read_jsonl, read_parquet
     files = filesystem(bucket_url="s3://bucket/events", file_glob="**/*.jsonl.gz", incremental=True)
     pipeline.run(files | read_jsonl(), table_name="events")
-    pipeline.run(filesystem("data/", "*.parquet") | read_parquet(), table_name="t")
+    pipeline.run(filesystem("data/", file_glob="*.parquet") | read_parquet(), table_name="t")
 
 - `read_jsonl()`: the files are not opened on the driver. Extract registers them as splits of the load
   package (plain files bigger than `[extract] file_max_bytes` as several byte ranges, a gzip file as one);
@@ -30,9 +30,11 @@ from lakeload.destinations.impl.filesystem.client import open_filesystem
 from lakeload.errors import SourceError
 from lakeload.extract.context import ExtractContext
 from lakeload.extract.external import ExternalFiles
+from lakeload.extract.incremental import Incremental
 from lakeload.extract.incremental.binding import bind_resource
 from lakeload.extract.incremental.items import filter_item
 from lakeload.extract.resource import Resource, TableHints
+from lakeload.sources.file_items import FileItemDict
 from lakeload.sources.listing import (
     FileItem,
     ListedFile,
@@ -45,7 +47,8 @@ from lakeload.sources.listing import (
 from lakeload.sources.spark_files import files_frame
 from lakeload.spark.session_kind import default_parallelism
 
-__all__ = ["FileReader", "FilesystemResource", "configured_options", "filesystem", "read_csv", "read_jsonl", "read_parquet"]
+__all__ = ["FileItem", "FileItemDict", "FileReader", "FilesystemResource", "configured_options", "filesystem", "read_csv",
+           "read_jsonl", "read_parquet"]
 FORMATS = ("jsonl", "parquet", "csv")
 READERS = "read_jsonl(), read_parquet() or read_csv()"
 
@@ -144,8 +147,13 @@ class FilesystemResource(Resource):
     selection: FileSelection | None = None
 
     def __or__(self, reader: Any) -> Resource:
+        if not isinstance(reader, FileReader) and (isinstance(reader, Resource) or callable(reader)):
+            return super().__or__(reader)  # a transformer of one's own: it gets pages of `FileItemDict`s
         if not isinstance(reader, FileReader) or self.selection is None:
-            raise SourceError(f"Cannot pipe the files of '{self.name}' into {reader!r}: use {READERS}.")
+            raise SourceError(
+                f"Cannot pipe the files of '{self.name}' into {reader!r}: use {READERS}, or a transformer of your own "
+                "that reads the file items (FileItemDict.open())."
+            )
         hinted = HintedFiles(self, self.name)
         return FileReadResource(reader.name, _reading(reader, hinted), TableHints(), takes_context=True, reader=reader, hinted=hinted)
 
@@ -172,23 +180,35 @@ class FileReadResource(Resource):
         return replace(self, name=name, data=_reading(self.reader, hinted), hinted=hinted)
 
 
-def _file_items(selection: FileSelection, context: ExtractContext) -> Iterator[list[FileItem]]:
-    _, files = selection.select(context)
-    if files:
-        yield [f.item() for f in files]
+def _file_items(selection: FileSelection, files_per_page: int, extract_content: bool,
+                context: ExtractContext) -> Iterator[list[FileItemDict]]:
+    """dlt's pages of file items: `files_per_page` `FileItemDict`s each, opened through the source's filesystem."""
+    config, files = selection.select(context)
+    if not files:
+        return
+    fs, _ = open_filesystem(config.bucket_url, config.options)
+    for start in range(0, len(files), files_per_page):
+        page = [FileItemDict(f.item(), fs, f.path) for f in files[start:start + files_per_page]]
+        for item in page if extract_content else ():
+            item["file_content"] = item.read_bytes()
+        yield page
 
 
 def filesystem(
     bucket_url: str | None = None,
-    file_glob: str = "*",
     credentials: Any = None,
-    *,
-    incremental: bool = False,
+    file_glob: str = "*",
+    files_per_page: int = 100,
+    extract_content: bool = False,
     kwargs: FsspecOptions | None = None,
     client_kwargs: FsspecOptions | None = None,
+    incremental: bool | Incremental[Any] = False,
+    fetch_file_info: bool = False,
+    *,
     name: str = "filesystem",
 ) -> FilesystemResource:
-    """The files below `bucket_url` that match `file_glob` (`**` spans folders), dlt-style.
+    """The files below `bucket_url` that match `file_glob` (`**` spans folders), dlt-style, with dlt's arguments in
+    dlt's order: `filesystem("data/", None, "**/*.jsonl")` is dlt's `filesystem(bucket_url, credentials, file_glob)`.
 
     `bucket_url`: a local folder, `file://` URL or bucket (`s3://`, `gs://`, `az://`, `abfss://`, `sftp://`,
     `memory://`); `credentials`, `kwargs`, `client_kwargs` take the forms of the filesystem destination's.
@@ -205,49 +225,71 @@ def filesystem(
     size but miss files that arrive late with older times. The state is keyed by resource name: give
     two incremental sources in one pipeline different names (`(files | read_jsonl()).with_name("events")`).
 
-    dlt's way works too: `files.apply_hints(incremental=lakeload.sources.incremental("modification_date"))`
-    reads only files modified after the last loaded one (a file arriving late with an older time is missed),
+    dlt's way works too: `incremental=lakeload.sources.incremental("modification_date")` (or
+    `files.apply_hints(incremental=...)`) reads only files modified after the last loaded one (a file arriving late with an older time is missed),
     its cursor kept as dlt keeps it, under the files resource's name (`filesystem_<name>` after `.with_name(name)`).
+
+    Alone, or piped into a transformer of one's own, it yields dlt's pages of file items: lists of up to
+    `files_per_page` `FileItemDict`s that open and read their file (`.open()`, `.read_bytes()`) through this
+    source's bucket and credentials; `extract_content=True` puts each file's bytes in `file_content`.
+    `fetch_file_info` (dlt's, for its `http` filesystem) changes nothing: every listed file has its size and date.
 
     Example (`run()` reads the files with Spark)::
 
-        files = filesystem("data/", "**/*.jsonl", incremental=True)
+        files = filesystem("data/", file_glob="**/*.jsonl", incremental=True)
         pipeline.run(files | read_jsonl(), table_name="events")
     """
-    selection = FileSelection(bucket_url, file_glob, incremental, credentials, kwargs, client_kwargs)
-    data = functools.partial(_file_items, selection)
+    if files_per_page < 1:
+        raise SourceError(f"filesystem(files_per_page={files_per_page}): give 1 or more files per page.")
+    cursor = incremental if isinstance(incremental, Incremental) else None  # dlt's form: a cursor on the file items
+    selection = FileSelection(bucket_url, file_glob, cursor is None and bool(incremental), credentials, kwargs,
+                              client_kwargs)
+    data = functools.partial(_file_items, selection, files_per_page, extract_content)
     files = FilesystemResource(name, data, TableHints(), takes_context=True, selection=selection)
     files.apply_hints(primary_key="file_url")  # dlt's: keys the hashes of an incremental on the files
+    if cursor is not None:
+        files.apply_hints(incremental=cursor)
     return files
 
 
-def read_jsonl(*, add_file_name: bool = False) -> FileReader:
+def read_jsonl(chunksize: int = 1000, *, add_file_name: bool = False) -> FileReader:
     """Read JSON lines files (`.jsonl`, `.ndjson`, `.json`; gzip `.gz`): normalize's Spark tasks parse them in place.
 
-    `add_file_name=True` adds the column `_file_name` (the file's URL).
+    `add_file_name=True` adds the column `_file_name` (the file's URL). `chunksize` is dlt's (records per page of its
+    Python reader) and changes nothing here: Spark reads the files.
 
     Example (`run()` reads the files with Spark)::
 
-        pipeline.run(filesystem("s3://bucket/events", "*.jsonl.gz") | read_jsonl(), table_name="events")
+        pipeline.run(filesystem("s3://bucket/events", file_glob="*.jsonl.gz") | read_jsonl(), table_name="events")
     """
     return FileReader("jsonl", add_file_name)
 
 
-def read_parquet(*, add_file_name: bool = False) -> FileReader:
+def read_parquet(chunksize: int = 1000, use_pyarrow: bool = False, *, add_file_name: bool = False) -> FileReader:
     """Read Parquet files as one Spark DataFrame (the columns' union; types from the files).
+
+    `chunksize` and `use_pyarrow` are dlt's (how its Python reader pages the rows) and change nothing here.
 
     Example (`run()` reads the files with Spark)::
 
-        pipeline.run(filesystem("data/", "*.parquet") | read_parquet(), table_name="t")
+        pipeline.run(filesystem("data/", file_glob="*.parquet") | read_parquet(), table_name="t")
     """
     return FileReader("parquet", add_file_name)
 
 
-def read_csv(*, add_file_name: bool = False) -> FileReader:
+def read_csv(chunksize: int = 10000, *, add_file_name: bool = False, **pandas_kwargs: Any) -> FileReader:
     """Read CSV files with a header row (gzip `.gz` too) as one Spark DataFrame, with inferred column types.
+
+    `chunksize` is dlt's (rows per page of its pandas reader) and changes nothing here; dlt's pandas options
+    (`sep=";"`, ...) are not taken: Spark parses the files.
 
     Example (`run()` reads the files with Spark)::
 
-        pipeline.run(filesystem("data/", "*.csv") | read_csv(), table_name="t")
+        pipeline.run(filesystem("data/", file_glob="*.csv") | read_csv(), table_name="t")
     """
+    if pandas_kwargs:
+        raise SourceError(
+            f"read_csv({', '.join(f'{k}=...' for k in pandas_kwargs)}): lakeload reads CSV with Spark, not pandas, and "
+            "takes none of pandas' options. Fix: drop them (files with a header row and commas are read), or convert "
+            "the files first.")
     return FileReader("csv", add_file_name)

@@ -1,5 +1,5 @@
 """What `pipeline.sql_client()` returns, by destination: the `SqlClient` interface `pipeline.dataset()` queries
-through, and the clients of destinations other than the filesystem (found by `destination_type`; the filesystem's
+through, and the clients of destinations other than the filesystem (found by `type_name`; the filesystem's
 own is `lakeload.sql.client.FilesystemSqlClient`)."""
 
 from __future__ import annotations
@@ -53,4 +53,4 @@ SQL_CLIENTS: dict[str, SqlClientFactory] = {"duckdb": _duckdb}
 
 def sql_client_factory(destination: Destination | None) -> SqlClientFactory | None:
     """The SQL client of `destination`'s type when it is not the filesystem's (None: the filesystem's)."""
-    return SQL_CLIENTS.get(destination.destination_type) if destination is not None else None
+    return SQL_CLIENTS.get(destination.type_name) if destination is not None else None

@@ -11,6 +11,8 @@ Example (after a run loaded `users`)::
 
 from __future__ import annotations
 
+from typing import Any
+
 import duckdb
 
 from lakeload.destinations.impl.duckdb.connect import connect
@@ -26,13 +28,14 @@ class DuckDbSqlClient(SqlClientBase):
         self.database, self.dataset_name, self.schema = database, dataset_name, schema
         self._given = connection
         self._conn: duckdb.DuckDBPyConnection | None = None
+        self._catalog: str | None = None
 
     def open_connection(self) -> duckdb.DuckDBPyConnection:
         if self._conn is None:
             if self._given is not None:
                 self._conn = self._given.cursor()
             else:
-                self._conn = connect(self.database)  # (a named error for a file that cannot be opened)
+                self._conn = connect(self.database, schemas=(self.dataset_name,))  # (a named error for a file that cannot be opened)
             self._search_path(self._conn)
         return self._conn
 
@@ -42,7 +45,12 @@ class DuckDbSqlClient(SqlClientBase):
             self._conn = None
 
     def _search_path(self, connection: duckdb.DuckDBPyConnection) -> None:
-        connection.execute(f"SET search_path = {literal(ident(self.dataset_name) + ',main')}")
+        if self._catalog is None:  # (the connection's own: its cursors start in DuckDB's default catalog)
+            found: Any = connection.execute("SELECT current_database()").fetchone()
+            self._catalog = str(found[0])
+        catalog = ident(self._catalog)  # (qualified: a dataset named as the database file is no catalog here)
+        connection.execute(f"USE {catalog}")
+        connection.execute(f"SET search_path = {literal(f'{catalog}.{ident(self.dataset_name)},{catalog}.main')}")
 
     def _query_connection(self, duck_sql: str) -> duckdb.DuckDBPyConnection:
         connection = self.open_connection().cursor()

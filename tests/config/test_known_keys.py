@@ -28,6 +28,7 @@ ROOT = Path(__file__).resolve().parents[2]
 # modules whose lookups `drive_every_resolver_caller` makes (through their public or pipeline-internal calls)
 RESOLVER_CALLERS = {
     "lakeload/config/inject.py",
+    "lakeload/config/data_writer.py",
     "lakeload/runtime/config_report.py",
     "lakeload/destinations/impl/filesystem/configuration.py",
     "lakeload/destinations/registry.py",
@@ -40,6 +41,7 @@ RESOLVER_CALLERS = {
     "lakeload/spark/warm_engine.py",
     "lakeload/iceberg/catalog.py",
     "lakeload/destinations/impl/duckdb/factory.py",
+    "lakeload/extract/pipe_order.py",
 }
 
 
@@ -66,6 +68,7 @@ def _calls_resolver(path: Path) -> bool:
 
 def drive_every_resolver_caller(pipelines_dir: Path, bucket: Path) -> None:
     from lakeload.destinations.impl.filesystem.configuration import resolve_configuration
+    from lakeload.extract.pipe_order import max_parallel_items, next_item_mode
     from lakeload.iceberg.catalog import resolve_catalog_settings
     from lakeload.runtime.config_report import show_configuration
     from lakeload.runtime.lock import LockPolicy
@@ -90,12 +93,16 @@ def drive_every_resolver_caller(pipelines_dir: Path, bucket: Path) -> None:
     lakeload.destinations.duckdb().truncate_staging_dataset("p")
     lakeload.destinations.duckdb().schema_names("d", "snake_case", "p")
     LockPolicy.resolve("p")
+    next_item_mode(None, "p")
+    max_parallel_items("p")
     show_configuration("p")
     show_configuration("p", "production_bucket")
     pipe = lakeload.pipeline("p", destination=lakeload.destinations.filesystem(str(bucket)), pipelines_dir=str(pipelines_dir))
     assert pipe._settings.naming.name == "snake_case"
     pipe._settings.compressed()
     pipe._settings.file_max_bytes()
+    pipe._settings.normalize_file_limits()
+    pipe._settings.extract_writer("crm", "crm")  # dlt's [sources.<section>.<source>.data_writer] and shorter
     pipe._settings.configuration()
     pipe._settings.source_options_for(str(bucket))
 

@@ -30,6 +30,8 @@ API::
     expected = canonicalize(read_bucket(dlt_bucket))
     actual = canonicalize(read_bucket(lakeload_bucket))
     assert diff(expected, actual) == []
+    run_dlt(case, db_file, pipelines_dir, destination="duckdb")   # into a DuckDB database file instead;
+    read_duckdb(db_file)                         # duckdb_reader.py reads it into the same CanonicalDataset
 
 dlt 1.31 behaviour observed while writing the cases, that looks like a bug or is surprising.
 The conformance cases pin these behaviours unless a case says ``known_divergence``:
@@ -113,6 +115,7 @@ COMPARED_HINTS: dict[str, Any] = {
 _ENV_KEEP = frozenset({"PATH", "HOME", "USER", "LOGNAME", "LANG", "LANGUAGE", "TMPDIR", "TEMP", "TMP", "TZ",
                        "SYSTEMROOT", "VIRTUAL_ENV"})
 MAX_EXAMPLES = 3
+_EXACT = decimal.Context(prec=200)  # wei and decimals compared digit for digit
 
 
 # ---------------------------------------------------------------------------------------------- cases
@@ -177,17 +180,28 @@ def isolated_dlt_config(home: Path) -> Iterator[None]:
         os.environ.update(saved)
 
 
+def _destination(lib: Any, destination: str, target: Path) -> Any:
+    """``lib``'s (dlt's or lakeload's) destination: a local bucket folder, or a DuckDB database file."""
+    if destination == "duckdb":
+        return lib.destinations.duckdb(credentials=str(target))
+    if destination != "filesystem":
+        raise ValueError(f"the harness loads to 'filesystem' or 'duckdb', not {destination!r}")
+    return lib.destinations.filesystem("file://" + str(target)) if lib.__name__ == "dlt" \
+        else lib.destinations.filesystem(bucket_url=str(target))
+
+
 def run_dlt(case: dict[str, Any], bucket_dir: str | Path, pipelines_dir: str | Path,
-            loader_file_format: str | None = None) -> None:
-    """Load ``case`` with dlt 1.31 into a local bucket. Example: ``run_dlt(case, tmp / "b", tmp / "p")``."""
+            loader_file_format: str | None = None, destination: str = "filesystem") -> None:
+    """Load ``case`` with dlt 1.31 into a local bucket, or with ``destination="duckdb"`` into the database file
+    ``bucket_dir``. Example: ``run_dlt(case, tmp / "b", tmp / "p")``."""
     import dlt
 
-    bucket = Path(bucket_dir).resolve()
+    target = Path(bucket_dir).resolve()
     pipelines = Path(pipelines_dir).resolve()
     with isolated_dlt_config(pipelines / "_dlt_home"):
         pipeline = dlt.pipeline(
             pipeline_name=case_pipeline_name(case),
-            destination=dlt.destinations.filesystem("file://" + str(bucket)),
+            destination=_destination(dlt, destination, target),
             dataset_name=DATASET,
             pipelines_dir=str(pipelines),
         )
@@ -199,13 +213,13 @@ def run_dlt(case: dict[str, Any], bucket_dir: str | Path, pipelines_dir: str | P
 
 
 def run_lakeload(case: dict[str, Any], bucket_dir: str | Path, pipelines_dir: str | Path,
-                 loader_file_format: str | None = None) -> None:
+                 loader_file_format: str | None = None, destination: str = "filesystem") -> None:
     """Load ``case`` with lakeload's public API, the same way ``run_dlt`` does with dlt."""
     import lakeload
 
     pipeline = lakeload.pipeline(
         pipeline_name=case_pipeline_name(case),
-        destination=lakeload.destinations.filesystem(bucket_url=str(Path(bucket_dir).resolve())),
+        destination=_destination(lakeload, destination, Path(bucket_dir).resolve()),
         dataset_name=DATASET,
         pipelines_dir=str(Path(pipelines_dir).resolve()),
     )
@@ -374,7 +388,7 @@ def _coerce(raw: Any, data_type: str, file_format: str) -> Any:
                 return dt.time.fromisoformat(raw)
         if data_type in ("decimal", "wei") and isinstance(raw, decimal.Decimal | str | int) \
                 and not isinstance(raw, bool):
-            return decimal.Decimal(raw).normalize()
+            return decimal.Decimal(raw).normalize(_EXACT)  # (the default context would round to 28 digits)
         if data_type == "json":
             value = json.loads(raw) if file_format != "jsonl" and isinstance(raw, str) else raw
             return json.dumps(value, sort_keys=True, ensure_ascii=False)
@@ -388,6 +402,37 @@ def _coerce(raw: Any, data_type: str, file_format: str) -> Any:
     return BadValue(data_type, repr(raw))
 
 
+def schema_tables(schema: dict[str, Any]) -> dict[str, TableData]:
+    """The data tables of a stored schema (no ``_dlt*`` tables), with their complete columns and no rows yet."""
+    tables: dict[str, TableData] = {}
+    for name, table_schema in schema.get("tables", {}).items():
+        if name.startswith("_dlt"):
+            continue
+        columns = {c: col for c, col in table_schema.get("columns", {}).items() if col.get("data_type")}
+        hints = {"write_disposition": table_schema.get("write_disposition")} \
+            if not table_schema.get("parent") else {}
+        tables[name] = TableData(name, table_schema.get("parent"), columns, hints)
+    return tables
+
+
+def typed_row(raw_row: dict[str, Any], table: TableData, file_format: str, origin: str,
+              problems: list[str]) -> dict[str, Any]:
+    """One stored row typed by its columns' data types (``_coerce``); what does not fit goes to ``problems``."""
+    row: dict[str, Any] = {}
+    for column_name, raw in raw_row.items():
+        column = table.columns.get(column_name)
+        if column is None:
+            if raw is not None:
+                problems.append(f"{table.name}: {origin} has column {column_name!r} that is not in the schema")
+            continue
+        value = _coerce(raw, column["data_type"], file_format)
+        if isinstance(value, BadValue):
+            problems.append(f"{table.name}.{column_name}: stored value {value.raw} does not fit "
+                            f"type {value.data_type} ({origin})")
+        row[column_name] = value
+    return row
+
+
 def read_bucket(bucket_dir: str | Path, dataset: str = DATASET) -> CanonicalDataset:
     """Read a dlt-format dataset from a local bucket. Example: ``read_bucket(tmp / "bucket")``."""
     dataset_dir = Path(bucket_dir) / dataset
@@ -399,15 +444,7 @@ def read_bucket(bucket_dir: str | Path, dataset: str = DATASET) -> CanonicalData
     loads = [rec for f in sorted(loads_dir.glob("*.jsonl*")) for rec in _read_jsonl_lines(f)] \
         if loads_dir.is_dir() else []
 
-    tables: dict[str, TableData] = {}
-    for name, table_schema in schema.get("tables", {}).items():
-        if name.startswith("_dlt"):
-            continue
-        columns = {c: col for c, col in table_schema.get("columns", {}).items() if col.get("data_type")}
-        hints = {"write_disposition": table_schema.get("write_disposition")} \
-            if not table_schema.get("parent") else {}
-        tables[name] = TableData(name, table_schema.get("parent"), columns, hints)
-
+    tables = schema_tables(schema)
     for entry in sorted(dataset_dir.iterdir()):
         if entry.name == "init" or entry.name.startswith(("_dlt", "_lakeload_")):  # lakeload's own folders: dlt never lists them
             continue
@@ -422,21 +459,7 @@ def read_bucket(bucket_dir: str | Path, dataset: str = DATASET) -> CanonicalData
                 problems.append(f"{table.name}: unexpected folder {path.name!r} (only plain files are read)")
                 continue
             file_format, raw_rows = _read_table_file(path, table, problems)
-            for raw_row in raw_rows:
-                row: dict[str, Any] = {}
-                for column_name, raw in raw_row.items():
-                    column = table.columns.get(column_name)
-                    if column is None:
-                        if raw is not None:
-                            problems.append(f"{table.name}: file {path.name} has column {column_name!r} "
-                                            "that is not in the schema")
-                        continue
-                    value = _coerce(raw, column["data_type"], file_format)
-                    if isinstance(value, BadValue):
-                        problems.append(f"{table.name}.{column_name}: stored value {value.raw} does not fit "
-                                        f"type {value.data_type} ({path.name})")
-                    row[column_name] = value
-                table.rows.append(row)
+            table.rows += [typed_row(raw_row, table, file_format, f"file {path.name}", problems) for raw_row in raw_rows]
     return CanonicalDataset(schema=schema, tables=tables, loads=loads, problems=problems)
 
 

@@ -1,4 +1,5 @@
-"""lakeload must build the same tables as dlt 1.31's filesystem destination, case by case.
+"""lakeload must build the same tables as dlt 1.31's filesystem destination, case by case (and, with
+``test_conformance_duckdb``, as dlt's DuckDB destination).
 
 ``test_conformance`` needs lakeload; the ``test_harness_*`` tests use only dlt and prove the
 harness itself: equal loads compare equal, and a changed value, type or parent link is reported.
@@ -11,6 +12,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from duckdb_reader import diff_column_types, duckdb_column_types, read_duckdb
 from harness import (
     CanonicalDataset,
     canonicalize,
@@ -66,6 +68,28 @@ def test_conformance(case_path: Path, tmp_path: Path) -> None:
     run_lakeload(case, tmp_path / "lakeload" / "bucket", tmp_path / "lakeload" / "pipelines")
     actual = canonicalize(read_bucket(tmp_path / "lakeload" / "bucket"))
     assert diff(expected, actual) == []
+
+
+@pytest.mark.parametrize("case_path", _conformance_params())
+def test_conformance_duckdb(case_path: Path, tmp_path: Path) -> None:
+    """The same case into a DuckDB database with each tool: the same canonical dataset (schema, rows, parent links,
+    loads) and the same DuckDB column types (``information_schema.columns``), system tables included."""
+    from dlt.pipeline.exceptions import PipelineStepFailed as DltStepFailed
+
+    from lakeload.errors import PipelineStepFailed
+
+    case = load_case(case_path)
+    dlt_db, ours_db = tmp_path / "dlt.duckdb", tmp_path / "lakeload.duckdb"
+    try:
+        run_dlt(case, dlt_db, tmp_path / "dlt_pipelines", destination="duckdb")
+    except DltStepFailed as refused:  # e.g. 2**63 into BIGINT: DuckDB refuses the value
+        with pytest.raises(PipelineStepFailed):
+            run_lakeload(case, ours_db, tmp_path / "lakeload_pipelines", destination="duckdb")
+        assert refused.step == "load"
+        return
+    run_lakeload(case, ours_db, tmp_path / "lakeload_pipelines", destination="duckdb")
+    assert diff(canonicalize(read_duckdb(dlt_db)), canonicalize(read_duckdb(ours_db))) == []
+    assert diff_column_types(duckdb_column_types(dlt_db), duckdb_column_types(ours_db)) == []
 
 
 SHARED_PARAMS = [p for p in CASE_PARAMS if p.id.startswith("shared/")]
@@ -223,3 +247,25 @@ def test_harness_reads_every_format(case_name: str, fmt: str, tmp_path: Path) ->
     assert any(p.suffix in (".parquet", ".gz") and fmt in p.name
                for p in (tmp_path / fmt / "bucket" / "ds").rglob("*"))
     assert diff(as_jsonl, other) == []
+
+
+def test_harness_reads_duckdb(tmp_path: Path) -> None:
+    """The DuckDB reader: two dlt loads of one case compare equal; a changed value, a moved child and a changed
+    column type are reported."""
+    import duckdb
+
+    databases = [tmp_path / f"{n}.duckdb" for n in ("one", "two")]
+    for db in databases:
+        run_dlt(PETS_CASE, db, tmp_path / f"p_{db.stem}", destination="duckdb")
+    first = read_duckdb(databases[0])
+    assert first.problems == [] and len(first.loads) == 2 and len(first.tables["users__pets"].rows) == 5
+    assert diff(canonicalize(first), canonicalize(read_duckdb(databases[1]))) == []
+    with duckdb.connect(str(databases[1])) as db:
+        db.execute("UPDATE ds.users__pets SET name = 'Spotty' WHERE name = 'Spot'")
+        db.execute("UPDATE ds.users__pets SET _dlt_parent_id = (SELECT _dlt_id FROM ds.users WHERE name = 'Alice') "
+                   "WHERE name = 'Fido'")
+        db.execute("ALTER TABLE ds.users ALTER id TYPE INTEGER")
+    text = "\n".join(diff(canonicalize(first), canonicalize(read_duckdb(databases[1]))))
+    assert "Spotty" in text and "users__pets: 2 missing row(s)" in text, text
+    types = diff_column_types(duckdb_column_types(databases[0]), duckdb_column_types(databases[1]))
+    assert len(types) == 1 and "('id', 'INTEGER', 'YES')" in types[0], types

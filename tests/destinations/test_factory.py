@@ -8,6 +8,7 @@ from pathlib import Path
 import pytest
 
 import lakeload
+from lakeload.destinations import Destination, DestinationCapabilities
 from lakeload.destinations.impl.filesystem.configuration import normalize_bucket_url
 from lakeload.destinations.registry import resolve_destination
 from lakeload.errors import ConfigurationError
@@ -29,6 +30,33 @@ def test_named_destinations(monkeypatch: pytest.MonkeyPatch) -> None:
     assert staging is not None and staging.configuration("p").bucket_url == "file:///tmp/staging"
     with pytest.raises(ConfigurationError, match="destination_type"):
         resolve_destination("nowhere")
+
+
+class OwnDestination(Destination):
+    """A destination class of one's own that names no type."""
+
+    @property
+    def name(self) -> str:
+        return "own"
+
+    def capabilities(self) -> DestinationCapabilities:
+        return DestinationCapabilities()
+
+
+class NamedTypeDestination(OwnDestination):
+    destination_type = "sqlite"  # a class attribute overrides dlt's module path
+
+
+def test_destination_type_and_type_name() -> None:
+    """`destination_type` is dlt's (its module path for a class of one's own); `type_name` the short name lakeload's
+    records, JOB_CLIENTS and SQL clients use."""
+    fs, db = lakeload.destinations.filesystem("/tmp/x"), lakeload.destinations.duckdb()
+    assert (fs.destination_type, fs.type_name) == ("dlt.destinations.filesystem", "filesystem")
+    assert (db.destination_type, db.type_name) == ("dlt.destinations.duckdb", "duckdb")
+    assert lakeload.destination(lambda items, table: None).type_name == "sink"
+    assert OwnDestination().destination_type == f"{__name__}.OwnDestination"
+    assert OwnDestination().type_name == "OwnDestination"
+    assert (NamedTypeDestination().destination_type, NamedTypeDestination().type_name) == ("sqlite", "sqlite")
 
 
 def test_local_bucket_urls() -> None:

@@ -105,7 +105,7 @@ def test_unreachable_bucket_at_load_is_caught_as_storage_unavailable_and_as_step
     with endpoint("closed") as (port, _):
         pipeline = lakeload.pipeline("failfast_load", destination=destination("s3", port)[0],
                                      pipelines_dir=str(tmp_path / "p"))
-        load_id = pipeline.extract([{"id": 1}], table_name="t")
+        load_id = pipeline.extract([{"id": 1}], table_name="t").loads_ids[0]
         pipeline.normalize()
         with pytest.raises(StorageUnavailableError) as info:
             pipeline.load()

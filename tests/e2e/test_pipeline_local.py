@@ -128,7 +128,7 @@ def test_disable_compression(bucket: Path, pipelines_dir: Path, monkeypatch: pyt
 def test_separate_steps_and_default_dataset_name(bucket: Path, pipelines_dir: Path) -> None:
     p = lakeload.pipeline("steps", destination=lakeload.destinations.filesystem(str(bucket)), pipelines_dir=str(pipelines_dir))
     assert p.dataset_name == "steps_dataset"
-    load_id = p.extract(USERS, table_name="users")
+    load_id = p.extract(USERS, table_name="users").loads_ids[0]
     assert (pipelines_dir / "steps" / "load" / "extracted" / load_id / "manifest.json").exists()
     p.normalize()
     assert (pipelines_dir / "steps" / "load" / "normalized" / load_id / "package.json").exists()

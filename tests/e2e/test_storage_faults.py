@@ -101,7 +101,7 @@ def test_persistent_faults_fail_the_load_and_the_next_run_finishes(
     prefix = fresh_prefix("faults-down")
     pipeline = lakeload.pipeline("faults_down", destination=destination(s3_server, proxy.endpoint, prefix),
                                  dataset_name="ds", pipelines_dir=str(tmp_path / "p"))
-    load_id = pipeline.extract(EVENTS, table_name="events")
+    load_id = pipeline.extract(EVENTS, table_name="events").loads_ids[0]
     pipeline.normalize()
     proxy.set_drop_share(1.0)
     before = proxy.connections

@@ -20,8 +20,9 @@ def test_packages_live_under_working_url(
     p = lakeload.pipeline("wu", destination=lakeload.destinations.filesystem(str(bucket)), dataset_name="ds",
                           pipelines_dir=str(pipelines_dir))
     packages, home = shared / "wu" / "load", pipelines_dir / "wu"
-    users = p.extract([{"id": i, "pets": [{"n": i}]} for i in range(5)], table_name="users")
-    frame = p.extract(spark.createDataFrame([(1, "a"), (2, "b")], "id long, name string"), table_name="frame_rows")
+    users = p.extract([{"id": i, "pets": [{"n": i}]} for i in range(5)], table_name="users").loads_ids[0]
+    frame = p.extract(spark.createDataFrame([(1, "a"), (2, "b")], "id long, name string"),
+                      table_name="frame_rows").loads_ids[0]
     assert sorted(x.name for x in (packages / EXTRACTED).iterdir()) == sorted([users, frame])
     assert any((packages / EXTRACTED / frame / "data").rglob("*.parquet"))  # written by Spark's executors
     p.normalize()

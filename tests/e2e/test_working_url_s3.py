@@ -49,9 +49,9 @@ def test_pipeline_with_working_url_on_s3(
     p = lakeload.pipeline("wus3", destination=lakeload.destinations.filesystem(str(bucket)), dataset_name="ds",
                           pipelines_dir=str(pipelines_dir))
     rows = [{"id": i, "pets": [{"n": i}, {"n": -i}], "tags": ["a", "b"]} for i in range(50)]
-    users = p.extract(rows, table_name="users", loader_file_format="parquet")
+    users = p.extract(rows, table_name="users", loader_file_format="parquet").loads_ids[0]
     frame = p.extract(spark.createDataFrame([(1, "a", [1, 2]), (2, "b", [3])], "id long, name string, nums array<int>"),
-                      table_name="frame_rows", loader_file_format="parquet")
+                      table_name="frame_rows", loader_file_format="parquet").loads_ids[0]
     home = pipelines_dir / "wus3"
     assert not list((home / "load").rglob("*.jsonl"))  # data went to the bucket, metadata stayed home
     assert _left(fs, f"{prefix}/wus3/{users}/extracted") and _left(fs, f"{prefix}/wus3/{frame}/extracted")
@@ -85,7 +85,7 @@ def test_resume_after_failed_normalize_and_load(
                                  pipelines_dir=str(pipelines_dir))
 
     p = pipeline()
-    load_id = p.extract([{"id": i, "pets": [{"n": i}]} for i in range(20)], table_name="users")
+    load_id = p.extract([{"id": i, "pets": [{"n": i}]} for i in range(20)], table_name="users").loads_ids[0]
 
     def broken(self: Normalizer, plan: Any) -> None:
         raise RuntimeError("normalize killed after writing files")
@@ -123,7 +123,7 @@ def test_a_truncated_file_in_the_working_bucket_is_not_published(
     p = lakeload.pipeline("wus3_damaged", destination=lakeload.destinations.filesystem(str(bucket)), dataset_name="ds",
                           pipelines_dir=str(pipelines_dir))
     rows = [{"id": i, "pets": [{"n": i}]} for i in range(20)]
-    load_id = p.extract(rows, table_name="users", loader_file_format="parquet")
+    load_id = p.extract(rows, table_name="users", loader_file_format="parquet").loads_ids[0]
     p.normalize()
     users = next(f for f in fs.find(f"{prefix}/wus3_damaged/{load_id}/normalized") if "/users." in f)
     fs.pipe_file(users, fs.cat_file(users)[:-100])

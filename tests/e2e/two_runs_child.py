@@ -40,7 +40,7 @@ def main() -> None:
     if mode == "run":
         print("LOADED", ",".join(p.run(rows, table_name="rows").load_ids))
     else:
-        print("EXTRACTED", p.extract(rows, table_name="rows"))
+        print("EXTRACTED", p.extract(rows, table_name="rows").loads_ids[0])
 
 
 if __name__ == "__main__":

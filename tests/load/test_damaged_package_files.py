@@ -99,7 +99,7 @@ def test_a_damaged_file_of_a_pending_package_is_not_published(
     p = pipeline(bucket, pipelines_dir)
     p.run([{"id": 100, "name": "earlier", "pets": []}], table_name="users", loader_file_format=file_format)
     before = published(bucket)
-    load_id = p.extract(USERS, table_name="users", loader_file_format=file_format)
+    load_id = p.extract(USERS, table_name="users", loader_file_format=file_format).loads_ids[0]
     p.normalize()  # the package is pending: normalized, not loaded
     package_dir = pipelines_dir / "damaged" / "load" / "normalized" / load_id
     files = json.loads((package_dir / "package.json").read_text())["files"]

@@ -96,7 +96,7 @@ def test_load_info_asdict_has_dlts_keys(tmp_path: Path) -> None:
 def test_package_info_counts_and_files(tmp_path: Path) -> None:
     p = lakeload.pipeline("counts", destination=lakeload.destinations.filesystem(str(tmp_path / "bucket")),
                           pipelines_dir=str(tmp_path / "pipelines"))
-    load_id = p.extract(USERS, table_name="users")
+    load_id = p.extract(USERS, table_name="users").loads_ids[0]
     extracted = p.get_load_package_info(load_id)
     assert (extracted.state, extracted.schema_name, extracted.row_counts) == ("extracted", "counts", {"users": 2})
     assert extracted.jobs["new_jobs"] and not extracted.jobs["completed_jobs"]
@@ -120,7 +120,7 @@ def test_attach_opens_the_working_folder(tmp_path: Path) -> None:
     p = lakeload.pipeline("att", destination=lakeload.destinations.filesystem(str(bucket)),
                           pipelines_dir=str(tmp_path / "pipelines"), dataset_name="my_data")
     p.run(USERS, table_name="users")
-    pending = p.extract([{"id": 3}], table_name="users")
+    pending = p.extract([{"id": 3}], table_name="users").loads_ids[0]
     attached = lakeload.attach("att", pipelines_dir=str(tmp_path / "pipelines"))
     assert attached.dataset_name == "my_data" and attached.first_run is False
     assert attached.list_extracted_load_packages() == [pending]

@@ -99,7 +99,7 @@ def test_the_drop_happens_at_load(tmp_path: Path) -> None:
                           dataset_name="ds", pipelines_dir=str(tmp_path / "pipelines"))
     p.run(crm(lakeload, 1, None))
     before = bucket_view(tmp_path / "bucket" / "ds")
-    load_id = p.extract(crm(lakeload, 2, None), refresh="drop_sources")
+    load_id = p.extract(crm(lakeload, 2, None), refresh="drop_sources").loads_ids[0]
     p.normalize()
     assert bucket_view(tmp_path / "bucket" / "ds") == before
     assert p.get_load_package_info(load_id).state == "normalized"
@@ -124,7 +124,7 @@ def test_a_reloaded_delta_truncate_does_not_empty_the_table_again(tmp_path: Path
     p = lakeload.pipeline("delta_again", destination=lakeload.destinations.filesystem(str(tmp_path / "bucket")),
                           dataset_name="ds", pipelines_dir=str(tmp_path / "pipelines"))
     p.run(crm(lakeload, 1, "delta"))
-    load_id = p.extract(crm(lakeload, 2, "delta").with_resources("users"), refresh="drop_data")
+    load_id = p.extract(crm(lakeload, 2, "delta").with_resources("users"), refresh="drop_data").loads_ids[0]
     p.normalize()
     p.load()
     after = bucket_view(tmp_path / "bucket" / "ds")

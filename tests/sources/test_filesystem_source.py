@@ -64,7 +64,7 @@ def test_jsonl_plain_gzip_and_byte_ranges_load_like_a_python_list(
     monkeypatch.setenv("EXTRACT__FILE_MAX_BYTES", "1000")
 
     p = make_pipeline(bucket, pipelines_dir)
-    load_id = p.extract(filesystem(str(data), "**/*.*json*") | read_jsonl(), table_name="events")
+    load_id = p.extract(filesystem(str(data), file_glob="**/*.*json*") | read_jsonl(), table_name="events").loads_ids[0]
     splits = read_json(os.path.join(p.storage.package_dir(EXTRACTED, load_id), "manifest.json"))["splits"]
     per_file = [(s["path"].rsplit("/", 1)[-1], s["source"]["start"]) for s in splits]
     size = (data / "a.jsonl").stat().st_size  # 4 near-equal ranges of at most 1000 bytes
@@ -97,7 +97,7 @@ def test_jsonl_splits_are_cut_for_the_sessions_parallelism(
     assert parallelism == 2
 
     p = make_pipeline(bucket, pipelines_dir)
-    load_id = p.extract(filesystem(str(tmp_path / "data"), "*.jsonl") | read_jsonl(), table_name="events")
+    load_id = p.extract(filesystem(str(tmp_path / "data"), file_glob="*.jsonl") | read_jsonl(), table_name="events").loads_ids[0]
     splits = read_json(os.path.join(p.storage.package_dir(EXTRACTED, load_id), "manifest.json"))["splits"]
     assert [(s["source"]["start"], s["source"]["end"]) for s in splits] == [(0, size // 2), (size // 2, None)]
     p.normalize()
@@ -116,12 +116,12 @@ def test_parquet_and_csv_are_read_by_spark_with_their_types(bucket: Path, pipeli
         f.write("id,amount,label\n3,3.75,z\n")
     p = make_pipeline(bucket, pipelines_dir)
 
-    info = p.run(filesystem(str(data), "*.parquet") | read_parquet(), table_name="prices")
+    info = p.run(filesystem(str(data), file_glob="*.parquet") | read_parquet(), table_name="prices")
     assert info.row_counts == {"prices": 4}
     assert dict(columns(p, "prices"))["price"] == "double" and dict(columns(p, "prices"))["at"] == "timestamp"
     assert {c: t for c, t in columns(p, "prices") if c in ("id", "name", "flag")} == {"id": "bigint", "name": "text", "flag": "bool"}
 
-    info = p.run(filesystem(str(data), "*.csv*") | read_csv(add_file_name=True), table_name="amounts")
+    info = p.run(filesystem(str(data), file_glob="*.csv*") | read_csv(add_file_name=True), table_name="amounts")
     assert info.row_counts == {"amounts": 3}
     assert {c: t for c, t in columns(p, "amounts") if not c.startswith("_dlt")} == {
         "id": "bigint", "amount": "double", "label": "text", "_file_name": "text"}
@@ -135,7 +135,7 @@ def test_parquet_with_nanosecond_timestamps_is_read_through_pyarrow(bucket: Path
     at = pa.array([1_714_557_600_123_456_789, None], pa.timestamp("ns"))  # what pandas writes; Spark refuses it
     pq.write_table(pa.table({"id": pa.array([1, 2], pa.uint32()), "at": at}), data / "pandas.parquet")
     p = make_pipeline(bucket, pipelines_dir)
-    info = p.run(filesystem(str(data), "*.parquet") | read_parquet(add_file_name=True), table_name="t")
+    info = p.run(filesystem(str(data), file_glob="*.parquet") | read_parquet(add_file_name=True), table_name="t")
     assert info.row_counts == {"t": 2}
     rows = sorted(table_rows(p, "t"), key=lambda r: r["id"])
     assert rows[0]["at"].isoformat().startswith("2024-05-01T10:00:00.123456") and rows[1]["at"] is None
@@ -148,7 +148,7 @@ def test_incremental_picks_new_and_changed_files_only(bucket: Path, pipelines_di
     p = make_pipeline(bucket, pipelines_dir)
 
     def files() -> lakeload.Resource:
-        return filesystem(f"file://{data}", "*.jsonl", incremental=True) | read_jsonl()
+        return filesystem(f"file://{data}", file_glob="*.jsonl", incremental=True) | read_jsonl()
 
     assert p.run(files(), table_name="events").row_counts == {"events": 2, "events__tags": 1}
     write_jsonl(data / "b.jsonl", events(2, 3))
@@ -179,7 +179,7 @@ def test_incremental_picks_new_and_changed_files_only(bucket: Path, pipelines_di
     assert p.run(files(), table_name="events").row_counts["events"] == 4  # the failed extract's files again
 
     write_jsonl(data / "d.jsonl", events(9, 1))
-    load_id = p.extract(files(), table_name="events")
+    load_id = p.extract(files(), table_name="events").loads_ids[0]
     write_jsonl(data / "d.jsonl", events(9, 2))
     with pytest.raises(PipelineStepFailed, match=r"d\.jsonl changed after extract") as failed:
         p.normalize()
@@ -219,9 +219,9 @@ def test_memory_bucket_is_read_by_the_driver(bucket: Path, pipelines_dir: Path) 
     pq.write_table(pa.table({"id": pa.array([1, 2, 3], pa.uint8())}), sink)
     fs.pipe_file("/src-files/t.parquet", sink.getvalue())
     p = make_pipeline(bucket, pipelines_dir)
-    assert p.run(filesystem("memory://src-files", "*.jsonl.gz") | read_jsonl(add_file_name=True), table_name="e").row_counts == {"e": 2}
+    assert p.run(filesystem("memory://src-files", file_glob="*.jsonl.gz") | read_jsonl(add_file_name=True), table_name="e").row_counts == {"e": 2}
     assert {r["_file_name"] for r in table_rows(p, "e")} == {"memory://src-files/e.jsonl.gz"}
-    assert p.run(filesystem("memory://src-files", "*.parquet") | read_parquet(), table_name="t").row_counts == {"t": 3}
+    assert p.run(filesystem("memory://src-files", file_glob="*.parquet") | read_parquet(), table_name="t").row_counts == {"t": 3}
     assert p.default_schema.tables["t"]["columns"]["id"]["data_type"] == "bigint"
 
 

@@ -62,20 +62,20 @@ def test_jsonl_parquet_and_csv_from_s3(
     url, creds = f"s3://{prefix}", credentials(s3_server)
     p = make_pipeline(bucket, pipelines_dir)
 
-    info = p.run(filesystem(f"{url}/events", "**/*.jsonl*", creds, incremental=True) | read_jsonl(add_file_name=True),
+    info = p.run(filesystem(f"{url}/events", creds, "**/*.jsonl*", incremental=True) | read_jsonl(add_file_name=True),
                  table_name="events")
     assert info.row_counts == {"events": 40, "events__tags": 20}
     rows = p.dataset()("SELECT id, _file_name FROM events").arrow().to_pylist()
     assert sorted(r["id"] for r in rows) == list(range(40))
     assert {r["_file_name"] for r in rows if r["id"] >= 30} == {f"{url}/events/b.jsonl.gz"}
 
-    info = p.run(filesystem(f"{url}/tables", "*.parquet", creds) | read_parquet(add_file_name=True), table_name="prices")
+    info = p.run(filesystem(f"{url}/tables", creds, "*.parquet") | read_parquet(add_file_name=True), table_name="prices")
     assert info.row_counts == {"prices": 3}
     types = {n: c.get("data_type") for n, c in p.default_schema.tables["prices"]["columns"].items()}
     assert {k: types[k] for k in ("id", "price", "label", "_file_name")} == {
         "id": "bigint", "price": "double", "label": "text", "_file_name": "text"}
 
-    info = p.run(filesystem(f"{url}/tables", "*.csv", creds) | read_csv(), table_name="amounts")
+    info = p.run(filesystem(f"{url}/tables", creds, "*.csv") | read_csv(), table_name="amounts")
     assert info.row_counts == {"amounts": 3}
     assert p.default_schema.tables["amounts"]["columns"]["amount"]["data_type"] == "double"
     stored = p.dataset()("SELECT id, amount, note FROM amounts ORDER BY id").arrow().to_pylist()
@@ -91,7 +91,7 @@ def test_incremental_on_s3_and_normalize_in_a_new_process_with_configured_creden
     creds = credentials(s3_server)
 
     def files() -> lakeload.Resource:
-        return filesystem(f"s3://{prefix}", "*.jsonl", creds, incremental=True) | read_jsonl()
+        return filesystem(f"s3://{prefix}", creds, "*.jsonl", incremental=True) | read_jsonl()
 
     p = make_pipeline(bucket, pipelines_dir)
     assert p.run(files(), table_name="events").row_counts == {"events": 2}
@@ -115,7 +115,7 @@ def test_wrong_credentials_fail_naming_the_bucket_without_the_secret(
     wrong = "wrong-secret-value-1234"
     p = make_pipeline(bucket, pipelines_dir)
     with pytest.raises(PipelineStepFailed) as failed:
-        p.run(filesystem(f"s3://{prefix}", "*.jsonl", credentials(s3_server, wrong)) | read_jsonl(), table_name="events")
+        p.run(filesystem(f"s3://{prefix}", credentials(s3_server, wrong), "*.jsonl") | read_jsonl(), table_name="events")
     message = str(failed.value)
     assert f"s3://{prefix}" in message and "check the credentials" in message
     assert wrong not in message and s3_server.secret_key not in message

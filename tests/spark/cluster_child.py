@@ -58,11 +58,11 @@ def s3_buckets(spark: Any, bucket_url: str, source_url: str, pipes: str) -> dict
         "pets array<struct<pid: long, kind: string>>",
     )
     counts["frame"] = p.run(frame, table_name="frame_rows", loader_file_format="parquet").row_counts
-    counts["jsonl_files"] = p.run(filesystem(source_url, "*.jsonl*", incremental=True) | read_jsonl(),
+    counts["jsonl_files"] = p.run(filesystem(source_url, file_glob="*.jsonl*", incremental=True) | read_jsonl(),
                                   table_name="file_events", loader_file_format="parquet").row_counts
-    counts["again"] = p.run(filesystem(source_url, "*.jsonl*", incremental=True) | read_jsonl(),
+    counts["again"] = p.run(filesystem(source_url, file_glob="*.jsonl*", incremental=True) | read_jsonl(),
                             table_name="file_events", loader_file_format="parquet").row_counts
-    counts["parquet_files"] = p.run(filesystem(source_url, "*.parquet") | read_parquet(), table_name="file_rows").row_counts
+    counts["parquet_files"] = p.run(filesystem(source_url, file_glob="*.parquet") | read_parquet(), table_name="file_rows").row_counts
     return {"counts": counts, "stored": dict(p.dataset().row_counts()), "working": p.storage.working is not None}
 
 

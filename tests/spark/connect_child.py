@@ -63,7 +63,7 @@ def run_files(pipeline: Any, source_folder: str) -> dict[str, int]:
     """filesystem(...) | read_jsonl() into the pipeline's bucket as parquet."""
     from lakeload.sources.filesystem import filesystem, read_jsonl
 
-    files = filesystem(f"file://{source_folder}", "*.jsonl*") | read_jsonl()
+    files = filesystem(f"file://{source_folder}", file_glob="*.jsonl*") | read_jsonl()
     return dict(pipeline.run(files, table_name="events", loader_file_format="parquet").row_counts)
 
 

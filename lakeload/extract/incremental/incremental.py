@@ -15,12 +15,12 @@ resource yields are filtered to the new ones. The state lives where dlt keeps it
 >>> tmp = tempfile.TemporaryDirectory()
 >>> pipeline = lakeload.pipeline("tickets", destination=lakeload.destinations.filesystem(os.path.join(tmp.name, "bucket")),
 ...                              pipelines_dir=tmp.name)
->>> pipeline.get_load_package_info(pipeline.extract(tickets)).row_counts
+>>> pipeline.extract(tickets).load_packages[0].row_counts
 since 2024-01-01T00:00:00Z
 {'tickets': 2}
 >>> pipeline.state["sources"]["tickets"]["resources"]["tickets"]["incremental"]["updated_at"]["last_value"]
 '2024-01-05T00:00:00Z'
->>> pipeline.get_load_package_info(pipeline.extract(tickets)).row_counts   # ticket 2 was loaded already
+>>> pipeline.extract(tickets).load_packages[0].row_counts   # ticket 2 was loaded already
 since 2024-01-05T00:00:00Z
 {}
 """

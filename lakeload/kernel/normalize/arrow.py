@@ -276,7 +276,7 @@ class _Run:
                 python = done.rows.get(name, [])
                 if staged:
                     data = self._table(part, columns, python, done.tables[name])
-                    files.append(self._staged(name, data, done.tables, new_writer))
+                    files.extend(self._staged(name, data, done.tables, new_writer))
                 else:
                     files.extend(self._jsonl(name, part, columns, python, done, new_writer))
         except BaseException:
@@ -285,8 +285,8 @@ class _Run:
             raise
         return files
 
-    def _staged(self, name: str, data: pa.Table, tables: dict[str, TTable], new_writer: Writer) -> TPackageFile:
-        """The rows of one table for the driver's fold: a draft Parquet file, or an Arrow IPC chunk (csv).
+    def _staged(self, name: str, data: pa.Table, tables: dict[str, TTable], new_writer: Writer) -> list[TPackageFile]:
+        """The rows of one table for the driver's fold: draft Parquet files, or an Arrow IPC chunk (csv).
 
         A draft is a final file in the split's own columns; the driver keeps it when those are the table's
         final columns and types (their order may differ, as in dlt's files from parallel workers), else
@@ -297,15 +297,15 @@ class _Run:
             writer = new_writer(name, tables)
             try:
                 writer.write_arrow(data)
-                (meta,) = writer.close()
+                written = writer.close()
             except BaseException:
                 writer.abort()
                 raise
-            return {**meta, "split": split, "draft": schema_signature(data.schema)}
+            return [{**meta, "split": split, "draft": schema_signature(data.schema)} for meta in written]
         stem = wio.join(self.plan.output_dir, f"_chunks.{split:06d}.{check_table_name(name)}")
         path = f"{stem}.0000.arrow"  # named and laid out like `ArrowChunkWriter`'s
         write_ipc(path, data)
-        return TPackageFile(table=name, path=path, rows=data.num_rows, chunk=True, split=split)
+        return [TPackageFile(table=name, path=path, rows=data.num_rows, chunk=True, split=split)]
 
     def _jsonl(
         self, name: str, part: Part | None, columns: dict[str, pa.Array], python: list[tuple[int, TRow]],

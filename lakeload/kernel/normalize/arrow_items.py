@@ -161,10 +161,10 @@ class _ArrowItems:
                 else:
                     for row in data.to_pylist():
                         writer.write({k: v for k, v in row.items() if v is not None})
-            (meta,) = writer.close()
+            written = writer.close()
         except BaseException:
             writer.abort()
             raise
         if file_format == "parquet" and schema is not None:
-            return [{**meta, "split": self.split.index, "draft": schema_signature(schema)}]
-        return [{**meta, "split": self.split.index}]
+            return [{**meta, "split": self.split.index, "draft": schema_signature(schema)} for meta in written]
+        return [{**meta, "split": self.split.index} for meta in written]

@@ -3,7 +3,7 @@
 `write_partition(spec)` is the function Spark's `mapInArrow` runs on every partition of a table's
 DataFrame (already flattened and typed by Spark, see `lakeload.normalize.spark_frames`): the Arrow
 batches coming from the JVM are conformed to the table's final Arrow schema and written into one file
-of the package's format; the task yields one row of JSON metadata per file. No row reaches the driver.
+of the package's format (more when `[normalize.data_writer]` limits its rows or bytes); the task yields one row of JSON metadata per file. No row reaches the driver.
 Imports only pyarrow, orjson and executor-safe lakeload modules.
 """
 
@@ -20,7 +20,13 @@ import lakeload.kernel.spark.working as wio
 from lakeload.kernel.contracts import TRow
 from lakeload.kernel.filesystem.safe_paths import check_table_name
 from lakeload.kernel.normalize.tasks import conform
-from lakeload.kernel.normalize.writers import TableFileWriter, arrow_schema, file_extension
+from lakeload.kernel.normalize.writers import (
+    NO_LIMITS,
+    FileLimits,
+    TableFileWriter,
+    arrow_schema,
+    file_extension,
+)
 from lakeload.kernel.spark.working import WorkingStore
 from lakeload.schema.typing import TColumn
 
@@ -38,6 +44,7 @@ class FrameWriteSpec:
     output_dir: str
     split: int
     working: WorkingStore | None = None  # the bucket of `output_dir` when it is a URL
+    limits: FileLimits = NO_LIMITS  # when a file is full and the next one begins
 
     @property
     def json_columns(self) -> frozenset[str]:
@@ -64,7 +71,7 @@ def _writer(spec: FrameWriteSpec) -> TableFileWriter:
     ext = file_extension(spec.file_format, spec.compressed)
     file_id = uuid.uuid4().hex[:10]
     path = wio.join(spec.output_dir, f"{check_table_name(spec.table)}.{file_id}.{ext}")
-    return TableFileWriter(path, spec.file_format, spec.columns, spec.compressed, spec.table, file_id, ext)
+    return TableFileWriter(path, spec.file_format, spec.columns, spec.compressed, spec.table, file_id, ext, spec.limits)
 
 
 def write_partition(spec: FrameWriteSpec) -> Callable[[Iterator[pa.RecordBatch]], Iterator[pa.RecordBatch]]:

@@ -12,6 +12,7 @@ from dataclasses import dataclass, field
 from lakeload.kernel.normalize.contract import ContractSettings
 from lakeload.kernel.normalize.relational import NormalizerSettings
 from lakeload.kernel.normalize.split_io import SourceFile
+from lakeload.kernel.normalize.writers import NO_LIMITS, FileLimits
 from lakeload.kernel.spark.working import WorkingStore
 from lakeload.schema.naming import NamingConvention
 from lakeload.schema.typing import TTable
@@ -48,6 +49,7 @@ class NormalizePlan:
     root_formats: dict[str, str] = field(default_factory=dict)  # root table -> format (Delta: parquet)
     working: WorkingStore | None = None  # the bucket of package data URLs (options hidden from repr)
     contracts: ContractSettings | None = None  # None: no table has a schema contract (everything evolves)
+    file_limits: FileLimits = NO_LIMITS  # when a final file is full (dlt's `[normalize.data_writer]`)
 
     def format_for(self, root_table: str) -> str:
         """The file format of a root table's tree: the package's, or parquet for Delta tables."""

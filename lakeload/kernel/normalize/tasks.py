@@ -149,7 +149,7 @@ def _final_writer(plan: NormalizePlan, split: Split, table_name: str, tables: di
     ext = file_extension(file_format, plan.compressed)
     file_id, path = _new_file_path(plan, table_name, ext)
     columns = complete_columns(tables[table_name])
-    return TableFileWriter(path, file_format, columns, plan.compressed, table_name, file_id, ext)
+    return TableFileWriter(path, file_format, columns, plan.compressed, table_name, file_id, ext, plan.file_limits)
 
 
 def _close_all(writers: Writers, split: Split) -> list[TPackageFile]:

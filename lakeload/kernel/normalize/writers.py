@@ -1,7 +1,8 @@
 """Executor-safe: writers for normalized rows of one table.
 
-- `TableFileWriter` writes one final file (jsonl, parquet or csv) from rows or Arrow tables,
-  buffering rows so memory stays bounded by the chunk size.
+- `TableFileWriter` writes final files (jsonl, parquet or csv) from rows or Arrow tables,
+  buffering rows so memory stays bounded by the chunk size; a new file begins when one holds `FileLimits.max_rows`
+  rows (exactly) or has reached `max_bytes` (checked after each chunk, so a file may pass it by one chunk).
 - `ArrowChunkWriter` stages rows as Arrow IPC chunks in the split's current column set (pass 1
   of normalize), to be conformed to the final schema later without touching Python rows again.
 
@@ -13,15 +14,18 @@ from __future__ import annotations
 
 import gzip
 import os
+import uuid
+from dataclasses import dataclass
 from typing import IO, Any
 
+import numpy as np
 import orjson
 import pyarrow as pa
 import pyarrow.csv as pacsv
 import pyarrow.parquet as pq
 
 import lakeload.kernel.spark.working as wio
-from lakeload.errors import IntegerOutOfRangeError
+from lakeload.errors import DecimalOutOfRangeError, IntegerOutOfRangeError
 from lakeload.kernel.contracts import TPackageFile, TRow
 from lakeload.schema import datatypes
 from lakeload.schema.arrow_types import column_arrow_type
@@ -29,6 +33,17 @@ from lakeload.schema.typing import TColumn, TTable
 
 FLUSH_ROWS = 20_000
 FILE_FORMATS = ("jsonl", "parquet", "csv")
+
+
+@dataclass(frozen=True)
+class FileLimits:
+    """When a table's file is full and the next one begins (dlt's `[normalize.data_writer]`); None: no limit."""
+
+    max_rows: int | None = None
+    max_bytes: int | None = None
+
+
+NO_LIMITS = FileLimits()
 
 
 def file_extension(file_format: str, compressed: bool) -> str:
@@ -73,11 +88,16 @@ def rows_to_arrow(rows: list[TRow], columns: dict[str, TColumn], schema: pa.Sche
 
 def _column_array(values: list[Any], field: pa.Field, table: str) -> pa.Array:
     """One column's Arrow array; an integer a `bigint` column cannot hold (2**63 and above: JSON and Python carry
-    up to 2**64-1) fails naming the table and column, as dlt's Parquet writer fails on it too."""
+    up to 2**64-1), or a decimal its column's scale would cut, fails naming the table and column, as dlt's Parquet
+    writer fails on them too."""
     try:
         return pa.array(values, type=field.type)
     except OverflowError as exc:
         raise IntegerOutOfRangeError(table, field.name) from exc
+    except pa.ArrowInvalid as exc:
+        if pa.types.is_decimal(field.type):
+            raise DecimalOutOfRangeError(table, field.name, str(field.type)) from exc
+        raise
 
 
 def write_ipc(path: str, data: pa.Table) -> None:
@@ -115,31 +135,57 @@ def read_ipc(path: str) -> pa.Table:
 
 
 class TableFileWriter:
-    """Writes the rows of one table into one final file; `close()` returns the file's metadata."""
+    """Writes the rows of one table into final files (one, unless `limits` split them); `close()` returns the files'
+    metadata."""
 
     def __init__(
         self, path: str, file_format: str, columns: dict[str, TColumn], compressed: bool,
-        table: str = "", file_id: str = "", ext: str = "",
+        table: str = "", file_id: str = "", ext: str = "", limits: FileLimits = NO_LIMITS,
     ) -> None:
-        self.path = path
-        self.tmp_path = wio.local_temp(path) if wio.is_remote(path) else path + ".tmp"  # uploaded in close()
         self.file_format = file_format
         self.columns = columns
         self.compressed = compressed and file_format != "parquet"
         self.table = table
-        self.file_id = file_id
         self.ext = ext or file_extension(file_format, compressed)
-        self.rows = 0
+        self.limits = limits
         self._buffer: list[TRow] = []
         self._schema = arrow_schema(columns) if file_format != "jsonl" else None
+        self._published: list[TPackageFile] = []  # the files that were full
+        self._begin(path, file_id)
+
+    def _begin(self, path: str, file_id: str) -> None:
+        self.path = path
+        self.file_id = file_id
+        self.tmp_path = wio.local_temp(path) if wio.is_remote(path) else path + ".tmp"  # uploaded in close()
+        self.rows = 0  # of the current file
+        self._full = False
         self._raw: IO[bytes] | None = None
         self._stream: IO[bytes] | None = None
         self._parquet: pq.ParquetWriter | None = None
         self._csv: pacsv.CSVWriter | None = None
 
+    def _room(self) -> int | None:
+        """Rows the current file still takes (a full file is published and the next begun first); None: any."""
+        if self._full:
+            self._published.append(self._publish())
+            file_id = uuid.uuid4().hex[:10]
+            self._begin(_sibling(self.path, self.file_id, self.ext, file_id), file_id)
+        return None if self.limits.max_rows is None else self.limits.max_rows - self.rows
+
+    def _wrote(self) -> None:
+        """After rows went to the file: is it full?"""
+        max_rows, max_bytes = self.limits.max_rows, self.limits.max_bytes
+        self._full = (max_rows is not None and self.rows >= max_rows) or (max_bytes is not None and self._size() >= max_bytes)
+
+    def _size(self) -> int:
+        if self._raw is not None:
+            return self._raw.tell()
+        return os.path.getsize(self.tmp_path) if os.path.exists(self.tmp_path) else 0
+
     def write(self, row: TRow) -> None:
         self._buffer.append(row)
-        if len(self._buffer) >= FLUSH_ROWS:
+        max_rows, current = self.limits.max_rows, 0 if self._full else self.rows
+        if len(self._buffer) >= FLUSH_ROWS or (max_rows is not None and current + len(self._buffer) >= max_rows):
             self._flush()
 
     def _open_stream(self) -> IO[bytes]:
@@ -157,22 +203,50 @@ class TableFileWriter:
         rows, self._buffer = self._buffer, []
         if not rows:
             return
-        if self.file_format == "jsonl":
-            self.rows += len(rows)
-            dumps, default, option = orjson.dumps, datatypes.jsonl_default, datatypes.JSONL_OPTIONS
-            self._open_stream().write(b"".join(dumps(r, default=default, option=option) + b"\n" for r in rows))
+        if self.file_format != "jsonl":
+            assert self._schema is not None
+            self.write_arrow(rows_to_arrow(rows, self.columns, self._schema, self.table))
             return
-        assert self._schema is not None
-        self.write_arrow(rows_to_arrow(rows, self.columns, self._schema, self.table))
+        dumps, default, option = orjson.dumps, datatypes.jsonl_default, datatypes.JSONL_OPTIONS
+        while rows:
+            room = self._room()
+            part, rows = (rows, []) if room is None else (rows[:room], rows[room:])
+            self.rows += len(part)
+            self._open_stream().write(b"".join(dumps(r, default=default, option=option) + b"\n" for r in part))
+            self._wrote()
 
     def write_lines(self, lines: bytes, rows: int) -> None:
         """Append `rows` rows already rendered as jsonl lines, each ending with a newline (jsonl only)."""
         self._flush()
-        self.rows += rows
-        self._open_stream().write(lines)
+        ends = None
+        while True:
+            room = self._room()
+            if room is not None and rows > room:
+                if ends is None:  # where each line ends, found once
+                    ends = np.flatnonzero(np.frombuffer(lines, np.uint8) == 10) + 1
+                cut = int(ends[room - 1])
+                part, lines, ends = lines[:cut], lines[cut:], ends[room:] - cut
+                written, rows = room, rows - room
+            else:
+                part, written = lines, rows
+            self.rows += written
+            self._open_stream().write(part)
+            self._wrote()
+            if part is lines:
+                return
 
     def write_arrow(self, table: pa.Table) -> None:
         """Append an Arrow table that already has this file's schema (parquet and csv only)."""
+        while True:
+            room = self._room()
+            part = table if room is None or table.num_rows <= room else table.slice(0, room)
+            self._write_table(part)
+            self._wrote()
+            if part is table:
+                return
+            table = table.slice(room)
+
+    def _write_table(self, table: pa.Table) -> None:
         self.rows += table.num_rows
         if self.file_format == "parquet":
             if self._parquet is None:
@@ -187,9 +261,8 @@ class TableFileWriter:
                 self._csv = pacsv.CSVWriter(self._open_stream(), table.schema, write_options=options)
             self._csv.write_table(table)
 
-    def close(self) -> list[TPackageFile]:
-        """Flush, close and publish the file under its final name."""
-        self._flush()
+    def _publish(self) -> TPackageFile:
+        """Close the current file and publish it under its final name."""
         for closable in (self._parquet, self._csv, self._stream, self._raw):
             if closable is not None:
                 closable.close()
@@ -199,18 +272,39 @@ class TableFileWriter:
             os.remove(self.tmp_path)
         else:
             os.replace(self.tmp_path, self.path)
-        return [TPackageFile(table=self.table, file_id=self.file_id, ext=self.ext, path=self.path, rows=self.rows, bytes=size)]
+        return TPackageFile(table=self.table, file_id=self.file_id, ext=self.ext, path=self.path, rows=self.rows, bytes=size)
 
-    def abort(self) -> None:
-        """Close and remove the temporary file of a failed task."""
+    def close(self) -> list[TPackageFile]:
+        """Flush, close and publish the files under their final names."""
+        self._flush()
+        if self._published and not self.rows:  # nothing after the last full file: no empty file
+            self._discard()
+            return self._published
+        return [*self._published, self._publish()]
+
+    def _discard(self) -> None:
         for closable in (self._parquet, self._csv, self._stream, self._raw):
             try:
                 if closable is not None:
                     closable.close()
-            except Exception:  # the task already failed; the original error matters
+            except Exception:  # the task already failed, or the file is dropped; the original error matters
                 pass
         if os.path.exists(self.tmp_path):
             os.remove(self.tmp_path)
+
+    def abort(self) -> None:
+        """Close and remove the temporary file of a failed task, and the files it published."""
+        self._discard()
+        for meta in self._published:
+            wio.remove(meta["path"])
+
+
+def _sibling(path: str, file_id: str, ext: str, new_id: str) -> str:
+    """The path of the next file of a table: `path` with `new_id` for `file_id` (`<table>.<file_id>.<ext>`)."""
+    suffix = f"{file_id}.{ext}"
+    if file_id and path.endswith(suffix):
+        return path[: -len(suffix)] + f"{new_id}.{ext}"
+    return f"{path[: -len(ext) - 1]}.{new_id}.{ext}"
 
 
 class ArrowChunkWriter:

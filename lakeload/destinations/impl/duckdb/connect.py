@@ -15,7 +15,7 @@ from __future__ import annotations
 import contextlib
 import os
 import re
-from collections.abc import Iterator
+from collections.abc import Collection, Iterator
 
 import duckdb
 
@@ -52,14 +52,35 @@ def unavailable(path: str, message: str) -> DatabaseUnavailableError:
     return DatabaseUnavailableError(path, first or "DuckDB could not open it", f"check the path and its permissions, {ANOTHER_FILE}.")
 
 
-def connect(path: str, read_only: bool = False) -> duckdb.DuckDBPyConnection:
+def catalog_name(path: str) -> str:
+    """The name DuckDB gives the catalog of the database file `path`: the file's name without its extension.
+
+    >>> catalog_name("/data/bench.duckdb"), catalog_name(":memory:")
+    ('bench', 'memory')
+    """
+    return "memory" if path == ":memory:" else os.path.splitext(os.path.basename(path))[0]
+
+
+def connect(path: str, read_only: bool = False, schemas: Collection[str] = ()) -> duckdb.DuckDBPyConnection:
     """The database file `path` opened for writing (created when missing), or for reading only; a
-    `DatabaseUnavailableError` when it cannot be."""
+    `DatabaseUnavailableError` when it cannot be.
+
+    DuckDB cannot tell a schema from the database's catalog of the same name (`bench.duckdb` holding the dataset
+    `bench`: "Ambiguous reference to catalog or schema", which stops dlt's own DuckDB destination): when one of
+    `schemas` is named as the file, the file is attached under the catalog name `<name>_db` instead.
+    """
     writable = read_only or path == ":memory:" or not os.path.isfile(path) or os.access(path, os.W_OK)
     if not writable:
         raise unavailable(path, "Permission denied")  # (DuckDB would open it read-only only when asked)
+    catalog = catalog_name(path)
     try:
-        return duckdb.connect(path, read_only=read_only and path != ":memory:")
+        if path == ":memory:" or catalog.lower() not in {s.lower() for s in schemas}:
+            return duckdb.connect(path, read_only=read_only and path != ":memory:")
+        connection = duckdb.connect(":memory:")
+        alias = '"' + f"{catalog}_db".replace('"', '""') + '"'
+        connection.execute(f"ATTACH '{path.replace(chr(39), chr(39) * 2)}' AS {alias}" + (" (READ_ONLY)" if read_only else ""))
+        connection.execute(f"USE {alias}")
+        return connection
     except duckdb.Error as exc:
         raise unavailable(path, str(exc)) from None
 

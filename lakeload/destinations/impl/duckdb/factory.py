@@ -3,8 +3,9 @@
 The database is `<pipeline_name>.duckdb` in the working directory unless `credentials` names another: a path, a
 `duckdb:///path` URL, `:memory:`, or an open `duckdb.DuckDBPyConnection`; from configuration,
 `[destination.duckdb] credentials = "..."` (env `DESTINATION__DUCKDB__CREDENTIALS`). The dataset is a schema of
-the database. Normalize writes Parquet files; the driver loads each package with DuckDB's own Parquet reader in
-one transaction (`lakeload.load.duckdb_loader`).
+the database. Normalize writes Parquet files (or jsonl ones with `loader_file_format="jsonl"`; dlt's
+`"insert_values"` is written as Parquet); the driver loads each package with DuckDB's own readers in one
+transaction (`lakeload.load.duckdb_loader`).
 
 Configuration as dlt's DuckDB destination reads it (factory argument > `[destination.duckdb]` > `[destination]`):
 `replace_strategy` (`truncate-and-insert`, the default, or `insert-from-staging`: rows go into the staging dataset
@@ -38,13 +39,15 @@ _CAPABILITY_NAMES = {f.name for f in fields(DestinationCapabilities)}
 MEMORY = ":memory:"
 REPLACE_STRATEGIES = ("truncate-and-insert", "insert-from-staging")
 DLT_REPLACE_STRATEGIES = (*REPLACE_STRATEGIES, "staging-optimized")  # dlt's three; its DuckDB destination has two
+# the files it loads (DuckDB's own readers); dlt's default `insert_values` is taken and written as Parquet
+LOADER_FILE_FORMATS = ("parquet", "jsonl", "insert_values")
 SETTINGS = {"replace_strategy": str, "staging_dataset_name_layout": str, "enable_dataset_name_normalization": bool}
 
 
 class duckdb(Destination):  # noqa: N801 - dlt's factory name
     """A DuckDB database (see the module docstring)."""
 
-    destination_type = "duckdb"
+    type_name = "duckdb"
 
     def __init__(self, credentials: Any = None, destination_name: str | None = None, **arguments: Any) -> None:
         settings = {k: v for k, v in arguments.items() if k in SETTINGS}
@@ -60,7 +63,7 @@ class duckdb(Destination):  # noqa: N801 - dlt's factory name
 
     @property
     def name(self) -> str:
-        return self.given_name or self.destination_type
+        return self.given_name or self.destination_type.rsplit(".", 1)[-1]  # dlt: the last part of its type
 
     @property
     def destination_name(self) -> str:
@@ -68,10 +71,11 @@ class duckdb(Destination):  # noqa: N801 - dlt's factory name
         return self.name
 
     def capabilities(self) -> DestinationCapabilities:
-        """dlt's capabilities of its DuckDB destination, as far as lakeload loads them: Parquet files, no table formats."""
+        """dlt's capabilities of its DuckDB destination, as far as lakeload loads them: Parquet (preferred) and jsonl
+        files, no table formats."""
         found = DestinationCapabilities(
-            preferred_loader_file_format="parquet", supported_loader_file_formats=("parquet",), supported_table_formats=(),
-            supported_merge_strategies=("delete-insert", "upsert", "insert-only"), merge_falls_back_to_append=False,
+            preferred_loader_file_format="parquet", supported_loader_file_formats=LOADER_FILE_FORMATS, supported_table_formats=(),
+            supported_merge_strategies=("delete-insert", "upsert", "scd2", "insert-only", "cdc"), merge_falls_back_to_append=False,
             merges_in_place=True,
             supported_replace_strategies=REPLACE_STRATEGIES, max_identifier_length=65536,
             has_case_sensitive_identifiers=False,  # (DuckDB keeps the case it is given, but matches names without it)

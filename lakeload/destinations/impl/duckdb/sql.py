@@ -18,10 +18,13 @@ from lakeload.schema.typing import TColumn, TTable
 
 _SIMPLE = {
     "text": "VARCHAR", "double": "DOUBLE", "bool": "BOOLEAN", "date": "DATE", "time": "TIME", "binary": "BLOB",
-    "json": "JSON", "wei": "DECIMAL(38,0)",
+    "json": "JSON",
 }
 _INTEGERS = ((8, "TINYINT"), (16, "SMALLINT"), (32, "INTEGER"), (64, "BIGINT"), (128, "HUGEINT"))
+# a naive timestamp's type by its precision hint (digits of a second; none: microseconds), as dlt's DuckDB gives it
+_NAIVE_TIMESTAMPS = ((0, "TIMESTAMP_S"), (3, "TIMESTAMP_MS"), (6, "TIMESTAMP"), (9, "TIMESTAMP_NS"))
 DEFAULT_DECIMAL = (38, 9)
+DEFAULT_WEI = (38, 0)
 
 
 def ident(name: str) -> str:
@@ -35,21 +38,34 @@ def literal(text: str) -> str:
 
 
 def column_type(column: TColumn) -> str:
-    """The DuckDB type dlt's DuckDB destination gives a column of this schema type."""
+    """The DuckDB type dlt's DuckDB destination gives a column of this schema type: precision and scale hints of
+    `decimal` and `wei` (each missing one from the default), the bits of a `bigint`'s `precision`, and the
+    `precision` of a timestamp with `timezone: false` (one with a time zone is always microseconds)."""
     kind = column.get("data_type")
     if kind in _SIMPLE:
         return _SIMPLE[str(kind)]
+    precision = column.get("precision")
+    if kind in ("decimal", "wei"):
+        default = DEFAULT_DECIMAL if kind == "decimal" else DEFAULT_WEI
+        scale = column.get("scale")
+        return f"DECIMAL({default[0] if precision is None else precision},{default[1] if scale is None else scale})"
     if kind == "bigint":
-        precision = column.get("precision")
-        return next((name for bits, name in _INTEGERS if precision is not None and precision <= bits), "BIGINT")
-    if kind == "decimal":
-        precision, scale = column.get("precision"), column.get("scale")
-        if precision is None:
-            precision, scale = DEFAULT_DECIMAL
-        return f"DECIMAL({precision},{scale or 0})"
+        return _by_precision(column, _INTEGERS, 64, "bits, at most 128")
     if kind == "timestamp":
-        return "TIMESTAMP WITH TIME ZONE" if column.get("timezone", True) else "TIMESTAMP"
+        return "TIMESTAMP WITH TIME ZONE" if column.get("timezone", True) else _by_precision(column, _NAIVE_TIMESTAMPS, 6, "0 to 9")
     raise DestinationError(f"Column '{column.get('name')}' has the data type {kind!r}, which the DuckDB destination does not take.")
+
+
+def _by_precision(column: TColumn, types: tuple[tuple[int, str], ...], default: int, allowed: str) -> str:
+    """The first of `types` whose bound holds the column's `precision` hint (`default` without one)."""
+    precision = column.get("precision")
+    found = next((name for bound, name in types if (default if precision is None else precision) <= bound), None)
+    if found is None:
+        raise DestinationError(
+            f"Column '{column.get('name')}' ({column.get('data_type')}) has precision {precision}, which DuckDB cannot "
+            f"hold. Fix: give a precision of {allowed} in the column's hints, or none."
+        )
+    return found
 
 
 def column_definition(column: TColumn) -> str:

@@ -29,7 +29,7 @@ class filesystem(Destination):  # noqa: N801 - dlt's factory name
     'filesystem'
     """
 
-    destination_type = "filesystem"
+    type_name = "filesystem"
 
     def __init__(self, bucket_url: str | None = None, credentials: Any = None, layout: str | None = None,
                  extra_placeholders: ExtraPlaceholders | None = None, current_datetime: Any = None,
@@ -53,7 +53,7 @@ class filesystem(Destination):  # noqa: N801 - dlt's factory name
 
     @property
     def name(self) -> str:
-        return self.given_name or self.destination_type
+        return self.given_name or self.destination_type.rsplit(".", 1)[-1]  # dlt: the last part of its type
 
     @property
     def destination_name(self) -> str:

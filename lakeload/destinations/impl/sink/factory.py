@@ -17,11 +17,17 @@ function must be picklable, and what it changes in the script's objects stays in
 from __future__ import annotations
 
 import inspect
+import re
 from collections.abc import Callable
 from dataclasses import replace
 from typing import Any, Literal
 
-from lakeload.destinations.reference import Destination, DestinationCapabilities
+from lakeload.destinations.reference import (
+    Destination,
+    DestinationCapabilities,
+    dlt_destination_type,
+    normalized_type,
+)
 from lakeload.errors import ConfigurationError
 from lakeload.spark.shipping import ship_by_value
 
@@ -36,7 +42,7 @@ class sink(Destination):  # noqa: N801 - mirrors `lakeload.destinations.filesyst
     `items` is a list of dicts (rows) by default; `table` is the table's schema (dlt's dict).
     """
 
-    destination_type = "sink"
+    type_name = "sink"
 
     def __init__(
         self,
@@ -75,6 +81,17 @@ class sink(Destination):  # noqa: N801 - mirrors `lakeload.destinations.filesyst
     @property
     def name(self) -> str:
         return self.destination_name
+
+    @property
+    def destination_type(self) -> str:
+        """dlt's: a class named after the function, in the function's module (`my_sink` of `app.py`:
+        "app.MySinkDestination"); "dlt.destinations.destination" for a function of the script run (`__main__`)."""
+        module = getattr(self.func, "__module__", None) or "__main__"
+        if module == "__main__":
+            return dlt_destination_type(self.type_name)
+        qualname = str(getattr(self.func, "__qualname__", self.destination_name)).replace("<locals>.", "")
+        words = re.findall(r"[^.^_]+", qualname)
+        return normalized_type(f"{module}.{''.join(w[0].upper() + w[1:] for w in words)}Destination")
 
     def capabilities(self) -> DestinationCapabilities:
         return replace(
