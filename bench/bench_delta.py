@@ -5,7 +5,7 @@
 ``--formats delta,iceberg`` runs every scenario on each table format; with both, the lakeload append to Iceberg is
 also put beside its append to Delta. ``--formats duckdb`` runs them into each tool's DuckDB destination instead (a
 database file in the run's folder; ``upsert`` is dlt's default there, ``delete-insert``; dlt loads Parquet files
-there, its faster path than its default INSERT statements).
+there, its faster path than its default INSERT statements; ``--dlt-duckdb-format default`` gives it its default).
 
 Scenarios, each tool in its own fresh subprocess, on the same generated events (``lakeload/demo/events.py``):
 
@@ -86,7 +86,8 @@ def _dlt_stages(spec: dict[str, Any], pipeline: Any, events: Any, hints: dict[st
     t0 = time.perf_counter()
     table_format = None if spec["scenario"] == "scd2" or spec.get("format") == "duckdb" else spec.get("format", "delta")
     # into DuckDB dlt writes Parquet files (its faster path there than its default INSERT statements)
-    file_format = {"loader_file_format": "parquet"} if spec.get("format") == "duckdb" else {}
+    parquet = spec.get("format") == "duckdb" and spec.get("dlt_duckdb_format", "parquet") == "parquet"
+    file_format = {"loader_file_format": "parquet"} if parquet else {}
     pipeline.extract(dlt.resource(events, name=base.RESOURCE_NAME, table_format=table_format, **hints), **file_format)
     t1 = time.perf_counter()
     pipeline.normalize(workers=spec["workers"])
@@ -270,6 +271,8 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--scenarios", default="append,upsert")
     parser.add_argument("--formats", default="delta", help="delta, iceberg, duckdb (a DuckDB destination), or several")
     parser.add_argument("--dlt-workers", type=int, default=2)
+    parser.add_argument("--dlt-duckdb-format", default="parquet", choices=("parquet", "default"),
+                        help="dlt's loader file format into DuckDB: Parquet (its faster path) or its default (INSERT statements)")
     parser.add_argument("--seed", type=int, default=0)
     parser.add_argument("--input", choices=("records", "frame"), default="records", help="lakeload's input (dlt: records)")
     parser.add_argument("--workdir", default=str(base.DEFAULT_WORKDIR / "delta"))
@@ -289,7 +292,8 @@ def main(argv: list[str] | None = None) -> int:
             for fmt in args.formats.split(","):
                 for tool in args.tools.split(","):
                     spec = {"tool": tool, "scenario": scenario, "events": n, "seed": args.seed,
-                            "workers": args.dlt_workers, "input": args.input, "format": fmt}
+                            "workers": args.dlt_workers, "input": args.input, "format": fmt,
+                            "dlt_duckdb_format": args.dlt_duckdb_format}
                     result = run_child(spec, workdir)
                     results.append(result)
                     print(json.dumps({k: v for k, v in result.items() if k not in ("error",)})[:400], flush=True)

@@ -104,6 +104,13 @@ def bucket(tmp_path: Path) -> Path:
 
 
 @pytest.fixture
+def in_tmp(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
+    """The test's temporary folder as the working directory (where dlt's defaults put a DuckDB file)."""
+    monkeypatch.chdir(tmp_path)
+    return tmp_path
+
+
+@pytest.fixture
 def pipelines_dir(tmp_path: Path) -> Path:
     return tmp_path / "pipelines"
 

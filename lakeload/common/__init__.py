@@ -3,8 +3,9 @@ layers. Imports nothing from lakeload but `schema` and `errors`.
 
 It also mirrors what user code imports from `dlt.common`, so that a dlt script runs with `import lakeload as dlt`
 and `lakeload.common` in place of `dlt.common`: `typing` (dlt's type aliases), `json`, `pendulum`, `time`,
-`logger`, `runtime.signals`, `schema` and `schema.typing`, `utils`, `configuration.providers`, and here `pendulum`, `json`, `Decimal`,
-`logger` and `sleep`, imported on first use. lakeload's own modules do not use these names.
+`logger`, `runtime.signals`, `schema` and `schema.typing`, `utils`, `configuration.providers`,
+`storages.fsspec_filesystem` (`FileItemDict`, which the files sources yield), and here `pendulum`, `json`, `Decimal`,
+`logger` and `sleep`, imported on first use. lakeload's own modules use none of these names but `FileItemDict`.
 
 >>> from lakeload.common import Decimal, json, pendulum
 >>> json.dumps({"at": pendulum.datetime(2024, 5, 1), "price": Decimal("1.10")})

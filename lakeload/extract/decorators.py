@@ -49,13 +49,16 @@ def resource(
     schema_contract: str | dict[str, str] | None = None,
     section: str | None = None,
     incremental: Incremental[Any] | IncrementalArgs | None = None,
+    standalone: bool = False,
 ) -> Any:
     """Declare a resource, as a decorator on a generator function or directly on data.
 
     The function's arguments may come from configuration (see `lakeload.config.inject`), under
     `sources.<section>.<name>`; `section` defaults to the function's module name.
     `incremental=lakeload.sources.incremental(...)` filters what it yields (and, when the function takes an
-    incremental argument, is passed to it), as dlt's; see `lakeload.extract.incremental`.
+    incremental argument, is passed to it), as dlt's; see `lakeload.extract.incremental`. dlt's `standalone=True`
+    changes nothing: a decorated function is always called with its arguments to get the resource, as dlt's
+    standalone ones are (`users(10)`, `read_json()`).
 
     >>> r = resource([{"id": 1}], name="users")
     >>> @resource(table_name="events", write_disposition="replace")
@@ -106,12 +109,14 @@ def transformer(
     parallelized: bool = False,
     section: str | None = None,
     incremental: Incremental[Any] | IncrementalArgs | None = None,
+    standalone: bool = False,
     **hints: Any,
 ) -> Any:
     """Declare a transformer: a function of each item another resource yields (dlt's `@transformer`).
 
     The function gets the parent's item (a record or a page, as yielded) and yields or returns new items; it
-    takes the parent from `data_from=`, or from `parent | transformer`. Hints are `resource()`'s.
+    takes the parent from `data_from=`, or from `parent | transformer`. Hints are `resource()`'s; `standalone` is
+    dlt's and changes nothing, as for `resource()`.
 
     >>> @resource
     ... def users():

@@ -14,14 +14,17 @@ from lakeload.sources.filesystem import (
     FilesystemResource,
     filesystem,
     read_csv,
+    read_csv_duckdb,
     read_jsonl,
     read_parquet,
+    readers,
 )
 
 if TYPE_CHECKING:
     from lakeload.extract.incremental import Incremental as incremental  # noqa: N813
 
-__all__ = ["FileReader", "FilesystemResource", "filesystem", "incremental", "read_csv", "read_jsonl", "read_parquet"]
+__all__ = ["FileReader", "FilesystemResource", "filesystem", "incremental", "read_csv", "read_csv_duckdb", "read_jsonl",
+           "read_parquet", "readers"]
 
 
 def __getattr__(name: str) -> Any:

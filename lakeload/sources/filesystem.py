@@ -2,142 +2,50 @@
 
 Example (`run()` reads the files with Spark)::
 
-    from lakeload.sources.filesystem import filesystem, read_jsonl, read_parquet
+    from lakeload.sources.filesystem import filesystem, read_jsonl, read_parquet, readers
     files = filesystem(bucket_url="s3://bucket/events", file_glob="**/*.jsonl.gz", incremental=True)
     pipeline.run(files | read_jsonl(), table_name="events")
     pipeline.run(filesystem("data/", file_glob="*.parquet") | read_parquet(), table_name="t")
+    pipeline.run(readers("data/", file_glob="*.csv").read_csv(), table_name="t")
 
-- `read_jsonl()`: the files are not opened on the driver. Extract registers them as splits of the load
-  package (plain files bigger than `[extract] file_max_bytes` as several byte ranges, a gzip file as one);
-  normalize's Spark tasks read them in place, and fail naming the file when it changed or vanished
-  since extract (the package is kept).
-- `read_parquet()` / `read_csv()`: the resource yields one Spark DataFrame over all the files (see
-  `lakeload.sources.spark_files`).
+`filesystem()` lists the files (dlt's file items); a reader (`lakeload.sources.file_readers`) reads them with
+Spark; dlt's `readers()` source holds one reader resource per format over the same files.
 """
 
 from __future__ import annotations
 
 import functools
-import gzip
 from collections.abc import Callable, Iterator
-from dataclasses import dataclass, field, replace
+from dataclasses import dataclass, replace
 from typing import Any
 
-import orjson
-
+from lakeload.common.storages.fsspec_filesystem import FileItemDict
 from lakeload.config.open_types import FsspecOptions
-from lakeload.destinations.impl.filesystem.client import open_filesystem
 from lakeload.errors import SourceError
 from lakeload.extract.context import ExtractContext
-from lakeload.extract.external import ExternalFiles
 from lakeload.extract.incremental import Incremental
-from lakeload.extract.incremental.binding import bind_resource
-from lakeload.extract.incremental.items import filter_item
 from lakeload.extract.resource import Resource, TableHints
-from lakeload.sources.file_items import FileItemDict
-from lakeload.sources.listing import (
-    FileItem,
-    ListedFile,
-    SourceConfiguration,
-    configured_options,
-    list_files,
-    pick_new,
-    resolve_source,
+from lakeload.extract.source import Source
+from lakeload.sources.file_readers import (
+    READERS,
+    FileReader,
+    FileReadResource,
+    FileSelection,
+    HintedFiles,
+    read_csv,
+    read_csv_duckdb,
+    read_jsonl,
+    read_parquet,
+    reading,
 )
-from lakeload.sources.spark_files import files_frame
-from lakeload.spark.session_kind import default_parallelism
+from lakeload.sources.listing import FileItem, configured_options
 
 __all__ = ["FileItem", "FileItemDict", "FileReader", "FilesystemResource", "configured_options", "filesystem", "read_csv",
-           "read_jsonl", "read_parquet"]
-FORMATS = ("jsonl", "parquet", "csv")
-READERS = "read_jsonl(), read_parquet() or read_csv()"
-
-
-@dataclass(frozen=True)
-class FileSelection:
-    """What `filesystem(...)` was given; resolved and listed when a pipeline extracts."""
-
-    bucket_url: str | None
-    file_glob: str = "*"
-    incremental: bool = False
-    credentials: Any = field(default=None, repr=False)
-    kwargs: FsspecOptions | None = field(default=None, repr=False)
-    client_kwargs: FsspecOptions | None = field(default=None, repr=False)
-
-    def select(self, context: ExtractContext, hinted: HintedFiles | None = None) -> tuple[SourceConfiguration, list[ListedFile]]:
-        """The resolved bucket and the files to read: all matching ones, with `incremental` only new ones, and with
-        an `incremental=` hint on the files resource (`hinted`) only those its cursor lets through."""
-        config = resolve_source(self.bucket_url, self.credentials, self.kwargs, self.client_kwargs, context.pipeline_name)
-        files = list_files(config, self.file_glob)
-        if self.incremental:
-            files = pick_new(files, context.resource_state(), config, self.file_glob)
-        return config, hinted.pick(files, context) if hinted is not None else files
-
-
-@dataclass(frozen=True)
-class HintedFiles:
-    """The files resource piped into a reader, and the resource name its incremental state is kept under.
-
-    dlt's documented way to load only new files is `files.apply_hints(incremental=incremental("modification_date"))`
-    before `files | read_csv()`: the cursor filters the file items, not the rows read from them, and its state is
-    the files resource's (renamed with the reader as `with_name` renames it, see `FileReadResource.with_name`).
-    """
-
-    files: FilesystemResource
-    state_name: str
-
-    def pick(self, files: list[ListedFile], context: ExtractContext) -> list[ListedFile]:
-        """`files` whose items pass the files resource's incremental (all of them without one)."""
-        hint = self.files.incremental_hint
-        if hint is None or not files:
-            return files
-        state = context.for_resource(self.state_name).resource_state
-        live, _ = bind_resource(self.state_name, None, hint, self.files.hints.raw_primary_key, state)
-        assert live is not None
-        kept = filter_item(live, [f.item() for f in files]) or []
-        urls = {item["file_url"] for item in kept}
-        return [f for f in files if f.url in urls]
-
-
-@dataclass(frozen=True)
-class FileReader:
-    """Turns files into items; pipe a `filesystem(...)` resource into one: `files | read_jsonl()`."""
-
-    file_format: str
-    add_file_name: bool = False
-
-    def __post_init__(self) -> None:
-        if self.file_format not in FORMATS:
-            raise SourceError(f"Unknown file format {self.file_format!r}: use {READERS}.")
-
-    @property
-    def name(self) -> str:
-        return f"read_{self.file_format}"
-
-    def read(self, selection: FileSelection, hinted: HintedFiles | None, context: ExtractContext) -> Iterator[Any]:
-        """The items of the selected files: one `ExternalFiles` (JSONL) or one Spark DataFrame; none without files."""
-        config, files = selection.select(context, hinted)
-        if not files:
-            return
-        if self.file_format != "jsonl":
-            yield files_frame(context.spark(), config, files, self.file_format, self.add_file_name)
-        elif config.protocol == "memory":  # lives in this process only: executors cannot see it
-            yield from _driver_records(config, files, self.add_file_name)
-        else:
-            parallelism = default_parallelism(context.spark())  # the splits keep every executor busy to the end
-            yield ExternalFiles(config.bucket_url, list(files), config.options, "jsonl", self.add_file_name, parallelism)
-
-
-def _driver_records(config: SourceConfiguration, files: list[ListedFile], add_file_name: bool) -> Iterator[Any]:
-    fs, _ = open_filesystem(config.bucket_url, config.options)
-    for file in files:
-        data = fs.cat_file(file.path)
-        for line in (gzip.decompress(data) if file.compression else data).splitlines():
-            if line.strip():
-                record = orjson.loads(line)
-                if add_file_name and isinstance(record, dict):
-                    record["_file_name"] = file.url
-                yield record
+           "read_csv_duckdb", "read_jsonl", "read_parquet", "readers"]
+# dlt's `readers()` source: its resources, each a reader over the same files
+READER_RESOURCES: dict[str, Callable[..., FileReader]] = {
+    "read_csv": read_csv, "read_jsonl": read_jsonl, "read_parquet": read_parquet, "read_csv_duckdb": read_csv_duckdb,
+}
 
 
 @dataclass
@@ -154,41 +62,16 @@ class FilesystemResource(Resource):
                 f"Cannot pipe the files of '{self.name}' into {reader!r}: use {READERS}, or a transformer of your own "
                 "that reads the file items (FileItemDict.open())."
             )
-        hinted = HintedFiles(self, self.name)
-        return FileReadResource(reader.name, _reading(reader, hinted), TableHints(), takes_context=True, reader=reader, hinted=hinted)
+        hinted = HintedFiles(self, self.selection, self.name)
+        return FileReadResource(reader.name, reading(reader, hinted), TableHints(), takes_context=True, reader=reader,
+                                hinted=hinted)
 
 
-def _reading(reader: FileReader, hinted: HintedFiles) -> Callable[[ExtractContext], Iterator[Any]]:
-    assert hinted.files.selection is not None
-    return functools.partial(reader.read, hinted.files.selection, hinted)
-
-
-@dataclass
-class FileReadResource(Resource):
-    """`files | read_csv()`: the rows of the files; an `incremental=` hint on `files` picks which files (`HintedFiles`)."""
-
-    reader: FileReader | None = None
-    hinted: HintedFiles | None = None
-
-    def with_name(self, name: str) -> Resource:
-        """A copy under another name; the files' incremental state moves as dlt moves it (the files resource's name
-        with the reader's replaced by `name`, else `<files>_<name>`: `filesystem_table` for `.with_name("table")`)."""
-        if self.reader is None or self.hinted is None:
-            return super().with_name(name)
-        old = self.hinted.state_name
-        hinted = replace(self.hinted, state_name=old.replace(self.name, name) if self.name in old else f"{old}_{name}")
-        return replace(self, name=name, data=_reading(self.reader, hinted), hinted=hinted)
-
-
-def _file_items(selection: FileSelection, files_per_page: int, extract_content: bool,
-                context: ExtractContext) -> Iterator[list[FileItemDict]]:
-    """dlt's pages of file items: `files_per_page` `FileItemDict`s each, opened through the source's filesystem."""
+def _file_items(selection: FileSelection, extract_content: bool, context: ExtractContext) -> Iterator[list[FileItemDict]]:
+    """dlt's pages of file items (`FileSelection.file_items`); with `extract_content`, each file's bytes in
+    `file_content`."""
     config, files = selection.select(context)
-    if not files:
-        return
-    fs, _ = open_filesystem(config.bucket_url, config.options)
-    for start in range(0, len(files), files_per_page):
-        page = [FileItemDict(f.item(), fs, f.path) for f in files[start:start + files_per_page]]
+    for page in selection.file_items(config, files):
         for item in page if extract_content else ():
             item["file_content"] = item.read_bytes()
         yield page
@@ -243,8 +126,8 @@ def filesystem(
         raise SourceError(f"filesystem(files_per_page={files_per_page}): give 1 or more files per page.")
     cursor = incremental if isinstance(incremental, Incremental) else None  # dlt's form: a cursor on the file items
     selection = FileSelection(bucket_url, file_glob, cursor is None and bool(incremental), credentials, kwargs,
-                              client_kwargs)
-    data = functools.partial(_file_items, selection, files_per_page, extract_content)
+                              client_kwargs, files_per_page)
+    data = functools.partial(_file_items, selection, extract_content)
     files = FilesystemResource(name, data, TableHints(), takes_context=True, selection=selection)
     files.apply_hints(primary_key="file_url")  # dlt's: keys the hashes of an incremental on the files
     if cursor is not None:
@@ -252,44 +135,32 @@ def filesystem(
     return files
 
 
-def read_jsonl(chunksize: int = 1000, *, add_file_name: bool = False) -> FileReader:
-    """Read JSON lines files (`.jsonl`, `.ndjson`, `.json`; gzip `.gz`): normalize's Spark tasks parse them in place.
 
-    `add_file_name=True` adds the column `_file_name` (the file's URL). `chunksize` is dlt's (records per page of its
-    Python reader) and changes nothing here: Spark reads the files.
+def readers(
+    bucket_url: str | None = None,
+    credentials: Any = None,
+    file_glob: str = "*",
+    kwargs: FsspecOptions | None = None,
+    client_kwargs: FsspecOptions | None = None,
+    incremental: Incremental[Any] | bool | None = None,
+) -> Source:
+    """dlt's `readers` source: the files of `filesystem(bucket_url, credentials, file_glob, ...)` behind four reader
+    resources, `read_csv`, `read_jsonl`, `read_parquet` and `read_csv_duckdb` (the same rows as `read_csv`: Spark
+    reads them all), each callable with its reader's arguments as in dlt.
 
-    Example (`run()` reads the files with Spark)::
-
-        pipeline.run(filesystem("s3://bucket/events", file_glob="*.jsonl.gz") | read_jsonl(), table_name="events")
-    """
-    return FileReader("jsonl", add_file_name)
-
-
-def read_parquet(chunksize: int = 1000, use_pyarrow: bool = False, *, add_file_name: bool = False) -> FileReader:
-    """Read Parquet files as one Spark DataFrame (the columns' union; types from the files).
-
-    `chunksize` and `use_pyarrow` are dlt's (how its Python reader pages the rows) and change nothing here.
+    The arguments are `filesystem()`'s; `incremental=lakeload.sources.incremental("modification_date")` reads only
+    files modified since the last run, its cursor under `filesystem` (`filesystem_<name>` after `.with_name(name)`).
 
     Example (`run()` reads the files with Spark)::
 
-        pipeline.run(filesystem("data/", file_glob="*.parquet") | read_parquet(), table_name="t")
+        files = readers("data/", file_glob="*.csv", incremental=lakeload.sources.incremental("modification_date"))
+        pipeline.run(files.read_csv().with_name("rows"))
     """
-    return FileReader("parquet", add_file_name)
-
-
-def read_csv(chunksize: int = 10000, *, add_file_name: bool = False, **pandas_kwargs: Any) -> FileReader:
-    """Read CSV files with a header row (gzip `.gz` too) as one Spark DataFrame, with inferred column types.
-
-    `chunksize` is dlt's (rows per page of its pandas reader) and changes nothing here; dlt's pandas options
-    (`sep=";"`, ...) are not taken: Spark parses the files.
-
-    Example (`run()` reads the files with Spark)::
-
-        pipeline.run(filesystem("data/", file_glob="*.csv") | read_csv(), table_name="t")
-    """
-    if pandas_kwargs:
-        raise SourceError(
-            f"read_csv({', '.join(f'{k}=...' for k in pandas_kwargs)}): lakeload reads CSV with Spark, not pandas, and "
-            "takes none of pandas' options. Fix: drop them (files with a header row and commas are read), or convert "
-            "the files first.")
-    return FileReader("csv", add_file_name)
+    resources: dict[str, Resource] = {}
+    for name, make_reader in READER_RESOURCES.items():
+        files = filesystem(bucket_url, credentials, file_glob, kwargs=kwargs, client_kwargs=client_kwargs,
+                           incremental=incremental or False)
+        piped = files | make_reader()
+        assert isinstance(piped, FileReadResource)
+        resources[name] = replace(piped, make_reader=make_reader)
+    return Source("readers", resources, section="filesystem")

@@ -12,12 +12,21 @@ Each case runs in its own process, in a fresh folder as working directory with i
 the OS's (``case_env``), with dlt's test helpers the snippets import (``dlt_docs/support/``) beside it. For lakeload,
 the text of every ``.py`` file is import-substituted first (``substitute``); nothing else changes.
 
+Files a case reads, seeded before it runs (the suite has no network): ``files = {"<path in the case folder>" =
+"<file of dlt_docs/>"}`` copies files into the case's folder (a config file, a notebook's ``local_data/...``);
+``downloads = {"<URL>" = "<file of dlt_docs/>"}`` (cells only) answers a cell's download of URL (urllib's
+``urlopen``/``urlretrieve`` or ``requests``) with that local file, so a cell that downloads a sample and then loads
+it runs unchanged (``dlt_docs_cells.py --serve``); any other URL fails. The samples in ``dlt_docs/data/`` are made
+by ``dlt_docs/data/make_data.py`` with the columns and types of the files the notebooks download (TimeStored's
+``userdata.parquet``, jsonplaceholder's users); cells that only download are left out of ``cells`` when nothing
+later reads their names.
+
 What a case's keys mean (``cases.toml``): ``dlt = "pass"`` records that dlt 1.31 passes it (checked by the slow
 ``test_dlt_passes``); ``known_failure = "<cause>"`` marks a lakeload gap not fixed yet (the lakeload test is then
 ``xfail(strict=True)``: it fails the moment the case passes, and the mark must go); ``difference = "<why>"`` with
 ``difference_says = "<text>"`` is a deliberate difference: lakeload must fail there and say ``<text>``;
 ``fast = true`` puts the lakeload run in the test command (dataset access, schema hints, merge strategies and
-contracts, and a few more: 49 cases, ~3 min on one warm engine); the others run with
+contracts, the filesystem source, and a few more: 52 cases, ~3.5 min on one warm engine); the others run with
 ``LAKELOAD_DOCS_SNIPPETS=all`` (~5.5 min, every lakeload case on one warm engine), and dlt's side with
 ``LAKELOAD_DLT_ORACLE=1`` (~25 min): both are run when a case is added or lakeload's compat layer changes.
 
@@ -72,6 +81,7 @@ class Case:
     needs: tuple[str, ...] = ()
     config: str | None = None  # "config/x.toml" or "config/x.toml#snippet_name": becomes .dlt/config.toml
     files: dict[str, str] = field(default_factory=dict)  # target in the case folder -> file of dlt_docs/
+    downloads: dict[str, str] = field(default_factory=dict)  # cells: URL a cell downloads -> file of dlt_docs/
     dlt: str = "pass"
     known_failure: str | None = None
     difference: str | None = None
@@ -150,8 +160,9 @@ def prepare(case: Case, folder: Path, tool: str) -> list[str]:
                 f"{source.name}::{case.function}"]
     if case.kind == "script":
         return [sys.executable, source.name]
+    served = [arg for url, name in case.downloads.items() for arg in ("--serve", f"{url}={DATA / name}")]
     return [sys.executable, str(CELLS), source.name, *map(str, case.cells),
-            *(["--raises", case.raises] if case.raises else [])]
+            *(["--raises", case.raises] if case.raises else []), *served]
 
 
 def case_env(folder: Path, tool: str, overlay: Path | None, engine: Path | None = None) -> dict[str, str]:
@@ -256,6 +267,8 @@ def test_the_manifest() -> None:
         assert (case.function is not None) == (case.kind == "snippet"), case
         assert bool(case.cells) == (case.kind == "cells"), case
         assert case.raises is None or case.kind == "cells", case
+        assert not case.downloads or case.kind == "cells", case
+        assert all((DATA / name).is_file() for name in [*case.files.values(), *case.downloads.values()]), case
         assert not (case.known_failure and case.difference), case
         assert bool(case.difference) == bool(case.difference_says), case
         text = (DATA / case.file).read_text(encoding="utf-8")
@@ -266,7 +279,7 @@ def test_the_manifest() -> None:
 
 
 # The whole set costs ~5.5 min of the suite's 2 cores (lakeload, on one warm engine) and ~25 min (dlt): the test
-# command runs the `fast` cases (49) on lakeload; LAKELOAD_DOCS_SNIPPETS=all runs every case on lakeload, and
+# command runs the `fast` cases (52) on lakeload; LAKELOAD_DOCS_SNIPPETS=all runs every case on lakeload, and
 # LAKELOAD_DLT_ORACLE=1 runs dlt 1.31 on every case again (its outcome is recorded in cases.toml as dlt = "pass").
 ALL_SNIPPETS = os.environ.get("LAKELOAD_DOCS_SNIPPETS") == "all"
 DLT_ORACLE = os.environ.get("LAKELOAD_DLT_ORACLE") == "1"

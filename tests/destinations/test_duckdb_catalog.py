@@ -5,8 +5,6 @@ catalog name (`lakeload.destinations.impl.duckdb.connect`)."""
 
 from __future__ import annotations
 
-import os
-from collections.abc import Iterator
 from pathlib import Path
 
 import dlt
@@ -19,15 +17,6 @@ from lakeload.destinations.impl.duckdb.connect import connect
 pytestmark = [pytest.mark.usefixtures("spark")]
 EVENTS = [{"id": 1, "name": "a", "tags": ["x", "y"]}, {"id": 2, "name": "b", "tags": ["z"]}]
 
-
-@pytest.fixture
-def in_tmp(tmp_path: Path) -> Iterator[Path]:
-    cwd = os.getcwd()
-    os.chdir(tmp_path)
-    try:
-        yield tmp_path
-    finally:
-        os.chdir(cwd)
 
 
 def test_a_dataset_named_as_its_database_file_loads(in_tmp: Path) -> None:

@@ -6,10 +6,8 @@ lakeload one dlt wrote (incremental cursors restored from `_dlt_pipeline_state`)
 
 from __future__ import annotations
 
-import os
 import subprocess
 import sys
-from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
@@ -23,15 +21,6 @@ from lakeload.errors import DatabaseUnavailableError, PipelineStepFailed
 pytestmark = [pytest.mark.usefixtures("spark")]
 SYSTEM = ("_dlt_loads", "_dlt_version", "_dlt_pipeline_state")
 
-
-@pytest.fixture
-def in_tmp(tmp_path: Path) -> Iterator[Path]:
-    cwd = os.getcwd()
-    os.chdir(tmp_path)
-    try:
-        yield tmp_path
-    finally:
-        os.chdir(cwd)
 
 
 def columns(path: Path, dataset: str = "mydata") -> dict[str, list[tuple[str, str, str]]]:

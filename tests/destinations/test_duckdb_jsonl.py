@@ -13,8 +13,6 @@ import base64
 import datetime as dt
 import gzip
 import logging
-import os
-from collections.abc import Iterator
 from decimal import Decimal
 from pathlib import Path
 from typing import Any
@@ -32,15 +30,6 @@ TYPED = {"d": {"data_type": "decimal", "precision": 10, "scale": 3}, "j": {"data
          "w": {"data_type": "wei"}, "ntz": {"data_type": "timestamp", "timezone": False}, "tm": {"data_type": "time"},
          "bin": {"data_type": "binary"}, "dd": {"data_type": "date"}}
 
-
-@pytest.fixture
-def in_tmp(tmp_path: Path) -> Iterator[Path]:
-    cwd = os.getcwd()
-    os.chdir(tmp_path)
-    try:
-        yield tmp_path
-    finally:
-        os.chdir(cwd)
 
 
 def columns(path: Path) -> dict[str, list[tuple[str, str]]]:

@@ -5,8 +5,6 @@ load as they are, and the table's own columns stay."""
 
 from __future__ import annotations
 
-import os
-from collections.abc import Iterator
 from pathlib import Path
 
 import dlt
@@ -18,15 +16,6 @@ from lakeload.errors import ColumnTypeConflictError, LakeloadError
 
 pytestmark = [pytest.mark.usefixtures("spark")]
 
-
-@pytest.fixture
-def in_tmp(tmp_path: Path) -> Iterator[Path]:
-    cwd = os.getcwd()
-    os.chdir(tmp_path)
-    try:
-        yield tmp_path
-    finally:
-        os.chdir(cwd)
 
 
 def _existing_table(path: Path, id_type: str) -> None:

@@ -202,9 +202,9 @@ def test_bucket_url_from_config_no_match_warns_and_unknown_readers_fail(
         assert p.run(filesystem(file_glob="*.csv") | read_csv(), table_name="none").row_counts == {}
     items = list(filesystem(file_glob="*.jsonl"))  # the file items of each page, as dlt's iteration gives them
     assert [i["file_name"] for i in items] == ["a.jsonl"] and items[0]["size_in_bytes"] > 0
-    with pytest.raises(SourceError, match=r"read_jsonl\(\), read_parquet\(\) or read_csv\(\)"):
+    with pytest.raises(SourceError, match=r"read_jsonl\(\), read_parquet\(\), read_csv\(\) or read_csv_duckdb\(\)"):
         FileReader("xml")
-    with pytest.raises(SourceError, match=r"read_jsonl\(\), read_parquet\(\) or read_csv\(\)"):
+    with pytest.raises(SourceError, match=r"read_jsonl\(\), read_parquet\(\), read_csv\(\) or read_csv_duckdb\(\)"):
         filesystem(file_glob="*.jsonl") | "jsonl"
 
 

@@ -1,4 +1,4 @@
-"""dlt's `FileItemDict`: what `filesystem()` yields for a file, a dict with the file's fields (`file_url`,
+"""dlt's `FileItemDict` (at dlt's place, `dlt.common.storages.fsspec_filesystem`): what `filesystem()` yields for a file, a dict with the file's fields (`file_url`,
 `file_name`, `relative_path`, `mime_type`, `modification_date`, `size_in_bytes`, `encoding` when gzip) that can
 also open and read the file through the source's fsspec filesystem (its credentials and options).
 
