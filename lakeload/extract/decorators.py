@@ -9,6 +9,7 @@
 
 from __future__ import annotations
 
+import dataclasses
 import functools
 import inspect
 from collections.abc import Callable, Sequence
@@ -128,6 +129,10 @@ def transformer(
     >>> list(user_details)
     [{'id': 1, 'details': 'details of 1'}, {'id': 2, 'details': 'details of 2'}]
     """
+
+    unknown = sorted(set(hints) - {f.name for f in dataclasses.fields(TableHints)})
+    if unknown:  # (as Python says it of resource(): the hints are resource()'s keyword arguments)
+        raise TypeError(f"transformer() got an unexpected keyword argument {unknown[0]!r}")
 
     def decorate(fn: Callable[..., Any]) -> Resource:
         own_section = section or default_section(fn)
