@@ -16,6 +16,7 @@ import duckdb
 
 from lakeload.destinations.impl.duckdb.sql import column_type, complete_columns
 from lakeload.errors import ColumnTypeConflictError
+from lakeload.load.duckdb_staging import existing_column_types
 
 if TYPE_CHECKING:
     from lakeload.schema.schema import Schema
@@ -30,10 +31,7 @@ def _same(found: str, wanted: str) -> bool:
 def type_conflicts(connection: duckdb.DuckDBPyConnection, dataset: str, schema: Schema, table: str) -> list[tuple[str, str, str]]:
     """The columns of `table` whose type in the database is not the one the schema gives them:
     (column, the database's type, the schema's type)."""
-    found = dict(connection.execute(
-        "SELECT column_name, data_type FROM information_schema.columns WHERE table_schema = ? AND table_name = ?",
-        [dataset, table],
-    ).fetchall())
+    found = existing_column_types(connection, dataset, table) or {}
     wanted = {c["name"]: column_type(c) for c in complete_columns(schema.tables[table])}
     return [(name, str(found[name]), kind) for name, kind in wanted.items() if name in found and not _same(str(found[name]), kind)]
 

@@ -21,7 +21,7 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
-from lakeload.destinations.impl.duckdb.sql import ident
+from lakeload.destinations.impl.duckdb.sql import idents
 from lakeload.schema.schema import columns_with_hint
 
 
@@ -40,7 +40,7 @@ class MergeScope:
     def loaded(self, columns: list[str]) -> str:
         """The loaded rows' `columns` that are merged (those `source_filter` holds for)."""
         where = f" WHERE coalesce(({self.source_filter}), false)" if self.source_filter else ""
-        return f"SELECT {cols(columns)} FROM {self.source}{where}"
+        return f"SELECT {idents(columns)} FROM {self.source}{where}"
 
     def filtered(self) -> str:
         """The loaded rows that are merged, as a relation."""
@@ -51,18 +51,13 @@ class MergeScope:
         if self.scope:
             return [f"coalesce(({self.scope}), false)"]
         if self.merge_key:
-            return [f"({cols(self.merge_key)}) IN ({self.loaded(self.merge_key)})"]
+            return [f"({idents(self.merge_key)}) IN ({self.loaded(self.merge_key)})"]
         return []
 
     def absent(self, key_columns: list[str]) -> str:
         """The stored rows whose `key_columns` match no merged loaded row."""
-        return f"({cols(key_columns)}) NOT IN ({self.loaded(key_columns)})"
+        return f"({idents(key_columns)}) NOT IN ({self.loaded(key_columns)})"
 
     def absent_in_scope(self, key_columns: list[str], *more: str) -> str:
         """Absent stored rows within the partition (and every condition of `more`), as one condition."""
         return " AND ".join([self.absent(key_columns), *more, *self.partition()])
-
-
-def cols(columns: list[str]) -> str:
-    """Quoted column names, comma separated."""
-    return ", ".join(ident(c) for c in columns)

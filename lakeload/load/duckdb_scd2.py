@@ -25,10 +25,10 @@ from collections.abc import Callable
 from datetime import datetime
 from typing import TYPE_CHECKING
 
-from lakeload.destinations.impl.duckdb.sql import complete_columns, ident, literal
+from lakeload.destinations.impl.duckdb.sql import complete_columns, ident, idents, literal
 from lakeload.errors import LoadError
 from lakeload.kernel.normalize.relational import C_DLT_ID, C_DLT_PARENT_ID
-from lakeload.load.duckdb_merge_scope import MergeScope, cols
+from lakeload.load.duckdb_merge_scope import MergeScope
 from lakeload.schema.scd2 import (
     active_record_timestamp,
     boundary_timestamp,
@@ -96,7 +96,7 @@ class Scd2Write:
         values = {self.valid_from: self.boundary, self.valid_to: self.active_value}
         selected = ", ".join(f"{values[c]} AS {ident(c)}" if c in values else ident(c) for c in columns)
         self.connection.execute(
-            f"INSERT INTO {target} ({cols(columns)}) SELECT {selected} FROM {self.scope.filtered()} "
+            f"INSERT INTO {target} ({idents(columns)}) SELECT {selected} FROM {self.scope.filtered()} "
             f"WHERE {version} NOT IN (SELECT {version} FROM {target} WHERE {self.is_active})"
         )
 
@@ -118,7 +118,7 @@ class Scd2Write:
             parent_key, parents = merged[parent]
             rows = f"(SELECT * FROM {rows} WHERE {ident(C_DLT_PARENT_ID)} IN (SELECT {ident(parent_key)} FROM {parents}))"
         self.connection.execute(
-            f"INSERT INTO {target} ({cols(columns)}) SELECT {cols(columns)} FROM {rows} "
+            f"INSERT INTO {target} ({idents(columns)}) SELECT {idents(columns)} FROM {rows} "
             f"WHERE {row_key} NOT IN (SELECT {row_key} FROM {target})"
         )
         merged[name] = (C_DLT_ID, rows)

@@ -22,7 +22,8 @@ from lakeload.destinations.impl.duckdb.sql import (
     complete_columns,
     create_table,
     ident,
-    select_list,
+    insert_select,
+    present_columns,
 )
 
 if TYPE_CHECKING:
@@ -34,12 +35,19 @@ if TYPE_CHECKING:
 VERSION = "_dlt_version"
 
 
+def existing_column_types(connection: duckdb.DuckDBPyConnection, dataset: str, table: str) -> dict[str, str] | None:
+    """The columns the table has in the database and DuckDB's type of each (None: no such table)."""
+    rows = connection.execute(
+        "SELECT column_name, data_type FROM information_schema.columns WHERE table_schema = ? AND table_name = ?",
+        [dataset, table],
+    ).fetchall()
+    return {str(r[0]): str(r[1]) for r in rows} if rows else None
+
+
 def existing_columns(connection: duckdb.DuckDBPyConnection, dataset: str, table: str) -> set[str] | None:
     """The columns the table has in the database (None: no such table)."""
-    rows = connection.execute(
-        "SELECT column_name FROM information_schema.columns WHERE table_schema = ? AND table_name = ?", [dataset, table]
-    ).fetchall()
-    return {str(r[0]) for r in rows} if rows else None
+    found = existing_column_types(connection, dataset, table)
+    return set(found) if found is not None else None
 
 
 def ensure_table(connection: duckdb.DuckDBPyConnection, dataset: str, table: TTable) -> None:
@@ -103,11 +111,8 @@ class StagingDataset:
                     continue
                 columns = [c["name"] for c in complete_columns(table)]
                 source = file_source(files[name], table, self.connection)
-                present = {str(r[0]) for r in self.connection.execute(f"DESCRIBE SELECT * FROM {source}").fetchall()}
-                self.connection.execute(
-                    f"INSERT INTO {self._table(name)} ({', '.join(ident(c) for c in columns)}) "
-                    f"SELECT {select_list(columns, present)} FROM {source}"
-                )
+                present = present_columns(self.connection, source)
+                self.connection.execute(insert_select(self._table(name), columns, present, source))
         return [root["name"] for root in staged]
 
     def truncate(self) -> None:

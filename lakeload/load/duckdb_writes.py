@@ -25,7 +25,13 @@ import re
 from typing import TYPE_CHECKING, Any
 
 from lakeload.destinations.impl.duckdb.file_sources import file_source
-from lakeload.destinations.impl.duckdb.sql import complete_columns, ident, select_list
+from lakeload.destinations.impl.duckdb.sql import (
+    complete_columns,
+    ident,
+    idents,
+    insert_select,
+    present_columns,
+)
 from lakeload.errors import DestinationError
 from lakeload.kernel.normalize.relational import C_DLT_ID, C_DLT_PARENT_ID
 from lakeload.load.duckdb_merge_scope import MergeScope
@@ -97,17 +103,14 @@ class TreeWrite:
         return [c["name"] for c in complete_columns(self.schema.tables[name])]
 
     def _present(self, name: str) -> set[str]:
-        """The columns the table's files have (read from their footers)."""
-        rows = self.connection.execute(f"DESCRIBE SELECT * FROM {self.sources[name]}").fetchall()
-        return {str(r[0]) for r in rows}
+        """The columns the table's loaded rows have (the files' footers, or the staging table)."""
+        return present_columns(self.connection, self.sources[name])
 
     def _insert(self, name: str, where: str = "") -> None:
         if not self.files[name]:
             return
-        columns = self._columns(name)
         self.connection.execute(
-            f"INSERT INTO {self._table(name)} ({', '.join(ident(c) for c in columns)}) "
-            f"SELECT {select_list(columns, self._present(name))} FROM {self.sources[name]} {where}"
+            insert_select(self._table(name), self._columns(name), self._present(name), self.sources[name], where)
         )
 
     def _merge(self, strategy: str) -> None:
@@ -122,16 +125,12 @@ class TreeWrite:
         key_sets = [k for k in (primary_key, merge_key) if k and all(c in present for c in k)]
         if strategy == "insert-only":
             if primary_key:
-                stored_keys = f"SELECT {', '.join(ident(c) for c in primary_key)} FROM {self._table(root)}"
-                self.connection.execute(f"DELETE FROM {incoming} WHERE ({_cols(primary_key)}) IN ({stored_keys})")
+                stored_keys = f"SELECT {idents(primary_key)} FROM {self._table(root)}"
+                self.connection.execute(f"DELETE FROM {incoming} WHERE ({idents(primary_key)}) IN ({stored_keys})")
         else:  # (cdc: the stored records the load lacks go too)
             self._delete_stored(incoming, key_sets, scope.absent_in_scope(primary_key) if strategy == "cdc" and primary_key else "")
         winners = f"SELECT * FROM {incoming}" + (f" WHERE NOT ({flagged})" if flagged else "")
-        columns = self._columns(root)
-        self.connection.execute(
-            f"INSERT INTO {self._table(root)} ({', '.join(ident(c) for c in columns)}) "
-            f"SELECT {select_list(columns, present)} FROM ({winners})"
-        )
+        self.connection.execute(insert_select(self._table(root), self._columns(root), present, f"({winners})"))
         self.connection.execute(f"CREATE TEMP TABLE {self.temp}_kept_{0} AS SELECT {ident(C_DLT_ID)} FROM ({winners})")
         kept = {root: f"{self.temp}_kept_0"}
         for position, table in enumerate(self.tree[1:], start=1):
@@ -158,7 +157,7 @@ class TreeWrite:
             sort = next(((n, c["dedup_sort"]) for n, c in self.root["columns"].items() if c.get("dedup_sort") and n in present), None)
             if sort:
                 order.insert(0, f"{ident(sort[0])} {'DESC' if sort[1] == 'desc' else 'ASC'} NULLS LAST")
-            rows = f"SELECT * FROM ({rows}) QUALIFY row_number() OVER (PARTITION BY {_cols(primary_key)} ORDER BY {', '.join(order)}) = 1"
+            rows = f"SELECT * FROM ({rows}) QUALIFY row_number() OVER (PARTITION BY {idents(primary_key)} ORDER BY {', '.join(order)}) = 1"
         self.connection.execute(f"CREATE TEMP TABLE {incoming} AS {rows}")
 
     def _deleted_flag(self, present: set[str]) -> str:
@@ -173,7 +172,7 @@ class TreeWrite:
     def _delete_stored(self, incoming: str, key_sets: list[list[str]], absent: str = "") -> None:
         """The stored records whose primary key or merge key arrives (or that the `absent` condition selects), and
         the nested rows below them."""
-        conditions = [f"({_cols(keys)}) IN (SELECT {_cols(keys)} FROM {incoming})" for keys in key_sets]
+        conditions = [f"({idents(keys)}) IN (SELECT {idents(keys)} FROM {incoming})" for keys in key_sets]
         if not conditions and not absent:
             return
         root = self.root["name"]
@@ -200,7 +199,3 @@ def has_table(connection: duckdb.DuckDBPyConnection, dataset: str, name: str) ->
         "SELECT 1 FROM information_schema.tables WHERE table_schema = ? AND table_name = ?", [dataset, name]
     ).fetchone()
     return found is not None
-
-
-def _cols(columns: list[str]) -> str:
-    return ", ".join(ident(c) for c in columns)

@@ -30,6 +30,7 @@ from lakeload.runtime.lock import holds_lock
 from lakeload.runtime.pipeline_inspect import Inspect
 from lakeload.runtime.pipeline_maintenance import Maintenance
 from lakeload.runtime.pipeline_modes import (
+    default_pipeline_name,
     dev_dataset_name,
     dev_instance_suffix,
     prepare_working_folder,
@@ -392,12 +393,7 @@ def pipeline(
 
     >>> p = pipeline("quick_start", destination="filesystem", dataset_name="mydata")
     """
-    if not pipeline_name:
-        import __main__
-
-        main_file = getattr(__main__, "__file__", None) or "lakeload_pipeline"
-        pipeline_name = os.path.splitext(os.path.basename(main_file))[0]
-    return Pipeline(pipeline_name, destination, dataset_name, pipelines_dir, progress, spark, dev_mode, refresh,
+    return Pipeline(pipeline_name or default_pipeline_name(), destination, dataset_name, pipelines_dir, progress, spark, dev_mode, refresh,
                     staging=staging)
 
 

@@ -8,6 +8,7 @@ credentials given to `run()`/`load()` for the destination.
 from __future__ import annotations
 
 import logging
+import os
 from typing import Any
 
 import pendulum
@@ -17,6 +18,14 @@ from lakeload.errors import WorkingFolderCorruptedError
 from lakeload.storage.packages import PipelineStorage
 
 logger = logging.getLogger("lakeload.pipeline")
+
+
+def default_pipeline_name() -> str:
+    """dlt's pipeline name when none is given: the running script's file name without its extension."""
+    import __main__
+
+    main_file = getattr(__main__, "__file__", None) or "lakeload_pipeline"
+    return os.path.splitext(os.path.basename(main_file))[0]
 
 
 def dev_instance_suffix() -> str:

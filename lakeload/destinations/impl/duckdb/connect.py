@@ -19,6 +19,7 @@ from collections.abc import Collection, Iterator
 
 import duckdb
 
+from lakeload.destinations.impl.duckdb.sql import ident, literal
 from lakeload.errors import DatabaseUnavailableError
 
 ANOTHER_FILE = "or load into another file (credentials=... of lakeload.destinations.duckdb, or [destination.duckdb] credentials)"
@@ -77,8 +78,8 @@ def connect(path: str, read_only: bool = False, schemas: Collection[str] = ()) -
         if path == ":memory:" or catalog.lower() not in {s.lower() for s in schemas}:
             return duckdb.connect(path, read_only=read_only and path != ":memory:")
         connection = duckdb.connect(":memory:")
-        alias = '"' + f"{catalog}_db".replace('"', '""') + '"'
-        connection.execute(f"ATTACH '{path.replace(chr(39), chr(39) * 2)}' AS {alias}" + (" (READ_ONLY)" if read_only else ""))
+        alias = ident(f"{catalog}_db")
+        connection.execute(f"ATTACH {literal(path)} AS {alias}" + (" (READ_ONLY)" if read_only else ""))
         connection.execute(f"USE {alias}")
         return connection
     except duckdb.Error as exc:

@@ -12,9 +12,13 @@ the statements that load a package's Parquet files (`lakeload.load.duckdb_loader
 from __future__ import annotations
 
 from collections.abc import Iterable
+from typing import TYPE_CHECKING
 
 from lakeload.errors import DestinationError
 from lakeload.schema.typing import TColumn, TTable
+
+if TYPE_CHECKING:
+    import duckdb
 
 _SIMPLE = {
     "text": "VARCHAR", "double": "DOUBLE", "bool": "BOOLEAN", "date": "DATE", "time": "TIME", "binary": "BLOB",
@@ -94,6 +98,21 @@ def parquet_source(paths: list[str]) -> str:
     return f"read_parquet([{', '.join(literal(p) for p in paths)}], union_by_name = true)"
 
 
+def idents(columns: Iterable[str]) -> str:
+    """Quoted column names, comma separated: `idents(["id", "a b"])` is `"id", "a b"`."""
+    return ", ".join(ident(c) for c in columns)
+
+
 def select_list(columns: list[str], present: set[str]) -> str:
     """The table's columns from a file selection: a column no file has is null."""
     return ", ".join(ident(c) if c in present else f"NULL AS {ident(c)}" for c in columns)
+
+
+def present_columns(connection: duckdb.DuckDBPyConnection, source: str) -> set[str]:
+    """The columns a relation (`read_parquet(...)`, a table) has, as DuckDB describes it (Parquet: their footers)."""
+    return {str(row[0]) for row in connection.execute(f"DESCRIBE SELECT * FROM {source}").fetchall()}
+
+
+def insert_select(target: str, columns: list[str], present: set[str], source: str, where: str = "") -> str:
+    """`INSERT INTO target (columns) SELECT ... FROM source [where]`, a column `present` lacks inserted as null."""
+    return f"INSERT INTO {target} ({idents(columns)}) SELECT {select_list(columns, present)} FROM {source} {where}".rstrip()

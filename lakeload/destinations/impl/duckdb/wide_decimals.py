@@ -29,7 +29,8 @@ if TYPE_CHECKING:
 
 MAX_DIGITS = 38
 _NAMES = itertools.count(1)
-REGISTERED: dict[str, tuple[str, list[str]]] = {}  # registered name -> (table, its wide columns)
+# registered name -> (its connection, table, the wide columns); entries live while `wide_decimal_errors` runs
+REGISTERED: dict[str, tuple[duckdb.DuckDBPyConnection, str, list[str]]] = {}
 
 
 def wide_columns_sql(paths: list[str]) -> str:
@@ -69,7 +70,7 @@ def arrow_source(connection: duckdb.DuckDBPyConnection, paths: list[str], table:
         for f in unified
     ]
     name = f"__lakeload_wide_{next(_NAMES)}"
-    REGISTERED[name] = (table["name"], wide)
+    REGISTERED[name] = (connection, table["name"], wide)
     connection.register(name, pads.dataset(paths, schema=pa.schema(fields), format="parquet"))
     return ident(name)
 
@@ -77,14 +78,21 @@ def arrow_source(connection: duckdb.DuckDBPyConnection, paths: list[str], table:
 @contextlib.contextmanager
 def wide_decimal_errors() -> Iterator[None]:
     """A wide value that does not fit DuckDB's 38 digits, met while DuckDB reads a registered Arrow source, as a
-    `DecimalOutOfRangeError` naming the table and its wide columns."""
+    `DecimalOutOfRangeError` naming the table and its wide columns; the sources registered inside the block are
+    unregistered after it (a connection the user gave keeps none of them)."""
     import duckdb
 
+    before = set(REGISTERED)
     try:
         yield
     except duckdb.InvalidInputException as exc:
-        found = next(((name, seen) for name, seen in REGISTERED.items() if f"'{name}'" in str(exc)), None)
+        found = next((seen for name, seen in REGISTERED.items() if f"'{name}'" in str(exc)), None)
         if found is None or "does not fit in precision" not in str(exc):
             raise
-        table, columns = found[1]
+        _, table, columns = found
         raise DecimalOutOfRangeError(table, ", ".join(columns), f"DECIMAL({MAX_DIGITS}, s) of DuckDB") from None
+    finally:
+        for name in set(REGISTERED) - before:
+            connection = REGISTERED.pop(name)[0]
+            with contextlib.suppress(duckdb.Error):  # (a connection closed or rolled back already)
+                connection.unregister(name)
